@@ -1,0 +1,42 @@
+"""The interface every engine implements, and how engines are registered.
+
+An engine executes a :class:`~warpmatch.plan.Plan` on a
+:class:`~warpmatch.graph.Graph`. It trusts its inputs (validation happened at
+the API boundary and in the planner) and never branches on the query: only on
+the plan's arrays.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator, Protocol
+
+import numpy as np
+
+from ..graph.csr import Graph
+from ..plan.plan import Plan
+
+#: progress callback: called with (roots done, roots total) from time to time
+Progress = Callable[[int, int], None]
+
+
+class Engine(Protocol):
+    """What :mod:`warpmatch.engine` needs from an engine."""
+
+    name: str
+
+    def available(self) -> tuple[bool, str]:
+        """(True, "") if the engine can run here, else (False, reason)."""
+        ...
+
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+        """Number of raw matches of ``plan`` (NOT multiplied by ``plan.multiplier``)."""
+        ...
+
+    def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
+              limit: int | None = None,
+              progress: Progress | None = None) -> Iterator[np.ndarray]:
+        """Yield raw matches as (rows × k) arrays in *depth* order, internal ids.
+
+        Each batch has at most ``batch_size`` rows; at most ``limit`` rows in
+        all (``None``: no limit). Memory stays bounded by the batch size.
+        """
+        ...

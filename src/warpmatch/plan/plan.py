@@ -1,0 +1,112 @@
+"""The Plan: everything an engine needs to enumerate a query, as flat arrays.
+
+Planning is pure Python and engine-independent (DESIGN.md, "The Plan is the
+seam"). An engine receives a :class:`Plan` and a :class:`~warpmatch.graph.Graph`
+and returns a raw count or batches of matches; it never looks at the Query.
+
+Conventions every engine follows
+--------------------------------
+Matching proceeds depth by depth: at depth ``i`` the engine picks a data vertex
+``M[i]`` for query vertex ``order[i]``. A candidate ``c`` for depth ``i`` must
+satisfy, in any order:
+
+1. label: ``vlabel[i] == -1`` or ``vertex_labels[c] == vlabel[i]``;
+2. degree (LDF): ``out_deg(c) >= min_out_deg[i]`` and ``in_deg(c) >= min_in_deg[i]``
+   (for undirected graphs in = out);
+3. candidate set: if ``cand_restricted[i]``, ``c`` is in the sorted array
+   ``cand_ids[cand_ptr[i]:cand_ptr[i+1]]`` (anchors, NLF filtering). Depth 0
+   is always restricted: its candidates are the roots of the search;
+4. injectivity: ``c`` differs from ``M[0..i-1]``;
+5. backward edges: for each ``t`` in ``bn_ptr[i]:bn_ptr[i+1]`` with
+   ``j = bn_pos[t]``: if ``bn_dir[t] == 0`` then ``c`` is an out-neighbour of
+   ``M[j]`` (data edge ``M[j] -> c``; for undirected graphs just adjacency),
+   if ``bn_dir[t] == 1`` then ``c`` is an in-neighbour of ``M[j]`` (edge
+   ``c -> M[j]``); and if ``bn_elabel[t] != -1`` that edge's label equals it.
+   Every depth ``i > 0`` has at least one backward edge (the order is
+   connected), so candidates are generated from a backward neighbour's list;
+6. induced non-edges: for each ``t`` in ``na_ptr[i]:na_ptr[i+1]`` with
+   ``j = na_pos[t]``: if ``na_dir[t] == 0`` there is no data edge ``M[j] -> c``,
+   if ``na_dir[t] == 1`` there is no data edge ``c -> M[j]`` (undirected: no edge);
+7. symmetry breaking: for each ``t`` in ``res_ptr[i]:res_ptr[i+1]`` with
+   ``j = res_pos[t]``: ``c > M[j]`` if ``res_sign[t] == 1``, ``c < M[j]`` if ``-1``.
+
+A full assignment ``M[0..k-1]`` is a raw match. ``count = raw matches ×
+multiplier``. Matches are produced in *depth* order; :meth:`Plan.to_query_order`
+permutes columns to query-vertex order.
+
+All index arrays are int32 (``cand_ptr`` int64); they are C-contiguous so
+numba and CUDA take them as they are.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A compiled matching plan; see the module docstring for the contract."""
+
+    k: int
+    order: np.ndarray            # int32[k]: query vertex matched at depth i
+    vlabel: np.ndarray           # int32[k]: required vertex label per depth, -1 any
+    min_out_deg: np.ndarray      # int32[k]
+    min_in_deg: np.ndarray       # int32[k]
+    bn_ptr: np.ndarray           # int32[k+1]
+    bn_pos: np.ndarray           # int32[*]: earlier depth j
+    bn_dir: np.ndarray           # int8[*]: 0 = c in N_out(M[j]); 1 = c in N_in(M[j])
+    bn_elabel: np.ndarray        # int32[*]: required edge label, -1 any
+    na_ptr: np.ndarray           # int32[k+1]
+    na_pos: np.ndarray           # int32[*]
+    na_dir: np.ndarray           # int8[*]: 0 = no edge M[j]->c; 1 = no edge c->M[j]
+    res_ptr: np.ndarray          # int32[k+1]
+    res_pos: np.ndarray          # int32[*]
+    res_sign: np.ndarray         # int8[*]: +1 c > M[j]; -1 c < M[j]
+    cand_ptr: np.ndarray         # int64[k+1]
+    cand_ids: np.ndarray         # graph index dtype [*], each depth's slice sorted
+    cand_restricted: np.ndarray  # bool[k]; always True at depth 0
+    multiplier: int = 1
+    mode: str = "embeddings"     # "embeddings" | "subgraphs"
+    induced: bool = False
+    directed: bool = False
+    aut_size: int = 1            # |Aut| used for symmetry breaking (anchor-preserving)
+    order_name: str = "ri"
+    query: Any = None            # the Query (for explain and output); engines ignore it
+    anchors: dict = field(default_factory=dict)   # query vertex -> #anchor ids (for explain)
+    empty_reason: str | None = None   # set when planning proved the answer is 0
+
+    @property
+    def roots(self) -> np.ndarray:
+        """Candidates of depth 0: the roots of the search tree."""
+        return self.cand_ids[self.cand_ptr[0]:self.cand_ptr[1]]
+
+    def candidates(self, depth: int) -> np.ndarray | None:
+        """Explicit sorted candidate set of ``depth``, or ``None`` if unrestricted."""
+        if not self.cand_restricted[depth]:
+            return None
+        return self.cand_ids[self.cand_ptr[depth]:self.cand_ptr[depth + 1]]
+
+    @property
+    def inverse_order(self) -> np.ndarray:
+        """``inverse_order[u]`` is the depth at which query vertex ``u`` is matched."""
+        inv = np.empty(self.k, dtype=np.int32)
+        inv[self.order] = np.arange(self.k, dtype=np.int32)
+        return inv
+
+    def to_query_order(self, matches: np.ndarray) -> np.ndarray:
+        """Permute columns of (rows × k) depth-ordered matches into query-vertex order."""
+        return matches[:, self.inverse_order]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The plan's arrays by name (for engines that pass them to kernels)."""
+        names = ("order", "vlabel", "min_out_deg", "min_in_deg", "bn_ptr", "bn_pos",
+                 "bn_dir", "bn_elabel", "na_ptr", "na_pos", "na_dir", "res_ptr",
+                 "res_pos", "res_sign", "cand_ptr", "cand_ids", "cand_restricted")
+        return {n: getattr(self, n) for n in names}
+
+    def explain(self) -> str:
+        """A readable description of the plan (also ``warpmatch explain``)."""
+        from .explain import explain_plan
+        return explain_plan(self)
