@@ -1,0 +1,39 @@
+"""warpmatch: find every occurrence of a small query graph in a large data graph.
+
+Counting and listing subgraph embeddings (subgraph isomorphism, non-induced
+by default) with a numba CPU engine and a CUDA GPU engine; see DESIGN.md for
+the semantics and the layers (graph < query < plan < engine < api/cli).
+
+Examples
+--------
+>>> import warpmatch as wm
+>>> g = wm.Graph.from_edges([0, 1, 2, 0], [1, 2, 0, 3])
+>>> q = wm.Query.parse("a-b, b-c, c-a")
+>>> wm.count(g, q), wm.count(g, q, mode="subgraphs")
+(6, 1)
+"""
+from __future__ import annotations
+
+from ._version import __version__
+from .api import count, count_result, explain, match
+from .errors import (
+    BackendUnavailableError,
+    BudgetError,
+    GraphError,
+    InputCleanupWarning,
+    InputFormatError,
+    QueryError,
+    UnknownLabelWarning,
+    WarpmatchError,
+)
+from .graph import Graph, read_graph, write_graph
+from .query import Query, get_pattern, list_patterns
+
+__all__ = [
+    "__version__",
+    "count", "count_result", "match", "explain",
+    "Graph", "read_graph", "write_graph",
+    "Query", "get_pattern", "list_patterns",
+    "WarpmatchError", "InputFormatError", "QueryError", "GraphError",
+    "BackendUnavailableError", "BudgetError", "UnknownLabelWarning", "InputCleanupWarning",
+]

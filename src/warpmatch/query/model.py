@@ -89,9 +89,13 @@ class Query:
         object.__setattr__(self, "vertex_labels", vl)
         object.__setattr__(self, "names", names)
         if not self.is_connected():
+            comps = self.components()
+            shown = "; ".join("{" + ", ".join(names[u] for u in c[:8])
+                              + (", ..." if len(c) > 8 else "") + "}" for c in comps[:4])
+            shown += "; ..." if len(comps) > 4 else ""
             raise QueryError(
-                "the query is disconnected: every vertex must be reachable from every other "
-                "(match the components separately)")
+                f"the query is disconnected: it has {len(comps)} components ({shown}); every "
+                "vertex must be reachable from every other (match the components separately)")
 
     @staticmethod
     def _name(u: int, names: Sequence[str]) -> str:
@@ -112,7 +116,10 @@ class Query:
         """
         e = np.asarray(list(edges), dtype=np.int64).reshape(-1, 2)
         if k is None:
-            k = int(e.max()) + 1 if e.size else (len(vertex_labels) if vertex_labels else 0)
+            if e.size:
+                k = int(e.max()) + 1
+            else:
+                k = len(vertex_labels) if vertex_labels is not None else 0
         vl = np.full(k, ANY, np.int32) if vertex_labels is None else np.asarray(vertex_labels)
         el = np.full(e.shape[0], ANY, np.int32) if edge_labels is None else np.asarray(edge_labels)
         return cls(k=k, edges=e, edge_labels=el, vertex_labels=vl, directed=directed,
@@ -204,36 +211,47 @@ class Query:
         """In-degree per vertex (the degree if undirected)."""
         return self.adjacency().sum(axis=0).astype(np.int32)
 
-    def is_connected(self) -> bool:
-        """Weak connectivity."""
-        if self.k == 1:
-            return True
+    def components(self) -> list[list[int]]:
+        """Weakly connected components, each an ascending list, ordered by smallest vertex."""
         A = self.adjacency()
         A = A | A.T
         seen = np.zeros(self.k, dtype=bool)
-        stack = [0]
-        seen[0] = True
-        while stack:
-            u = stack.pop()
-            for w in np.flatnonzero(A[u] & ~seen):
-                seen[w] = True
-                stack.append(int(w))
-        return bool(seen.all())
+        comps = []
+        for s in range(self.k):
+            if seen[s]:
+                continue
+            seen[s] = True
+            stack, comp = [s], [s]
+            while stack:
+                u = stack.pop()
+                for w in np.flatnonzero(A[u] & ~seen).tolist():
+                    seen[w] = True
+                    stack.append(w)
+                    comp.append(w)
+            comps.append(sorted(comp))
+        return comps
+
+    def is_connected(self) -> bool:
+        """Weak connectivity."""
+        return self.k == 1 or len(self.components()) == 1
 
     def vertex_name(self, u: int) -> str:
         """Display name of query vertex ``u``."""
         return self.names[u]
 
     def index_of(self, name: str | int) -> int:
-        """The vertex id of a name (or an int id), QueryError if unknown."""
-        if isinstance(name, (int, np.integer)):
-            if 0 <= int(name) < self.k:
-                return int(name)
-        else:
-            if name in self.names:
-                return self.names.index(name)
-            if str(name).isdigit() and 0 <= int(name) < self.k:
-                return int(name)
+        """The vertex id of a name (or an int id), QueryError if unknown.
+
+        A name wins over an id: in ``"7-3, 3-0"`` the name ``"0"`` (or the
+        int 0) is the third vertex. Ids are accepted only when no vertex has
+        an integer name, so an integer is never silently read both ways.
+        """
+        key = str(int(name)) if isinstance(name, (int, np.integer)) else str(name)
+        if key in self.names:
+            return self.names.index(key)
+        if (key.isdigit() and 0 <= int(key) < self.k
+                and not any(n.isdigit() for n in self.names)):
+            return int(key)
         raise QueryError(f"unknown query vertex {name!r}; the query's vertices are "
                          f"{', '.join(self.names)}")
 

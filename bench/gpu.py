@@ -1,0 +1,454 @@
+"""GPU engine benchmark (issue 3): gMatch's fine-grained model vs the cpu engine and vs
+the coarse-grained model, on power-law graphs generated on the device and on the
+standard labeled datasets.
+
+Sections (each optional):
+
+``--edges 1e7,1e8``
+    Chung-Lu power-law graphs (weights ``(i + 100) ** -2/3``, i.e. degree
+    exponent 2.5, average degree 16) generated and deduplicated on the GPU;
+    the unlabeled benchmark set (triangle, square, diamond, 4-clique,
+    tailed-triangle, 5-cycle, house, 5-clique; plus STMatch's 24 patterns on
+    the graphs listed by ``--stmatch-on``) counted as embeddings. Per
+    pattern: GPU fine+batch time, fine (no batch), coarse, cpu engine (all
+    cores, a separate process killed at ``--cpu-time``), ratios, and the
+    idle-lane rate (gMatch 2.3) of fine+batch and coarse (``--profile-on``).
+``--hub DEGREE``
+    A power-law graph plus one vertex of that degree; the small patterns with
+    the fine model, reporting the execution stack's memory.
+``--labeled-per-set N``
+    N queries (sampled with a fixed seed) of each of yeast/human/hprd ×
+    16/24/32 vertices × dense/sparse, each stopped at its first
+    ``--label-limit`` embeddings or at ``--label-time`` seconds.
+
+Times exclude NVRTC compilation (reported apart) and the graph's upload.
+Prints a table last and writes every number to ``--out/gpu_bench.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SMALL = ["triangle", "square", "diamond", "4-clique", "tailed-triangle", "5-cycle", "house",
+         "5-clique"]
+DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
+                           "shared" / "data"))
+
+
+# ----------------------------------------------------------------- graphs
+def power_law_gpu(edges: int, seed: int, hub: int = 0, name: str = "powerlaw"):
+    """A deduplicated undirected Chung-Lu graph built on the GPU, as a warpmatch Graph."""
+    import cupy as cp
+    from warpmatch.graph.csr import Graph
+    n = max(16, edges // 8)
+    w = (cp.arange(n, dtype=cp.float64) + 100.0) ** (-2.0 / 3.0)
+    cdf = cp.cumsum(w)
+    cdf /= cdf[-1]
+    rs = cp.random.RandomState(seed)
+    draw = int(edges * 1.08)
+    u = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
+    v = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
+    keep = u != v
+    a, b = cp.minimum(u[keep], v[keep]), cp.maximum(u[keep], v[keep])
+    del u, v, keep
+    N = n + (1 if hub else 0)
+    key = cp.unique(a * N + b)[:edges]
+    del a, b
+    if hub:   # vertex n joined to `hub` distinct random vertices
+        nb = rs.permutation(n)[:hub].astype(cp.int64)
+        key = cp.concatenate([key, nb * N + n])
+    a, b = key // N, key % N
+    del key
+    both = cp.concatenate([a * N + b, b * N + a])
+    del a, b
+    both.sort()
+    src = both // N
+    dst = (both % N).astype(cp.int32)
+    del both
+    indptr = cp.searchsorted(src, cp.arange(N + 1, dtype=cp.int64)).astype(cp.int64)
+    del src
+    g = Graph(n=int(N), indptr=indptr.get(), indices=dst.get(), directed=False, name=name)
+    del dst, indptr
+    cp.get_default_memory_pool().free_all_blocks()
+    return g
+
+
+def labeled_graph(path: Path):
+    """Read a t/v/e labeled graph (warpmatch's reader when present)."""
+    from warpmatch.graph.csr import Graph
+    try:
+        from warpmatch.graph import read_graph
+        return read_graph(str(path))
+    except ImportError:
+        src, dst, labels = [], [], {}
+        for line in path.read_text().split("\n"):
+            f = line.split()
+            if f and f[0] == "v":
+                labels[int(f[1])] = int(f[2])
+            elif f and f[0] == "e":
+                src.append(int(f[1]))
+                dst.append(int(f[2]))
+        n = max(labels) + 1
+        return Graph.from_edges(src, dst, n=n, vertex_labels=[labels[i] for i in range(n)],
+                                warn=False, name=path.stem)
+
+
+def labeled_query(path: Path):
+    from warpmatch.query.model import Query
+    g = labeled_graph(path)
+    s, d = g.edges()
+    return Query.from_edges(list(zip(s.tolist(), d.tolist())), k=g.n,
+                            vertex_labels=g.vertex_labels.tolist(), name=path.stem)
+
+
+# ------------------------------------------------------- cpu worker process
+def _worker(conn, graph_dir: str) -> None:
+    from warpmatch.engine import get_engine
+    from warpmatch.graph.csr import Graph
+    z = np.load(os.path.join(graph_dir, "g.npz"))
+    g = Graph(n=int(z["n"]), indptr=z["indptr"], indices=z["indices"], directed=False,
+              vertex_labels=z["vl"] if z["vl"].size else None, name="bench")
+    cpu = get_engine("cpu")
+    conn.send("ready")
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        kind, plan, limit = msg
+        t = time.perf_counter()
+        if kind == "count":
+            r = cpu.count(g, plan)
+        else:
+            r = sum(b.shape[0] for b in cpu.match(g, plan, limit=limit))
+        conn.send((r, time.perf_counter() - t))
+
+
+class CpuRunner:
+    """The cpu engine in a child process, so a run can be stopped at a time limit."""
+
+    def __init__(self, g) -> None:
+        self.dir = tempfile.mkdtemp(prefix="wm_bench_")
+        np.savez(os.path.join(self.dir, "g.npz"), n=g.n, indptr=g.indptr, indices=g.indices,
+                 vl=g.vertex_labels if g.vertex_labels is not None else np.empty(0, np.int32))
+        self.proc = None
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, self.dir), daemon=True)
+        self.proc.start()
+        if not self.conn.poll(600):
+            raise RuntimeError("cpu worker did not start")
+        self.conn.recv()
+
+    def run(self, kind: str, plan, limit, timeout: float):
+        if self.proc is None:
+            self._start()
+        self.conn.send((kind, plan, limit))
+        if self.conn.poll(timeout):
+            return self.conn.recv()
+        self.proc.kill()
+        self.proc.join()
+        self.proc = None
+        return None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.conn.send(None)
+            self.proc.join(10)
+
+
+# -------------------------------------------------------------- gpu runs
+def gpu_run(eng, g, plan, kind: str = "count", limit: int | None = None):
+    """(result, seconds without compilation, stats) or (None, limit, stats) on timeout."""
+    t = time.perf_counter()
+    try:
+        if kind == "count":
+            r = eng.count(g, plan)
+        else:
+            r = sum(b.shape[0] for b in eng.match(g, plan, limit=limit))
+    except TimeoutError:
+        return None, eng.time_limit_s, dict(eng.last_stats)
+    except Exception as exc:   # BudgetError for the coarse model on hubs
+        return f"{type(exc).__name__}", None, {"error": str(exc)}
+    dt = time.perf_counter() - t - eng.last_stats.get("compile_s", 0.0)
+    return r, dt, dict(eng.last_stats)
+
+
+def _fmt_t(x) -> str:
+    return "-" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+
+def _ratio(a, b) -> str:
+    if not isinstance(a, float) or not isinstance(b, float) or a <= 0:
+        return "-"
+    return f"{b / a:.1f}"
+
+
+def bench_unlabeled(args, edges: int, rows: list, results: dict) -> None:
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.plan import build_plan
+    from warpmatch.query import get_pattern
+    from warpmatch.query.patterns import read_pattern_collection
+    t = time.perf_counter()
+    g = power_law_gpu(edges, seed=1, name=f"pl{edges:.0e}")
+    gen_s = time.perf_counter() - t
+    info = {"vertices": g.n, "edges": g.num_edges, "max_degree": g.max_degree, "gen_s": gen_s}
+    print(f"# power-law graph {edges:.0e}: {info}", flush=True)
+    results[f"graph_{edges:.0e}"] = info
+    pats = [(p, get_pattern(p)) for p in SMALL]
+    if edges in args.stmatch_on:
+        pats += [(q.name, q) for q in read_pattern_collection(DATA / "patterns" / "stmatch24.txt")]
+    T = args.pattern_time
+    fine = GpuEngine(time_limit_s=T)
+    naive = GpuEngine(batch=False, steal=False, time_limit_s=T)
+    coarse = GpuEngine(model="coarse", time_limit_s=T)
+    prof_f = GpuEngine(profile=True, time_limit_s=T)
+    prof_c = GpuEngine(model="coarse", profile=True, time_limit_s=T)
+    cpu = CpuRunner(g) if edges in args.cpu_on else None
+    gpu_run(fine, g, build_plan(g, get_pattern("triangle")))   # upload the graph once
+    for name, q in pats:
+        plan = build_plan(g, q, mode="embeddings", purpose="count")
+        r_f, t_f, s_f = gpu_run(fine, g, plan)
+        r_n, t_n, _ = gpu_run(naive, g, plan) if args.naive else (None, None, {})
+        r_c, t_c, s_c = gpu_run(coarse, g, plan) if args.coarse else (None, None, {})
+        idle_f = idle_c = None
+        if edges in args.profile_on and name in SMALL:
+            idle_f = gpu_run(prof_f, g, plan)[2].get("idle_rate")
+            idle_c = gpu_run(prof_c, g, plan)[2].get("idle_rate")
+        r_cpu = t_cpu = None
+        if cpu is not None and name in SMALL and (not args.cpu_patterns
+                                                  or name in args.cpu_patterns.split(",")):
+            out = cpu.run("count", plan, None, args.cpu_time)
+            r_cpu, t_cpu = out if out is not None else (None, None)
+        mult = plan.multiplier
+        for r in (r_n, r_c, r_cpu):
+            if isinstance(r, int) and isinstance(r_f, int) and r != r_f:
+                print(f"!! MISMATCH {name}: fine {r_f} vs {r}", flush=True)
+                results.setdefault("mismatches", []).append([name, r_f, r])
+        row = {"graph": f"pl{edges:.0e}", "pattern": name,
+               "embeddings": r_f * mult if isinstance(r_f, int) else r_f,
+               "gpu_s": t_f, "naive_s": t_n, "coarse_s": t_c if isinstance(r_c, int) else r_c,
+               "cpu_s": t_cpu if r_cpu is not None else (
+                   f">{args.cpu_time:g}" if cpu and name in SMALL and (
+                       not args.cpu_patterns or name in args.cpu_patterns.split(",")) else None),
+               "idle_fine": idle_f, "idle_coarse": idle_c, "compile_s": s_f.get("compile_s"),
+               "pool_depth": s_f.get("pool_depth"), "steals": s_f.get("steals")}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if cpu is not None:
+        cpu.close()
+
+
+def bench_ablation(args, results: dict) -> None:
+    """gMatch Table 5 on our code: coarse vs fine (naive) vs fine+batch, +/- stealing."""
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.plan import build_plan
+    from warpmatch.query import get_pattern
+    g = power_law_gpu(int(args.ablation_edges), seed=1, name="ablation")
+    variants = {   # all share the BFS phase (default pool threshold) unless named
+        "coarse": dict(model="coarse"),
+        "fine-naive": dict(batch=False, steal=False),
+        "fine-batch": dict(steal=False),
+        "fine-batch-steal": dict(steal=True),
+        "fine-batch-f1": dict(steal=False, fetch=1),
+        "fine-batch-steal-pool100k": dict(steal=True, pool_threshold=100_000),
+        "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
+    }
+    engines = {k: GpuEngine(time_limit_s=args.pattern_time, **v) for k, v in variants.items()}
+    table = {}
+    gpu_run(engines["coarse"], g, build_plan(g, get_pattern("triangle")))
+    for name in args.ablation_patterns.split(","):
+        plan = build_plan(g, get_pattern(name), mode="embeddings", purpose="count")
+        line = {}
+        for key, eng in engines.items():
+            gpu_run(eng, g, plan)                 # warm (compile)
+            r, t, s = gpu_run(eng, g, plan)
+            line[key] = (r, t, s.get("warps"), s.get("pool_depth"), s.get("steals"))
+        table[name] = line
+        print(f"# ablation {name}: " + ", ".join(
+            f"{k}={_fmt_t(v[1])}s({v[0]})" for k, v in line.items()), flush=True)
+    results["ablation"] = {"graph": {"vertices": g.n, "edges": g.num_edges,
+                                     "max_degree": g.max_degree}, "table": table}
+
+
+def bench_hub(args, rows: list, results: dict) -> None:
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.plan import build_plan
+    from warpmatch.query import get_pattern
+    g = power_law_gpu(args.hub_edges, seed=2, hub=args.hub, name="hub")
+    info = {"vertices": g.n, "edges": g.num_edges, "max_degree": g.max_degree}
+    print(f"# hub graph: {info}", flush=True)
+    eng = GpuEngine(time_limit_s=args.pattern_time)
+    coarse = GpuEngine(model="coarse", time_limit_s=args.pattern_time)
+    for name in SMALL:
+        plan = build_plan(g, get_pattern(name), mode="embeddings", purpose="count")
+        r, t, s = gpu_run(eng, g, plan)
+        rc, tc, sc = gpu_run(coarse, g, plan) if args.coarse else (None, None, {})
+        row = {"graph": "hub", "pattern": name,
+               "embeddings": r * plan.multiplier if isinstance(r, int) else r, "gpu_s": t,
+               "stack_bytes_per_warp": s.get("stack_bytes_per_warp"), "warps": s.get("warps"),
+               "stack_bytes_total": (s.get("stack_bytes_per_warp") or 0) * (s.get("warps") or 0),
+               "coarse": rc if not isinstance(rc, int) else tc,
+               "coarse_buffer_bytes": sc.get("coarse_buffer_bytes"),
+               "coarse_error": sc.get("error")}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    results["hub_graph"] = info
+
+
+def bench_labeled(args, rows: list, results: dict) -> None:
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.plan import build_plan
+    rng = np.random.default_rng(0)
+    fine = GpuEngine(time_limit_s=args.label_time)
+    coarse = GpuEngine(model="coarse", time_limit_s=args.label_time)
+    summary = {}
+    for ds in ("yeast", "human", "hprd"):
+        g = labeled_graph(DATA / "labeled" / ds / f"{ds}.graph")
+        cpu = CpuRunner(g) if args.label_cpu else None
+        # yeast and hprd ship 16/24/32-vertex sets, human 12/16/20
+        sizes = sorted({int(f.stem.split("_")[2]) for f in
+                        (DATA / "labeled" / ds / "query_graph").glob("query_*.graph")})
+        for size in sizes:
+            for density in args.label_density.split(","):
+                have = sorted(int(f.stem.rsplit("_", 1)[1]) for f in
+                              (DATA / "labeled" / ds / "query_graph").glob(
+                                  f"query_{density}_{size}_*.graph"))
+                if not have:   # e.g. human ships 12/16/20-vertex sets only
+                    continue
+                ids = sorted(rng.choice(have, min(args.labeled_per_set, len(have)),
+                                        replace=False))
+                for i in ids:
+                    qname = f"query_{density}_{size}_{i}"
+                    qpath = DATA / "labeled" / ds / "query_graph" / f"{qname}.graph"
+                    if not qpath.exists():
+                        print(f"# missing {qpath}", flush=True)
+                        continue
+                    q = labeled_query(qpath)
+                    plan = build_plan(g, q, purpose="list")
+                    r_f, t_f, s_f = gpu_run(fine, g, plan, "match", args.label_limit)
+                    r_c, t_c, _ = gpu_run(coarse, g, plan, "match", args.label_limit) \
+                        if args.coarse else (None, None, {})
+                    r_cpu = t_cpu = None
+                    if cpu is not None:
+                        out = cpu.run("match", plan, args.label_limit, args.label_time)
+                        r_cpu, t_cpu = out if out is not None else (None, None)
+                    row = {"graph": ds, "pattern": qname, "embeddings": r_f, "gpu_s": t_f,
+                           "coarse_s": t_c if r_c is not None else f">{args.label_time:g}",
+                           "cpu_s": t_cpu if r_cpu is not None else (f">{args.label_time:g}" if cpu else None),
+                           "compile_s": s_f.get("compile_s")}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    key = f"{ds}-{size}"
+                    sm = summary.setdefault(key, {"queries": 0, "gpu_done": 0, "gpu_t": [],
+                                                  "cpu_done": 0, "cpu_t": [], "coarse_t": []})
+                    sm["queries"] += 1
+                    if r_f is not None:
+                        sm["gpu_done"] += 1
+                        sm["gpu_t"].append(t_f)
+                    if r_cpu is not None:
+                        sm["cpu_done"] += 1
+                        sm["cpu_t"].append(t_cpu)
+                    if r_c is not None and isinstance(t_c, float):
+                        sm["coarse_t"].append(t_c)
+        if cpu is not None:
+            cpu.close()
+    results["labeled_summary"] = summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--edges", default="1e7", help="power-law sizes, comma-separated ('' none)")
+    ap.add_argument("--stmatch-on", default="1e7", help="sizes that also run stmatch24")
+    ap.add_argument("--cpu-on", default="1e7,1e8", help="sizes that also run the cpu engine")
+    ap.add_argument("--profile-on", default="1e7", help="sizes with idle-lane profiling")
+    ap.add_argument("--pattern-time", type=float, default=60.0)
+    ap.add_argument("--cpu-time", type=float, default=60.0)
+    ap.add_argument("--no-naive", dest="naive", action="store_false")
+    ap.add_argument("--no-coarse", dest="coarse", action="store_false")
+    ap.add_argument("--hub", type=int, default=0, help="hub degree (0: skip)")
+    ap.add_argument("--hub-edges", type=int, default=10_000_000)
+    ap.add_argument("--labeled-per-set", type=int, default=0)
+    ap.add_argument("--label-limit", type=int, default=100_000)
+    ap.add_argument("--label-time", type=float, default=60.0)
+    ap.add_argument("--cpu-patterns", default="",
+                    help="run the cpu engine only on these small patterns ('' all)")
+    ap.add_argument("--label-density", default="dense,sparse")
+    ap.add_argument("--no-label-cpu", dest="label_cpu", action="store_false")
+    ap.add_argument("--ablation-patterns", default="",
+                    help="patterns for the model ablation (gMatch Table 5), comma-separated")
+    ap.add_argument("--ablation-edges", type=float, default=1e7)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+
+    def sizes(s: str) -> list[int]:
+        return [int(float(x)) for x in s.split(",") if x.strip()]
+
+    args.stmatch_on, args.cpu_on, args.profile_on = (sizes(args.stmatch_on), sizes(args.cpu_on),
+                                                     sizes(args.profile_on))
+    import cupy as cp
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    results: dict = {"device": props["name"].decode() if isinstance(props["name"], bytes)
+                     else str(props["name"]), "cpus": os.cpu_count(), "argv": sys.argv}
+    rows: list = []
+    if args.ablation_patterns:
+        bench_ablation(args, results)
+    for e in sizes(args.edges):
+        bench_unlabeled(args, e, rows, results)
+    if args.hub:
+        bench_hub(args, rows, results)
+    if args.labeled_per_set:
+        bench_labeled(args, rows, results)
+    results["rows"] = rows
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    with open(Path(args.out) / "gpu_bench.json", "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    print_table(rows, results)
+    return 0
+
+
+def print_table(rows: list, results: dict) -> None:
+    print(f"\n== device: {results['device']}, host cores: {results['cpus']}")
+    for key in [k for k in results if k.startswith("graph_") or k == "hub_graph"]:
+        print(f"   {key}: {results[key]}")
+    hdr = (f"{'graph':<8} {'pattern':<16} {'embeddings':>16} {'gpu s':>8} {'naive s':>8} "
+           f"{'coarse s':>9} {'cpu s':>8} {'cpu/gpu':>7} {'crs/fine':>8} {'idle f':>7} {'idle c':>7}")
+    print(hdr)
+    fc = []
+    for r in rows:
+        if r["graph"] in ("yeast", "human", "hprd"):
+            continue
+        idle = lambda x: "-" if x is None else f"{100 * x:.1f}%"  # noqa: E731
+        cs = r.get("coarse_s")
+        if isinstance(cs, float) and isinstance(r.get("gpu_s"), float) and r["gpu_s"] > 0:
+            fc.append(cs / r["gpu_s"])
+        print(f"{r['graph']:<8} {r['pattern']:<16} {_fmt_t(r['embeddings']):>16} "
+              f"{_fmt_t(r.get('gpu_s')):>8} {_fmt_t(r.get('naive_s')):>8} {_fmt_t(cs):>9} "
+              f"{_fmt_t(r.get('cpu_s')):>8} {_ratio(r.get('gpu_s'), r.get('cpu_s')):>7} "
+              f"{_ratio(r.get('gpu_s'), cs):>8} {idle(r.get('idle_fine')):>7} "
+              f"{idle(r.get('idle_coarse')):>7}")
+    if fc:
+        print(f"mean coarse/fine time ratio over {len(fc)} patterns: {np.mean(fc):.2f}")
+    lab = results.get("labeled_summary")
+    if lab:
+        print(f"\n{'set':<10} {'queries':>7} {'gpu done':>8} {'gpu mean s':>10} {'cpu done':>8} "
+              f"{'cpu mean s':>10} {'coarse mean s':>13}")
+        for key, sm in lab.items():
+            m = lambda v: f"{np.mean(v):.3f}" if v else "-"  # noqa: E731
+            print(f"{key:<10} {sm['queries']:>7} {sm['gpu_done']:>8} {m(sm['gpu_t']):>10} "
+                  f"{sm['cpu_done']:>8} {m(sm['cpu_t']):>10} {m(sm['coarse_t']):>13}")
+    if results.get("mismatches"):
+        print(f"!! {len(results['mismatches'])} count mismatches: {results['mismatches']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

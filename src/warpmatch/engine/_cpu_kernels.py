@@ -1,0 +1,483 @@
+"""numba kernels of the CPU engine: a resumable, iterative backtracking DFS.
+
+The search is the classic backtracking of Ullmann / VF2 / RI (Bonnici et al.
+2013, "A subgraph isomorphism algorithm and its application to biochemical
+data", Alg. 1) executed over a :class:`~warpmatch.plan.Plan`: depth ``i``
+extends a partial match ``M[0..i-1]`` by the candidates of query vertex
+``order[i]``. What this module adds to the textbook algorithm:
+
+- **Candidate generation by sorted-list intersection** (as in the
+  set-intersection based matchers, e.g. STMatch/gMatch on GPUs and
+  EmptyHeaded/GraphPi on CPUs): candidates are read from the *shortest*
+  adjacency list among the backward neighbours (or from the depth's explicit
+  candidate set, when that is shorter); every other backward neighbour keeps a
+  cursor in its own sorted list that only moves forward, advanced by a
+  galloping (exponential + binary) search, because candidates arrive in
+  increasing order. No buffer sized by a degree is ever allocated, so a vertex
+  of degree 10 million costs nothing extra in memory.
+- **Symmetry-breaking restrictions cut the scan**: ``c > M[j]`` turns into a
+  binary search for the first position of the scan, ``c < M[j]`` into the
+  point where the scan stops.
+- **Counting without descending into the last depth**: at depth ``k-1`` the
+  survivors are counted; when the last depth has a single backward neighbour
+  and nothing else to check, the count is the length of the (restriction
+  clipped) list minus the earlier matched vertices found in it.
+- **Resumable state**: the whole DFS state (depth, per-depth scan positions
+  and ends, cursors, ``M``) lives in arrays, so a listing worker can stop when
+  its output slice is full and continue on the next call; memory is bounded by
+  the batch size however many matches one root has.
+- **Load balance**: the work is a list of *items* — a root plus a slice of the
+  depth-1 scan positions, so one hub is split into many items — sorted by
+  estimated cost (descending); lane ``t`` of ``T`` takes items ``t, t+T,
+  t+2T, ...``, which spreads the heavy items evenly without atomics.
+
+All array inputs are passed read-only (the engine makes read-only views), so
+memory-mapped graphs and in-memory graphs share one compiled signature; the
+only other signature dimension is the graph's index dtype (int32 or int64).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+#: "no bound" for exclusive upper bounds and open-ended item slices
+BIG = np.int64(1) << np.int64(62)
+
+# The plan travels as one int64 "program" array (a handful of simple array
+# arguments compile several times faster in numba than a tuple of 20 arrays):
+# prog[0..3] = k, has_edge_labels, has_vertex_labels, number of backward edges;
+# prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
+# Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
+# offsets, because an array view made per call costs reference counting in
+# the innermost loop (and a helper taking s would be compiled once per
+# constant s, numba typing a constant argument as a literal).
+HEAD = 4
+S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
+S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
+S_NA_PTR, S_NA_POS, S_NA_DIR = 7, 8, 9
+S_RES_PTR, S_RES_POS, S_RES_SIGN = 10, 11, 12
+S_CAND_PTR, S_CAND_RESTRICTED, S_FAST_LAST, S_INJ_PTR, S_INJ_POS = 13, 14, 15, 16, 17
+NSEG = 18
+
+# A lane's whole DFS state is one int64 row: depth, next item, then k-long
+# blocks M, pos, end, hiv (exclusive upper bound from restrictions), gen
+# (generator: backward-edge index, -1 = the candidate set), ccur (cursor in the
+# candidate set), then one cursor per backward edge.
+ST_D, ST_W, ST_HEAD = 0, 1, 2
+
+
+def state_width(k: int, nbn: int) -> int:
+    """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
+    return ST_HEAD + 6 * k + max(nbn, 1)
+
+
+@njit(cache=True, nogil=True)
+def _lower_bound(arr, lo, hi, x):
+    """First index in ``[lo, hi)`` with ``arr[index] >= x`` (``hi`` if none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _gallop(arr, lo, hi, x):
+    """Like :func:`_lower_bound`, but probing 1, 2, 4, ... steps from ``lo``.
+
+    Costs O(log distance) instead of O(log length): the cursors of an
+    intersection usually move a short way per candidate.
+    """
+    if lo >= hi or arr[lo] >= x:
+        return lo
+    prev = lo
+    step = 1
+    while True:
+        nxt = prev + step
+        if nxt >= hi:
+            return _lower_bound(arr, prev + 1, hi, x)
+        if arr[nxt] >= x:
+            return _lower_bound(arr, prev + 1, nxt, x)
+        prev = nxt
+        step <<= 1
+
+
+@njit(cache=True, nogil=True)
+def _intersect_count(A, i, ie, B, j, je):
+    """Size of the intersection of sorted ``A[i:ie]`` and ``B[j:je]``.
+
+    A branch-free merge when the lengths are comparable; when ``B`` is much
+    longer, a galloping search in it per element of ``A``.
+    """
+    if ie <= i or je <= j:
+        return np.int64(0)
+    j = _lower_bound(B, j, je, A[i])
+    n = np.int64(0)
+    if (je - j) > 16 * (ie - i):
+        for z in range(i, ie):
+            j = _gallop(B, j, je, A[z])
+            if j == je:
+                break
+            if B[j] == A[z]:
+                n += 1
+        return n
+    while i < ie and j < je:
+        x = A[i]
+        y = B[j]
+        # advance whichever is smaller (both when equal) without branching
+        i += x <= y
+        j += y <= x
+        n += x == y
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _has_edge(ip, ix, iip, iix, u, v, direction):
+    """True if ``v`` is in ``u``'s out-list (direction 0) or in-list (1)."""
+    if direction == 0:
+        lo, hi = ip[u], ip[u + 1]
+        q = _lower_bound(ix, lo, hi, v)
+        return q < hi and ix[q] == v
+    lo, hi = iip[u], iip[u + 1]
+    q = _lower_bound(iix, lo, hi, v)
+    return q < hi and iix[q] == v
+
+
+@njit(cache=True, nogil=True)
+def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
+              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, cap, count_only):
+    """Run one lane's DFS over items ``st[ST_W], st[ST_W] + lane_step, ...`` below ``item_hi``.
+
+    ``st[ST_D]`` is the current depth (-1: between items) and ``st[ST_W]`` the
+    next item; the whole state is saved in ``st``, so a listing lane resumes
+    where it stopped. Counting returns the raw count; listing writes up to
+    ``cap`` rows to ``out`` and returns how many it wrote.
+
+    The depth initialisation and the candidate scan are written inline, in
+    this one function, on purpose: numba increfs and decrefs every array
+    argument of a call (atomics, shared by the lanes), which cost ~10x the
+    actual search when each depth step was a call with ten array arguments.
+    Only small helpers with few array arguments remain; LLVM inlines them and
+    prunes their reference counting.
+    """
+    k = prog[0]
+    has_elab = prog[1] != 0
+    has_vlab = prog[2] != 0
+    o_vlabel = prog[HEAD + S_VLABEL]
+    o_min_out = prog[HEAD + S_MIN_OUT]
+    o_min_in = prog[HEAD + S_MIN_IN]
+    o_bn_ptr = prog[HEAD + S_BN_PTR]
+    o_bn_pos = prog[HEAD + S_BN_POS]
+    o_bn_dir = prog[HEAD + S_BN_DIR]
+    o_bn_elabel = prog[HEAD + S_BN_ELABEL]
+    o_na_ptr = prog[HEAD + S_NA_PTR]
+    o_na_pos = prog[HEAD + S_NA_POS]
+    o_na_dir = prog[HEAD + S_NA_DIR]
+    o_res_ptr = prog[HEAD + S_RES_PTR]
+    o_res_pos = prog[HEAD + S_RES_POS]
+    o_res_sign = prog[HEAD + S_RES_SIGN]
+    o_cand_ptr = prog[HEAD + S_CAND_PTR]
+    o_restricted = prog[HEAD + S_CAND_RESTRICTED]
+    o_fast_last = prog[HEAD + S_FAST_LAST]
+    o_inj_ptr = prog[HEAD + S_INJ_PTR]
+    o_inj_pos = prog[HEAD + S_INJ_POS]
+    m0 = ST_HEAD              # M[i] is st[m0 + i]
+    o_pos = m0 + k            # scan position per depth
+    o_end = m0 + 2 * k        # scan end per depth
+    o_hiv = m0 + 3 * k        # exclusive upper bound on candidates (restrictions)
+    o_gen = m0 + 4 * k        # generator: backward-edge index, or -1 = candidate set
+    o_ccur = m0 + 5 * k       # cursor in the depth's candidate set
+    o_cur = m0 + 6 * k        # one cursor per backward edge
+    vlabel0 = prog[o_vlabel]
+    check_vlab0 = has_vlab and vlabel0 != -1
+    total = np.int64(0)
+    nout = np.int64(0)
+    d = st[ST_D]
+    w = st[ST_W]
+    # a lane stops only between items or right after emitting a row, never
+    # with a depth waiting to be initialised, so `init` need not be saved
+    init = False
+    while True:
+        a_off = np.int64(0)
+        b_off = BIG
+        if d < 0:
+            # ---- next work item: a root and a slice of its depth-1 scan
+            if w >= item_hi:
+                break
+            r = np.int64(roots[item_root[w]])
+            a_off = item_a[w]
+            b_off = item_b[w]
+            w += lane_step
+            # rules 1-2 for the root (depth 0 has no backward edge or restriction)
+            if check_vlab0 and vl[r] != vlabel0:
+                continue
+            if ip[r + 1] - ip[r] < prog[o_min_out] or iip[r + 1] - iip[r] < prog[o_min_in]:
+                continue
+            st[m0] = r
+            if k == 1:
+                if count_only:
+                    total += 1
+                else:
+                    out[nout, 0] = r
+                    nout += 1
+                    if nout >= cap:
+                        break
+                continue
+            d = 1
+            init = True
+
+        if init:
+            init = False
+            # ---- initialise depth d: restriction bounds, generator, cursors
+            lo_val = np.int64(0)
+            hi_val = BIG
+            for t in range(prog[o_res_ptr + d], prog[o_res_ptr + d + 1]):
+                mj = st[m0 + prog[o_res_pos + t]]
+                if prog[o_res_sign + t] > 0:
+                    if mj + 1 > lo_val:
+                        lo_val = mj + 1
+                elif mj < hi_val:
+                    hi_val = mj
+            # the generator: the shortest backward-neighbour list, or the
+            # candidate set when that is shorter (anchors)
+            best = -1
+            best_len = BIG
+            for t in range(prog[o_bn_ptr + d], prog[o_bn_ptr + d + 1]):
+                v = st[m0 + prog[o_bn_pos + t]]
+                if prog[o_bn_dir + t] == 0:
+                    ln = ip[v + 1] - ip[v]
+                    st[o_cur + t] = ip[v]
+                else:
+                    ln = iip[v + 1] - iip[v]
+                    st[o_cur + t] = iip[v]
+                if ln < best_len:
+                    best_len = ln
+                    best = t
+            c_lo = prog[o_cand_ptr + d]
+            c_hi = prog[o_cand_ptr + d + 1]
+            if prog[o_restricted + d] != 0 and c_hi - c_lo < best_len:
+                best = -1
+            if best == -1:
+                base = c_lo
+                e = c_hi
+            else:
+                base = st[o_cur + best]
+                v = st[m0 + prog[o_bn_pos + best]]
+                e = ip[v + 1] if prog[o_bn_dir + best] == 0 else iip[v + 1]
+            if b_off < e - base:
+                e = base + b_off
+            s = base + a_off
+            if s > e:
+                s = e
+            if lo_val > 0 and s < e:
+                if best == -1:
+                    s = _lower_bound(cids, s, e, lo_val)
+                elif prog[o_bn_dir + best] == 0:
+                    s = _lower_bound(ix, s, e, lo_val)
+                else:
+                    s = _lower_bound(iix, s, e, lo_val)
+            if hi_val <= lo_val:
+                s = e
+            st[o_gen + d] = best
+            st[o_ccur + d] = c_lo
+            if count_only and d == k - 1 and prog[o_fast_last + d] != 0 and best >= 0:
+                # counting, last depth, nothing to check but the backward
+                # edges: count the intersection of the lists directly, then
+                # take out the earlier matched vertices found in it (injectivity)
+                g_arr = ix if prog[o_bn_dir + best] == 0 else iix
+                q = _lower_bound(g_arr, s, e, hi_val)
+                t0 = prog[o_bn_ptr + d]
+                t1 = prog[o_bn_ptr + d + 1]
+                if t1 - t0 == 1:
+                    n_last = q - s
+                elif t1 - t0 == 2:
+                    t = t0 if t0 != best else t0 + 1
+                    v = st[m0 + prog[o_bn_pos + t]]
+                    if prog[o_bn_dir + t] == 0:
+                        n_last = _intersect_count(g_arr, s, q, ix, st[o_cur + t], ip[v + 1])
+                    else:
+                        n_last = _intersect_count(g_arr, s, q, iix, st[o_cur + t], iip[v + 1])
+                else:
+                    n_last = 0
+                    for z in range(s, q):
+                        c = g_arr[z]
+                        ok = True
+                        for t in range(t0, t1):
+                            if t == best:
+                                continue
+                            v = st[m0 + prog[o_bn_pos + t]]
+                            if prog[o_bn_dir + t] == 0:
+                                y = _gallop(ix, st[o_cur + t], ip[v + 1], c)
+                                st[o_cur + t] = y
+                                ok = y < ip[v + 1] and ix[y] == c
+                            else:
+                                y = _gallop(iix, st[o_cur + t], iip[v + 1], c)
+                                st[o_cur + t] = y
+                                ok = y < iip[v + 1] and iix[y] == c
+                            if not ok:
+                                break
+                        if ok:
+                            n_last += 1
+                for x in range(prog[o_inj_ptr + d], prog[o_inj_ptr + d + 1]):
+                    v = st[m0 + prog[o_inj_pos + x]]
+                    y = _lower_bound(g_arr, s, q, v)
+                    ok = y < q and g_arr[y] == v
+                    for t in range(t0, t1):
+                        if not ok:
+                            break
+                        if t != best:
+                            ok = _has_edge(ip, ix, iip, iix, st[m0 + prog[o_bn_pos + t]], v,
+                                           prog[o_bn_dir + t])
+                    if ok:
+                        n_last -= 1
+                total += n_last
+                d -= 1
+                if d == 0:
+                    d = -1
+                continue
+            st[o_pos + d] = s
+            st[o_end + d] = e
+            st[o_hiv + d] = hi_val
+
+        # ---- advance depth d's scan to its next valid candidate (rules 1-7)
+        p = st[o_pos + d]
+        e = st[o_end + d]
+        hi = st[o_hiv + d]
+        g = st[o_gen + d]
+        g_dir = 0
+        g_lab = -1
+        if g >= 0:
+            g_dir = prog[o_bn_dir + g]
+            if has_elab:
+                g_lab = prog[o_bn_elabel + g]
+        want_v = prog[o_vlabel + d]
+        check_vlab = has_vlab and want_v != -1
+        min_out = prog[o_min_out + d]
+        min_in = prog[o_min_in + d]
+        check_cand = g >= 0 and prog[o_restricted + d] != 0
+        c_end = prog[o_cand_ptr + d + 1]
+        t0 = prog[o_bn_ptr + d]
+        t1 = prog[o_bn_ptr + d + 1]
+        found = np.int64(-1)
+        while p < e:
+            if g < 0:
+                c = np.int64(cids[p])
+            elif g_dir == 0:
+                c = np.int64(ix[p])
+            else:
+                c = np.int64(iix[p])
+            if c >= hi:
+                p = e
+                break
+            p += 1
+            if g_lab != -1:
+                lab = el[p - 1] if g_dir == 0 else iel[p - 1]
+                if lab != g_lab:
+                    continue
+            if check_cand:
+                q = _gallop(cids, st[o_ccur + d], c_end, c)
+                st[o_ccur + d] = q
+                if q == c_end:        # no larger candidate is in the set
+                    p = e
+                    break
+                if cids[q] != c:
+                    continue
+            ok = True
+            dead = False
+            for t in range(t0, t1):
+                if t == g:
+                    continue
+                mj = st[m0 + prog[o_bn_pos + t]]
+                want_e = prog[o_bn_elabel + t] if has_elab else -1
+                if prog[o_bn_dir + t] == 0:
+                    le = ip[mj + 1]
+                    q = _gallop(ix, st[o_cur + t], le, c)
+                    st[o_cur + t] = q
+                    if q == le:
+                        dead = True
+                        break
+                    if ix[q] != c or (want_e != -1 and el[q] != want_e):
+                        ok = False
+                        break
+                else:
+                    le = iip[mj + 1]
+                    q = _gallop(iix, st[o_cur + t], le, c)
+                    st[o_cur + t] = q
+                    if q == le:
+                        dead = True
+                        break
+                    if iix[q] != c or (want_e != -1 and iel[q] != want_e):
+                        ok = False
+                        break
+            if dead:                  # a cursor ran off its list: no later candidate fits
+                p = e
+                break
+            if not ok:
+                continue
+            # label and degree after the intersection: most candidates fail
+            # the sequential cursor test, which avoids these random accesses
+            if check_vlab and vl[c] != want_v:
+                continue
+            if ip[c + 1] - ip[c] < min_out or iip[c + 1] - iip[c] < min_in:
+                continue
+            for x in range(prog[o_inj_ptr + d], prog[o_inj_ptr + d + 1]):
+                if st[m0 + prog[o_inj_pos + x]] == c:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            for t in range(prog[o_na_ptr + d], prog[o_na_ptr + d + 1]):
+                if _has_edge(ip, ix, iip, iix, st[m0 + prog[o_na_pos + t]], c,
+                             prog[o_na_dir + t]):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            found = c
+            break
+        st[o_pos + d] = p
+
+        if found < 0:
+            d -= 1
+            if d == 0:
+                d = -1
+            continue
+        st[m0 + d] = found
+        if d == k - 1:
+            if count_only:
+                total += 1
+            else:
+                for x in range(k):
+                    out[nout, x] = st[m0 + x]
+                nout += 1
+                if nout >= cap:
+                    break
+            continue
+        d += 1
+        init = True               # the next iteration initialises depth d
+    st[ST_D] = d
+    st[ST_W] = w
+    return total if count_only else nout
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def run_lanes(item_root, item_a, item_b, item_hi, roots,
+              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, res, cap, count_only):
+    """One round of every lane, in parallel (``prange`` over lanes).
+
+    Lane ``t`` resumes from its state row ``st[t]`` and takes items
+    ``st[t, ST_W] + j * lanes``. ``res[t]`` receives its raw count
+    (``count_only``) or the number of rows it wrote to ``out[t]`` (at most
+    ``cap``); ``out`` is (lanes × rows × k).
+    """
+    nlanes = st.shape[0]
+    for lane in prange(nlanes):
+        # work on a private copy of the state row: neighbouring rows share
+        # cache lines, and the scan writes its state at every step
+        local = st[lane].copy()
+        res[lane] = _run_lane(nlanes, item_hi, item_root, item_a, item_b, roots,
+                              ip, ix, iip, iix, el, iel, vl, cids, prog,
+                              local, out[lane], cap, count_only)
+        st[lane, :] = local

@@ -1,0 +1,335 @@
+"""The ``cpu`` engine: parallel backtracking with sorted-list intersections in numba.
+
+It executes a :class:`~warpmatch.plan.Plan` by the depth-first backtracking of
+RI (Bonnici et al. 2013, Alg. 1), generating each depth's candidates by
+intersecting the sorted adjacency lists of the matched backward neighbours
+(galloping cursors, see :mod:`warpmatch.engine._cpu_kernels`). This module is
+the Python side: it prepares read-only array bundles, splits the roots into
+balanced work items, and drives the kernels — one call for a count without a
+progress callback, chunks of items between callbacks otherwise, and resumable
+rounds of bounded output for listing.
+
+Work items (the load-balancing unit): a root whose depth-1 scan list is long
+(a hub of a power-law graph) is split into items of at most ``split`` scan
+positions each, so that its subtree is spread over all lanes. Items are sorted
+by their root's estimated cost, heaviest first, and lane ``t`` of ``T`` takes
+items ``t, t+T, ...`` (see the kernel module).
+
+Examples
+--------
+>>> from warpmatch.graph.csr import Graph
+>>> from warpmatch.plan import build_plan
+>>> from warpmatch.query.model import Query
+>>> g = Graph.from_edges([0, 1, 2, 2, 3], [1, 2, 0, 3, 0])
+>>> plan = build_plan(g, Query.from_edges([(0, 1), (1, 2), (2, 0)]))
+>>> CpuEngine().count(g, plan) * plan.multiplier     # two triangles, 6 maps each
+12
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+
+from ..graph.csr import Graph
+from ..plan.plan import Plan
+from .base import Progress
+
+#: smallest number of depth-1 scan positions per work item: large enough that
+#: the per-item set-up (a root check and one depth initialisation) is noise
+MIN_SPLIT = 32
+#: a counting call with a progress callback covers about 1/PROGRESS_STEPS of the items
+PROGRESS_STEPS = 64
+
+
+def _ro(a: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
+    """A read-only C-contiguous view (a copy only if dtype or layout differ).
+
+    Every kernel input is read-only so memory-mapped (read-only) and in-memory
+    graphs share one compiled numba signature.
+    """
+    out = np.ascontiguousarray(a, dtype=dtype).view()
+    out.flags.writeable = False
+    return out
+
+
+def _graph_arrays(graph: Graph) -> tuple[np.ndarray, ...]:
+    """The graph's arrays in kernel argument order (empty arrays for absent labels).
+
+    ``(indptr, indices, in_indptr, in_indices, edge_labels, in_edge_labels,
+    vertex_labels)``: offsets int64, ids int32 (int64 for huge graphs), labels int32.
+    """
+    itype = np.dtype(np.int64) if graph.indices.dtype == np.int64 else np.dtype(np.int32)
+    indptr = _ro(graph.indptr, np.int64)
+    indices = _ro(graph.indices, itype)
+    if graph.directed:
+        in_indptr = _ro(graph.in_indptr, np.int64)
+        in_indices = _ro(graph.in_indices, itype)
+    else:
+        in_indptr, in_indices = indptr, indices
+    empty = _ro(np.zeros(0, np.int32), np.int32)
+    elab = empty if graph.edge_labels is None else _ro(graph.edge_labels, np.int32)
+    in_elab = elab
+    if graph.edge_labels is not None and graph.directed:
+        in_elab = _ro(graph.in_edge_labels, np.int32)
+    vlab = empty if graph.vertex_labels is None else _ro(graph.vertex_labels, np.int32)
+    return indptr, indices, in_indptr, in_indices, elab, in_elab, vlab
+
+
+def _program(plan: Plan, graph: Graph) -> np.ndarray:
+    """The plan packed into the kernels' int64 program array (layout in ``_cpu_kernels``).
+
+    Besides the plan's own arrays it holds two derived tables:
+    ``inj_ptr/inj_pos``, the earlier depths a candidate must still be compared
+    with for injectivity (a backward neighbour is adjacent, hence distinct, as
+    graphs have no self-loops; a restriction is strict), and ``fast_last``,
+    set when the last depth's count is the size of an intersection of lists
+    (no label, degree, candidate-set, induced or edge-label check left).
+    """
+    from . import _cpu_kernels as K
+    k = plan.k
+    bn_ptr = plan.bn_ptr.astype(np.int64)
+    res_ptr = plan.res_ptr.astype(np.int64)
+    inj_ptr = np.zeros(k + 1, dtype=np.int64)
+    inj_pos: list[int] = []
+    for i in range(k):
+        skip = set(plan.bn_pos[bn_ptr[i]:bn_ptr[i + 1]].tolist())
+        skip |= set(plan.res_pos[res_ptr[i]:res_ptr[i + 1]].tolist())
+        inj_pos.extend(j for j in range(i) if j not in skip)
+        inj_ptr[i + 1] = len(inj_pos)
+    fast_last = np.zeros(k, dtype=np.int64)
+    i = k - 1
+    t0, t1 = int(bn_ptr[i]), int(bn_ptr[i + 1])
+    if k >= 2 and t1 > t0:
+        pos = plan.bn_pos[t0:t1]
+        dirs = plan.bn_dir[t0:t1]
+        # a vertex in the lists of d distinct matched vertices has degree >= d
+        # (no self-loops, no duplicate edges): the LDF bound may be implied
+        if graph.directed:
+            implied_in = np.unique(pos[dirs == 0]).size     # edges M[j] -> c
+            implied_out = np.unique(pos[dirs == 1]).size    # edges c -> M[j]
+        else:
+            implied_in = implied_out = np.unique(pos).size
+        fast_last[i] = (
+            not bool(plan.cand_restricted[i])
+            and (plan.vlabel[i] == -1 or graph.vertex_labels is None)
+            and (bool(np.all(plan.bn_elabel[t0:t1] == -1)) or graph.edge_labels is None)
+            and plan.na_ptr[i + 1] == plan.na_ptr[i]
+            and plan.min_out_deg[i] <= implied_out and plan.min_in_deg[i] <= implied_in)
+    segs = [None] * K.NSEG
+    segs[K.S_VLABEL] = plan.vlabel
+    segs[K.S_MIN_OUT] = plan.min_out_deg
+    segs[K.S_MIN_IN] = plan.min_in_deg
+    segs[K.S_BN_PTR] = plan.bn_ptr
+    segs[K.S_BN_POS] = plan.bn_pos
+    segs[K.S_BN_DIR] = plan.bn_dir
+    segs[K.S_BN_ELABEL] = plan.bn_elabel
+    segs[K.S_NA_PTR] = plan.na_ptr
+    segs[K.S_NA_POS] = plan.na_pos
+    segs[K.S_NA_DIR] = plan.na_dir
+    segs[K.S_RES_PTR] = plan.res_ptr
+    segs[K.S_RES_POS] = plan.res_pos
+    segs[K.S_RES_SIGN] = plan.res_sign
+    segs[K.S_CAND_PTR] = plan.cand_ptr
+    segs[K.S_CAND_RESTRICTED] = plan.cand_restricted
+    segs[K.S_FAST_LAST] = fast_last
+    segs[K.S_INJ_PTR] = inj_ptr
+    segs[K.S_INJ_POS] = np.asarray(inj_pos, dtype=np.int64)
+    lens = [np.asarray(a).size for a in segs]
+    head = K.HEAD + K.NSEG + 1
+    offsets = head + np.concatenate([[0], np.cumsum(lens)])
+    header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
+              int(plan.bn_pos.size)]
+    prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
+                          + [np.asarray(a).astype(np.int64).ravel() for a in segs])
+    return _ro(prog, np.int64)
+
+
+def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
+    """Split the roots into work items, heaviest first.
+
+    Returns ``(item_root, item_a, item_b, root_last)``: item ``w`` scans offsets
+    ``[item_a[w], item_b[w])`` of root ``item_root[w]``'s depth-1 generator
+    list (the kernel picks the same shortest list estimated here, and the
+    slices of one root partition ``[0, inf)``, so any list is covered exactly
+    once); ``root_last[w]`` is True for a root's last item (for progress).
+    """
+    roots = plan.roots
+    nr = int(roots.size)
+    big = np.int64(1) << np.int64(62)
+    if plan.k == 1 or nr == 0:
+        z = np.zeros(nr, dtype=np.int64)
+        return (np.arange(nr, dtype=np.int64), z, np.full(nr, big, np.int64),
+                np.ones(nr, dtype=bool))
+    r = roots.astype(np.int64)
+    length = np.full(nr, np.iinfo(np.int64).max, dtype=np.int64)
+    for t in range(int(plan.bn_ptr[1]), int(plan.bn_ptr[2])):
+        ptr = graph.indptr if int(plan.bn_dir[t]) == 0 else graph.in_indptr
+        length = np.minimum(length, ptr[r + 1] - ptr[r])
+    if plan.cand_restricted[1]:
+        length = np.minimum(length, int(plan.cand_ptr[2] - plan.cand_ptr[1]))
+    # split so that there are a few thousand items per lane at most
+    split = max(MIN_SPLIT, math.ceil(int(length.sum()) / (lanes * 4096)))
+    nsplit = np.maximum(1, -(-length // split))
+    order = np.argsort(-length, kind="stable")
+    reps = nsplit[order]
+    item_root = np.repeat(order.astype(np.int64), reps)
+    starts = np.cumsum(reps) - reps
+    within = np.arange(item_root.size, dtype=np.int64) - np.repeat(starts, reps)
+    item_a = within * split
+    item_b = item_a + split
+    root_last = np.zeros(item_root.size, dtype=bool)
+    root_last[np.cumsum(reps) - 1] = True
+    item_b[root_last] = big
+    return item_root, item_a, item_b, root_last
+
+
+class CpuEngine:
+    """Parallel numba engine (``name = "cpu"``); see the module docstring.
+
+    Parameters
+    ----------
+    threads : int, optional
+        Number of lanes (parallel workers). The default is ``None``, meaning
+        numba's current thread count (``numba.get_num_threads()``).
+    """
+
+    name = "cpu"
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads
+
+    def available(self) -> tuple[bool, str]:
+        """(True, "") if numba imports, else (False, reason)."""
+        try:
+            import numba  # noqa: F401
+        except ImportError as exc:           # pragma: no cover - numba is a dependency
+            return False, f"numba is not importable: {exc}"
+        return True, ""
+
+    def _lanes(self) -> int:
+        import numba
+        return max(1, int(self.threads or numba.get_num_threads()))
+
+    def _prepare(self, graph: Graph, plan: Plan) -> tuple[tuple, np.ndarray]:
+        """Kernel arguments: graph arrays + candidate ids + program, and the roots."""
+        garr = _graph_arrays(graph)
+        cids = _ro(plan.cand_ids, garr[1].dtype)
+        roots = cids[int(plan.cand_ptr[0]):int(plan.cand_ptr[1])]
+        return garr + (cids, _program(plan, graph)), roots
+
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+        """Raw number of matches of ``plan`` in ``graph`` (not multiplied by the multiplier).
+
+        Parameters
+        ----------
+        graph : Graph
+        plan : Plan
+        progress : callable, optional
+            Called as ``progress(roots_done, roots_total)`` between chunks of
+            work. The default is ``None``: the whole count is one kernel call.
+
+        Returns
+        -------
+        int
+        """
+        from ._cpu_kernels import run_lanes, state_width
+        nroots = int(plan.roots.size)
+        if plan.empty_reason is not None or nroots == 0:
+            if progress is not None:
+                progress(nroots, nroots)
+            return 0
+        lanes = self._lanes()
+        args, roots = self._prepare(graph, plan)
+        item_root, item_a, item_b, root_last = _work_items(graph, plan, lanes)
+        nitems = int(item_root.size)
+        st = np.zeros((lanes, state_width(plan.k, int(plan.bn_pos.size))), dtype=np.int64)
+        out = np.zeros((lanes, 1, plan.k), dtype=np.int64)   # unused when counting
+        res = np.zeros(lanes, dtype=np.int64)
+        step = nitems if progress is None else max(lanes * 256, -(-nitems // PROGRESS_STEPS))
+        roots_done = np.cumsum(root_last)
+        total = 0
+        if progress is not None:
+            progress(0, nroots)
+        for lo in range(0, nitems, step):
+            hi = min(nitems, lo + step)
+            st[:, 0] = -1
+            st[:, 1] = lo + np.arange(lanes)
+            run_lanes(item_root, item_a, item_b, hi, roots, *args, st, out, res, 0, True)
+            total += int(res.sum())
+            if progress is not None:
+                progress(int(roots_done[hi - 1]), nroots)
+        return total
+
+    def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
+              limit: int | None = None,
+              progress: Progress | None = None) -> Iterator[np.ndarray]:
+        """Yield raw matches as int64 arrays (rows × k), depth order, internal ids.
+
+        Each lane keeps its DFS state between kernel rounds and writes at most
+        ``batch_size // lanes`` rows per round, so memory is bounded by the
+        batch size however many matches one root has.
+
+        Parameters
+        ----------
+        graph : Graph
+        plan : Plan
+        batch_size : int, optional
+            Most rows per yielded array. The default is 65536.
+        limit : int, optional
+            Stop after this many rows. The default is ``None``: all matches.
+        progress : callable, optional
+            Called as ``progress(roots_done, roots_total)`` after each round.
+
+        Yields
+        ------
+        numpy.ndarray
+            int64 array of shape (rows, k), 1 <= rows <= ``batch_size``.
+        """
+        from ._cpu_kernels import run_lanes, state_width
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        nroots = int(plan.roots.size)
+        remaining = -1 if limit is None else int(limit)
+        if plan.empty_reason is not None or nroots == 0 or remaining == 0:
+            if progress is not None:
+                progress(nroots, nroots)
+            return
+        k = plan.k
+        args, roots = self._prepare(graph, plan)
+        item_root, item_a, item_b, root_last = _work_items(graph, plan, self._lanes())
+        nitems = int(item_root.size)
+        lanes = max(1, min(self._lanes(), nitems))
+        roots_done = np.cumsum(root_last)
+        st = np.zeros((lanes, state_width(k, int(plan.bn_pos.size))), dtype=np.int64)
+        st[:, 0] = -1
+        st[:, 1] = np.arange(lanes)
+        cap = max(1, batch_size // lanes)
+        out = np.empty((lanes, cap, k), dtype=np.int64)
+        res = np.zeros(lanes, dtype=np.int64)
+        if progress is not None:
+            progress(0, nroots)
+        while True:
+            cap_now = cap if remaining < 0 else min(cap, remaining)
+            run_lanes(item_root, item_a, item_b, nitems, roots, *args, st, out, res,
+                      cap_now, False)
+            rows = np.concatenate([out[t, :res[t]] for t in range(lanes)])
+            finished = bool(np.all((st[:, 0] < 0) & (st[:, 1] >= nitems)))
+            if progress is not None:
+                # a lane has finished all its items below the one it is in
+                # (st[1] - lanes while inside an item), so every item below
+                # the smallest of those is done
+                current = np.where(st[:, 0] >= 0, st[:, 1] - lanes, st[:, 1])
+                done_to = min(nitems, int(current.min()))
+                progress(int(roots_done[done_to - 1]) if done_to else 0, nroots)
+            if remaining >= 0 and rows.shape[0] > remaining:
+                rows = rows[:remaining]
+            for s in range(0, rows.shape[0], batch_size):
+                yield rows[s:s + batch_size]
+            if remaining >= 0:
+                remaining -= rows.shape[0]
+                if remaining == 0:
+                    return
+            if finished:
+                return

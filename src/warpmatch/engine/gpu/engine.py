@@ -1,0 +1,636 @@
+"""The GPU engine: gMatch's fine-grained execution model on CuPy + NVRTC.
+
+Implements Sun et al., "gMatch: Fine-Grained and Hardware-Efficient Subgraph
+Matching on GPUs", sections 4-5 (see ``kernels/fine.cu``), plus the
+coarse-grained model of its section 2.2 (``kernels/coarse.cu``) for the
+ablation of its Table 5. Kernels are CUDA C++ sources shipped in the package,
+specialised per plan by :mod:`.render` and compiled at run time with NVRTC
+through :class:`cupy.RawModule`, cached per plan structure.
+
+Execution of one plan:
+
+1. **BFS phase** (gMatch 4.3): the plan's roots are filtered on the GPU, then
+   expanded depth by depth (one thread per (partial match, candidate) task)
+   while the pool holds fewer than ``pool_threshold`` partial matches and the
+   next expansion has at most ``16 * pool_threshold`` tasks; the pool is then
+   shuffled (fixed seed) so that hubs' subtrees do not sit side by side.
+2. **DFS phase**: a persistent grid of warps takes chunks of the pool through
+   an atomic counter and explores them depth-first with the warp-level batch
+   exploration of gMatch 4.2; with ``steal=True`` idle warps receive half of a
+   busy warp's remaining tasks (4.3, "Dynamic Balancing Phase").
+
+Counting accumulates per-lane counters reduced once per warp. Listing uses a
+device buffer with an atomic cursor; the resumable point is a *slice of the
+pool*: the host launches the DFS on consecutive slices sized so that their
+matches fit the buffer (adapting the size from the rows the previous slice
+produced). A slice that overflows stops every warp at its next step and is
+re-run in quarters; a single partial match whose subtree alone overflows is
+expanded one depth on the GPU and its children are processed the same way, so
+memory stays bounded by the buffer whatever the number of matches.
+
+Differences from the paper: work stealing goes through one global queue of
+donated records (prefix, level, offset range) rather than per-block queues
+plus a global one; the pool is fetched in chunks of up to 32 partial matches,
+so a warp batches task groups from the first level on.
+"""
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from importlib import resources
+from typing import Any, Iterator
+
+import numpy as np
+
+from ...errors import BackendUnavailableError, BudgetError, GraphError
+from ...graph.csr import Graph
+from ...plan.plan import Plan
+from ..base import Progress
+from .render import plan_signature, render_functions, render_plan
+
+_KERNEL_FILES = ("common.cuh", "bfs.cu", "fine.cu", "coarse.cu")
+_SOURCES: dict[str, str] = {}
+_MODULES: dict[tuple, Any] = {}
+_GRAPHS: "weakref.WeakKeyDictionary[Graph, _DeviceGraph]" = weakref.WeakKeyDictionary()
+
+#: counters of the kernels (kernels/common.cuh)
+_C_POOL, _C_COUNT, _C_STEPS, _C_TASKS, _C_CURSOR, _C_OVERFLOW, _C_STEALS, _C_ABORT = range(8)
+_C_N = 8
+#: maximum of static shared memory a block may declare
+_SMEM_STATIC = 48 * 1024
+
+
+def _source(name: str) -> str:
+    if name not in _SOURCES:
+        _SOURCES[name] = resources.files(__package__).joinpath("kernels", name).read_text()
+    return _SOURCES[name]
+
+
+def stack_bytes(k: int) -> int:
+    """Shared-memory bytes of one warp's execution stack for a ``k``-vertex plan.
+
+    Levels ``0..k-2`` of 32 entries of (vertex int32, list length int32,
+    parent uint8, list code uint8), plus three int32 cursors per level and a
+    32-byte scratch row: O(k * 32), independent of the data graph.
+    """
+    levels = max(k - 1, 1)
+    return levels * (32 * 10 + 12) + 32
+
+
+def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
+                 list_mode: bool = False, steal: bool = False, profile: bool = False) -> str:
+    """The complete CUDA source for ``plan`` and one DFS kernel.
+
+    Parameters
+    ----------
+    plan : Plan
+        The plan to specialise for.
+    kernel : {"fine", "coarse"}
+        Which DFS kernel to include (the BFS kernels are always included).
+    warps : int
+        Warps per block (``WM_WARPS``).
+    batch, list_mode, steal, profile : bool
+        ``WM_BATCH``, ``WM_LIST``, ``WM_STEAL`` and ``WM_PROFILE``.
+
+    Returns
+    -------
+    str
+        Source text for NVRTC; it includes no host header.
+    """
+    defines = "\n".join([
+        f"#define WM_WARPS {int(warps)}",
+        f"#define WM_BATCH {int(batch)}",
+        f"#define WM_LIST {int(list_mode)}",
+        f"#define WM_STEAL {int(steal)}",
+        f"#define WM_PROFILE {int(profile)}",
+    ])
+    return "\n".join([render_plan(plan), defines, _source("common.cuh"),
+                      render_functions(plan), _source("bfs.cu"), _source(f"{kernel}.cu")])
+
+
+class _DeviceGraph:
+    """A :class:`Graph` resident in device memory (cached per graph object)."""
+
+    def __init__(self, graph: Graph) -> None:
+        import cupy as cp
+        if graph.indices.dtype != np.int32:
+            raise GraphError(f"{graph.name}: the GPU engine needs int32 vertex ids "
+                             f"(n = {graph.n} vertices)")
+        self.indptr = cp.asarray(graph.indptr, dtype=cp.int64)
+        self.indices = cp.asarray(graph.indices, dtype=cp.int32)
+        self.elab = None if graph.edge_labels is None else cp.asarray(graph.edge_labels, cp.int32)
+        if graph.directed:
+            self.in_indptr = cp.asarray(graph.in_indptr, dtype=cp.int64)
+            self.in_indices = cp.asarray(graph.in_indices, dtype=cp.int32)
+            self.in_elab = (None if graph.in_edge_labels is None
+                            else cp.asarray(graph.in_edge_labels, cp.int32))
+        else:
+            self.in_indptr, self.in_indices, self.in_elab = self.indptr, self.indices, self.elab
+        self.vlab = (None if graph.vertex_labels is None
+                     else cp.asarray(graph.vertex_labels, cp.int32))
+        self.nbytes = device_graph_bytes(graph)
+        out_deg = np.diff(graph.indptr)
+        in_deg = np.diff(graph.in_indptr)
+        self.max_list = int(max(out_deg.max(initial=0), in_deg.max(initial=0)))
+
+
+def device_graph_bytes(graph: Graph) -> int:
+    """Bytes the graph takes in device memory (as :class:`_DeviceGraph` stores it)."""
+    m = int(graph.indices.size)
+    b = (graph.n + 1) * 8 + m * 4
+    if graph.edge_labels is not None:
+        b += m * 4
+    if graph.directed:
+        b += (graph.n + 1) * 8 + m * 4 + (m * 4 if graph.edge_labels is not None else 0)
+    if graph.vertex_labels is not None:
+        b += graph.n * 4
+    return b
+
+
+def _fmt(nbytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{int(nbytes)} B"
+        nbytes /= 1024
+    return f"{nbytes} B"
+
+
+class GpuEngine:
+    """Execute plans on an NVIDIA GPU with gMatch's fine-grained model.
+
+    Parameters
+    ----------
+    model : {"fine", "coarse"}, optional
+        ``"fine"`` (the default): one lane per (partial match, candidate) task,
+        stack O(k * 32) in shared memory (gMatch 4). ``"coarse"``: one warp per
+        partial match, candidate sets materialised in global memory (gMatch
+        2.2; STMatch/T-DFS style), for the ablation of gMatch Table 5.
+    batch : bool, optional
+        Warp-level batch exploration (gMatch 4.2) for the fine model. The
+        default is ``True``; ``False`` gives gMatch's "Fine (naive)".
+    steal : bool, optional
+        Work stealing after the initial pool runs dry (fine model). The
+        default is ``True``.
+    pool_threshold : int, optional
+        The BFS phase stops once the pool holds this many partial matches.
+        The default is ``2_000_000``: gMatch uses 100,000, but on our power-law
+        benchmarks a 100k pool of roots left hubs as stragglers (the pool is
+        in vertex order, so heavy roots are adjacent) and 2M was 10-20x faster
+        at a few tens of MB of pool.
+    memory_budget_bytes : int or None, optional
+        Device memory the engine may use (graph, plan arrays, pools, buffers).
+        The default is ``None``, meaning 90% of the device's memory.
+    profile : bool, optional
+        Compile kernels that count warp steps and tasks, so that
+        :attr:`last_stats` reports the idle-lane rate (gMatch 2.3). The
+        default is ``False``.
+    device : int, optional
+        CUDA device ordinal. The default is ``0``.
+    time_limit_s : float or None, optional
+        Stop the search after this many seconds (the kernels read the device
+        clock) and raise :class:`TimeoutError`. The default is ``None``: no limit.
+    list_rows : int or None, optional
+        Rows of the device buffer that list mode drains to the host. The
+        default is ``None``, meaning ``4 * batch_size`` within [2**16, 2**22].
+    fetch : int or None, optional
+        Pool items a warp takes per atomic fetch (1..32). The default is
+        ``None``: ``pool / (256 * warps)`` clipped to 1..4.
+
+    Attributes
+    ----------
+    last_stats : dict
+        Facts about the last ``count``/``match`` call: pool depth and size,
+        warps, stack bytes per warp, compile and search seconds, steals, and
+        (``profile=True``) steps, tasks and ``idle_rate``.
+
+    Examples
+    --------
+    >>> eng = GpuEngine()
+    >>> ok, why = eng.available()     # (False, "CuPy is not installed ...") on a CPU box
+    """
+
+    name = "gpu"
+
+    def __init__(self, model: str = "fine", batch: bool = True, steal: bool = True,
+                 pool_threshold: int = 2_000_000, memory_budget_bytes: int | None = None,
+                 profile: bool = False, device: int = 0, time_limit_s: float | None = None,
+                 list_rows: int | None = None, fetch: int | None = None) -> None:
+        if model not in ("fine", "coarse"):
+            raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
+        if pool_threshold < 1:
+            raise ValueError(f"pool_threshold must be positive, got {pool_threshold}")
+        self.model = model
+        self.batch = bool(batch)
+        self.steal = bool(steal) and model == "fine"
+        self.pool_threshold = int(pool_threshold)
+        self.memory_budget_bytes = memory_budget_bytes
+        self.profile = bool(profile)
+        self.device = int(device)
+        self.time_limit_s = time_limit_s
+        self.list_rows = list_rows
+        self.fetch = fetch
+        self.last_stats: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ protocol
+    def available(self) -> tuple[bool, str]:
+        """``(True, "")`` if CuPy and a CUDA device are present, else ``(False, reason)``."""
+        try:
+            import cupy as cp
+        except Exception as exc:  # ImportError, or a broken CUDA install
+            return False, (f"CuPy is not installed or cannot load ({exc.__class__.__name__}: "
+                           f"{exc}); install warpmatch[cuda13] or warpmatch[cuda12]")
+        try:
+            n = cp.cuda.runtime.getDeviceCount()
+        except Exception as exc:
+            return False, f"no CUDA device is usable ({exc})"
+        if n <= self.device:
+            return False, (f"no CUDA device {self.device}: {n} device(s) found"
+                           if n else "no CUDA device found")
+        return True, ""
+
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+        """Number of raw matches of ``plan`` in ``graph`` (not multiplied).
+
+        Parameters
+        ----------
+        graph : Graph
+            The data graph (int32 vertex ids).
+        plan : Plan
+            The plan, built for ``graph``.
+        progress : callable, optional
+            Called with (pool items done, pool items) between launches.
+
+        Returns
+        -------
+        int
+        """
+        run = _Run(self, graph, plan, list_mode=False)
+        if run.trivially_empty:
+            return 0
+        pool, d = run.initial_pool()
+        if d == plan.k or pool.shape[0] == 0:
+            run.finish()
+            return int(pool.shape[0])
+        total = run.count_dfs(pool, d, progress)
+        run.finish()
+        return total
+
+    def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
+              limit: int | None = None,
+              progress: Progress | None = None) -> Iterator[np.ndarray]:
+        """Yield raw matches as (rows × k) int32 arrays in depth order.
+
+        Parameters
+        ----------
+        graph : Graph
+            The data graph.
+        plan : Plan
+            The plan, built for ``graph``.
+        batch_size : int, optional
+            Most rows per yielded array. The default is ``65536``.
+        limit : int or None, optional
+            Stop after this many rows. The default is ``None``: all.
+        progress : callable, optional
+            Called with (pool items done, pool items) between slices.
+
+        Yields
+        ------
+        numpy.ndarray
+            int32 arrays of shape (rows, k); device memory stays bounded by
+            the list buffer, whatever the number of matches.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        run = _Run(self, graph, plan, list_mode=True, batch_size=batch_size)
+        if run.trivially_empty or (limit is not None and limit <= 0):
+            return
+        left = math.inf if limit is None else int(limit)
+        pool, d = run.initial_pool()
+        if d == plan.k:   # the BFS phase already reached full matches
+            source: Iterator[np.ndarray] = (pool[i:i + batch_size].get()
+                                            for i in range(0, int(pool.shape[0]), batch_size))
+        else:
+            source = run.list_dfs(pool, d, progress)
+        for rows in source:
+            for i in range(0, int(rows.shape[0]), batch_size):
+                chunk = rows[i:i + batch_size]
+                if chunk.shape[0] > left:
+                    chunk = chunk[:int(left)]
+                left -= chunk.shape[0]
+                if chunk.shape[0]:
+                    yield np.ascontiguousarray(chunk, dtype=np.int32)
+                if left <= 0:
+                    run.finish()
+                    return
+        run.finish()
+
+
+class _Run:
+    """One execution of a plan: device arrays, compiled modules, budget, stats."""
+
+    def __init__(self, eng: GpuEngine, graph: Graph, plan: Plan, list_mode: bool,
+                 batch_size: int = 1 << 16) -> None:
+        ok, why = eng.available()
+        if not ok:
+            raise BackendUnavailableError(f"backend 'gpu' is unavailable: {why}")
+        import cupy as cp
+        self.cp = cp
+        self.eng = eng
+        self.graph = graph
+        self.plan = plan
+        self.k = int(plan.k)
+        self.list_mode = list_mode
+        self.batch_size = batch_size
+        self.t0 = time.perf_counter()
+        self.stats: dict[str, Any] = {"model": eng.model, "batch": eng.batch,
+                                      "steal": eng.steal, "k": self.k, "compile_s": 0.0,
+                                      "steals": 0, "steps": 0, "tasks": 0, "launches": 0}
+        eng.last_stats = self.stats
+        # labels the plan asks for but the graph does not carry: nothing matches
+        need_v = bool(np.any(plan.vlabel != -1))
+        need_e = bool(np.any(plan.bn_elabel != -1))
+        self.trivially_empty = (plan.empty_reason is not None or self.k == 0
+                                or (need_v and graph.vertex_labels is None)
+                                or (need_e and graph.edge_labels is None))
+        if self.trivially_empty:
+            return
+        cp.cuda.Device(eng.device).use()
+        self.props = cp.cuda.runtime.getDeviceProperties(eng.device)
+        self.sms = int(self.props["multiProcessorCount"])
+        total_mem = int(self.props["totalGlobalMem"])
+        self.budget = (int(eng.memory_budget_bytes) if eng.memory_budget_bytes is not None
+                       else int(total_mem * 0.9))
+        gbytes = device_graph_bytes(graph)
+        cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8
+        if gbytes + cbytes > self.budget:
+            raise BudgetError(f"the graph needs {_fmt(gbytes)} of GPU memory "
+                              f"({graph.n} vertices, {graph.indices.size} adjacency entries) "
+                              f"plus {_fmt(cbytes)} of candidate sets, but the budget is "
+                              f"{_fmt(self.budget)}")
+        self.used = gbytes + cbytes
+        self.dg = _GRAPHS.get(graph)
+        if self.dg is None:
+            self.dg = _DeviceGraph(graph)
+            _GRAPHS[graph] = self.dg
+        self.cand_ptr = cp.asarray(plan.cand_ptr, dtype=cp.int64)
+        self.cand_ids = (cp.asarray(plan.cand_ids, dtype=cp.int32) if plan.cand_ids.size
+                         else cp.zeros(1, cp.int32))
+        self.dummy = cp.zeros(1, cp.int32)
+        self.kernel = eng.model
+        if eng.model == "fine":
+            self.warps_per_block = max(1, min(8, _SMEM_STATIC // stack_bytes(self.k)))
+        else:
+            self.warps_per_block = 4
+        self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k) if eng.model == "fine"
+                                              else 20 * self.k)
+        self.stats["warps_per_block"] = self.warps_per_block
+        self.mod = self._module()
+        self.deadline = 0
+        if eng.time_limit_s is not None:
+            clock = cp.zeros(1, dtype=cp.uint64)
+            self._fn("wm_clock")((1,), (1,), (clock,))
+            self.deadline = int(clock.get()[0]) + int(eng.time_limit_s * 1e9)
+
+    # ------------------------------------------------------------- modules
+    def _module(self) -> Any:
+        cp = self.cp
+        eng = self.eng
+        key = (plan_signature(self.plan), self.kernel, self.warps_per_block, eng.batch,
+               self.list_mode, eng.steal, eng.profile, eng.device)
+        mod = _MODULES.get(key)
+        if mod is None:
+            t = time.perf_counter()
+            src = build_source(self.plan, self.kernel, warps=self.warps_per_block,
+                               batch=eng.batch, list_mode=self.list_mode,
+                               steal=eng.steal, profile=eng.profile)
+            mod = cp.RawModule(code=src, options=("-std=c++17",))
+            mod.compile()
+            self.stats["compile_s"] = time.perf_counter() - t
+            _MODULES[key] = mod
+        self._bind(mod)
+        return mod
+
+    def _bind(self, mod: Any) -> None:
+        """Point the module's constant ``g`` at this graph and plan."""
+        cp = self.cp
+        dg = self.dg
+
+        def ptr(a: Any) -> int:
+            return int((self.dummy if a is None else a).data.ptr)
+
+        vals = np.array([ptr(dg.indptr), ptr(dg.indices), ptr(dg.elab), ptr(dg.in_indptr),
+                         ptr(dg.in_indices), ptr(dg.in_elab), ptr(dg.vlab),
+                         ptr(self.cand_ptr), ptr(self.cand_ids)], dtype=np.uint64)
+        mem = mod.get_global("g")
+        cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
+
+    def _fn(self, name: str) -> Any:
+        return self.mod.get_function(name)
+
+    def _reserve(self, what: str, nbytes: int) -> None:
+        if self.used + nbytes > self.budget:
+            raise BudgetError(f"{what} needs {_fmt(nbytes)} of GPU memory, but the graph and "
+                              f"earlier buffers take {_fmt(self.used)} of the "
+                              f"{_fmt(self.budget)} budget")
+
+    def _grid1d(self, n: int) -> tuple[int, int]:
+        return max(1, min((n + 255) // 256, self.sms * 32)), 256
+
+    # ----------------------------------------------------------- BFS phase
+    def initial_pool(self) -> tuple[Any, int]:
+        """Filter the roots and expand breadth-first up to the pool threshold."""
+        cp = self.cp
+        t = time.perf_counter()
+        roots = cp.asarray(self.plan.roots, dtype=cp.int32)
+        pool = roots.reshape(-1, 1)
+        if roots.size:
+            flag = cp.empty(roots.size, dtype=cp.uint8)
+            grid, block = self._grid1d(roots.size)
+            self._fn("wm_bfs_roots")((grid,), (block,), (roots, np.int64(roots.size), flag))
+            pool = roots[flag.view(cp.bool_)].reshape(-1, 1)
+        d = 1
+        threshold = self.eng.pool_threshold
+        while d < self.k and 0 < pool.shape[0] < threshold:
+            nxt = self.expand(pool, d, max_tasks=16 * threshold)
+            if nxt is None:
+                break
+            pool, d = nxt, d + 1
+        if d < self.k and pool.shape[0] > 1:
+            # the pool is in vertex order, so the heavy partial matches of hubs are
+            # adjacent; a fixed-seed shuffle spreads them over the warps' fetches
+            pool = pool[cp.random.RandomState(12345).permutation(pool.shape[0])]
+        cp.cuda.get_current_stream().synchronize()
+        self.stats["bfs_s"] = time.perf_counter() - t
+        self.stats["pool_depth"] = d
+        self.stats["pool_size"] = int(pool.shape[0])
+        return pool, d
+
+    def expand(self, pool: Any, d: int, max_tasks: int | None = None) -> Any:
+        """Extend every row of ``pool`` (depth ``d``) by one vertex; None if over ``max_tasks``."""
+        cp = self.cp
+        P = int(pool.shape[0])
+        if P == 0:
+            return cp.empty((0, d + 1), dtype=cp.int32)
+        start = cp.empty(P, dtype=cp.int64)
+        length = cp.empty(P, dtype=cp.int64)
+        gen = cp.empty(P, dtype=cp.uint8)
+        grid, block = self._grid1d(P)
+        self._fn("wm_bfs_gen")((grid,), (block,),
+                               (pool, np.int64(P), np.int32(d), start, length, gen))
+        offs = cp.zeros(P + 1, dtype=cp.int64)
+        cp.cumsum(length, out=offs[1:])
+        T = int(offs[-1])
+        if max_tasks is not None and T > max_tasks:
+            return None
+        self._reserve(f"expanding {P} partial matches of depth {d} into {T} tasks",
+                      T * (4 + 1 + 8) + P * 24)
+        cand = cp.empty(max(T, 1), dtype=cp.int32)
+        flag = cp.zeros(max(T, 1), dtype=cp.uint8)
+        if T:
+            grid, block = self._grid1d(T)
+            self._fn("wm_bfs_expand")((grid,), (block,),
+                                      (pool, np.int64(P), np.int32(d), start, offs, gen,
+                                       np.int64(T), cand, flag))
+        sel = cp.flatnonzero(flag[:T])
+        items = cp.searchsorted(offs, sel, side="right") - 1
+        new = cp.empty((int(sel.size), d + 1), dtype=cp.int32)
+        new[:, :d] = pool[items]
+        new[:, d] = cand[sel]
+        return new
+
+    # ----------------------------------------------------------- DFS phase
+    def _launch_config(self, fn: Any) -> int:
+        """Blocks for a persistent grid: as many as fit on the device at once."""
+        cp = self.cp
+        threads = self.warps_per_block * 32
+        try:
+            per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                fn.ptr, threads, 0))
+        except Exception:
+            per_sm = max(1, 32 // self.warps_per_block)
+        return max(1, per_sm) * self.sms
+
+    def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0) -> tuple[int, int, bool]:
+        """One DFS launch over ``pool``; returns (count, rows written, overflowed)."""
+        cp = self.cp
+        P = int(pool.shape[0])
+        fn = self._fn("wm_fine" if self.kernel == "fine" else "wm_coarse")
+        blocks = self._launch_config(fn)
+        counters = cp.zeros(_C_N, dtype=cp.uint64)
+        out_arg = self.dummy if out is None else out
+        if self.kernel == "fine":
+            warps = blocks * self.warps_per_block
+            # small chunks: heavy partial matches (hub roots) must not travel together
+            fetch = (max(1, min(32, int(self.eng.fetch))) if self.eng.fetch
+                     else max(1, min(4, P // (warps * 256))))
+            self.stats["fetch"] = fetch
+            rec_cap = 8 * warps if self.eng.steal else 1
+            steal_state = cp.zeros(4, dtype=cp.int32)
+            rec = cp.empty(rec_cap * (self.k + 3), dtype=cp.int32)
+            recflag = cp.zeros(rec_cap, dtype=cp.int32)
+            args = (pool, np.int64(P), np.int32(d), np.int32(fetch), counters, out_arg,
+                    np.int64(out_cap), steal_state, rec, recflag, np.int32(rec_cap),
+                    np.uint64(self.deadline))
+        else:
+            levels = self.k - 1 - d
+            sizes = np.diff(self.plan.cand_ptr)[1:][self.plan.cand_restricted[1:]]
+            buf_cap = max(self.dg.max_list, int(sizes.max(initial=0)), 1)
+            per_warp = levels * buf_cap * 4
+            room = self.budget - self.used - (0 if out is None else out.nbytes)
+            warps = blocks * self.warps_per_block
+            if per_warp > 0 and room // per_warp < warps:
+                fit = int(room // per_warp) // self.warps_per_block
+                if fit < 1:
+                    raise BudgetError(
+                        f"the coarse model needs {_fmt(per_warp)} of candidate buffers per warp "
+                        f"({levels} levels x {buf_cap} entries, the longest adjacency list); "
+                        f"{_fmt(max(room, 0))} of the {_fmt(self.budget)} budget is left, "
+                        f"not enough for one block of {self.warps_per_block} warps")
+                blocks = fit
+                warps = blocks * self.warps_per_block
+            try:
+                buf = cp.empty(max(1, warps * levels * buf_cap), dtype=cp.int32)
+            except cp.cuda.memory.OutOfMemoryError as exc:
+                raise BudgetError(f"the coarse model's candidate buffers ({_fmt(warps * per_warp)}"
+                                  f" for {warps} warps) do not fit in GPU memory: {exc}") from exc
+            self.stats["coarse_buffer_bytes"] = int(warps * per_warp)
+            args = (pool, np.int64(P), np.int32(d), counters, out_arg, np.int64(out_cap),
+                    buf, np.int64(buf_cap), np.uint64(self.deadline))
+        self.stats["blocks"] = blocks
+        self.stats["warps"] = blocks * self.warps_per_block
+        fn((blocks,), (self.warps_per_block * 32,), args)
+        c = counters.get()
+        if self.kernel == "coarse":
+            # the buffers are sized by d_max (gigabytes on hub graphs): return them
+            # to the driver, or CuPy's pool keeps them and the next run cannot fit
+            del args, buf
+            cp.get_default_memory_pool().free_all_blocks()
+        self.stats["launches"] += 1
+        self.stats["steps"] += int(c[_C_STEPS])
+        self.stats["tasks"] += int(c[_C_TASKS])
+        self.stats["steals"] += int(c[_C_STEALS])
+        if c[_C_ABORT]:
+            self.stats["timed_out"] = True
+            raise TimeoutError(f"the GPU search stopped at its time limit of "
+                               f"{self.eng.time_limit_s} s")
+        return int(c[_C_COUNT]), int(c[_C_CURSOR]), bool(c[_C_OVERFLOW])
+
+    def count_dfs(self, pool: Any, d: int, progress: Progress | None) -> int:
+        t = time.perf_counter()
+        P = int(pool.shape[0])
+        parts = 1 if progress is None else min(P, 8)
+        total = 0
+        for i in range(parts):
+            a, b = P * i // parts, P * (i + 1) // parts
+            n, _, _ = self._dfs(pool[a:b], d)
+            total += n
+            if progress is not None:
+                progress(b, P)
+        self.stats["search_s"] = time.perf_counter() - t
+        return total
+
+    def list_dfs(self, pool: Any, d: int, progress: Progress | None) -> Iterator[np.ndarray]:
+        """Yield host arrays of matches, slice by slice (see the module docstring)."""
+        cp = self.cp
+        t = time.perf_counter()
+        cap = (int(self.eng.list_rows) if self.eng.list_rows
+               else int(min(max(4 * self.batch_size, 1 << 16), 1 << 22)))
+        self._reserve(f"the list buffer ({cap} rows of {self.k} vertices)", cap * self.k * 4)
+        out = cp.empty((cap, self.k), dtype=cp.int32)
+        self.used += out.nbytes
+        yield from self._list_pool(pool, d, out, cap, progress)
+        self.stats["search_s"] = time.perf_counter() - t
+
+    def _list_pool(self, pool: Any, d: int, out: Any, cap: int,
+                   progress: Progress | None) -> Iterator[np.ndarray]:
+        P = int(pool.shape[0])
+        pos, s = 0, min(P, 256)
+        while pos < P:
+            s = max(1, min(s, P - pos))
+            _, rows, overflow = self._dfs(pool[pos:pos + s], d, out, cap)
+            if overflow:
+                if s > 1:
+                    s = max(1, s // 4)
+                    continue
+                # one partial match alone overflows the buffer: split it one depth down
+                children = self.expand(pool[pos:pos + 1], d)
+                if d + 1 == self.k:
+                    for i in range(0, int(children.shape[0]), cap):
+                        yield children[i:i + cap].get()
+                else:
+                    yield from self._list_pool(children, d + 1, out, cap, None)
+                pos += 1
+                continue
+            if rows:
+                yield out[:rows].get()
+            pos += s
+            if progress is not None:
+                progress(pos, P)
+            # aim the next slice at half the buffer
+            s = int(min(8 * s, max(1, s * (cap // 2) / max(rows, 1))))
+
+    def finish(self) -> None:
+        self.stats["total_s"] = time.perf_counter() - self.t0
+        if self.stats.get("tasks") and self.stats.get("steps"):
+            self.stats["idle_rate"] = 1.0 - self.stats["tasks"] / (32.0 * self.stats["steps"])

@@ -1,0 +1,58 @@
+// warpmatch GPU engine: the BFS phase that fills the initial task pool
+// (gMatch 4.3, "Initialization Phase").
+//
+// The pool is a row-major int32 array of partial matches of one depth d. One
+// expansion step maps depth d to d+1 with one thread per fine-grained task
+// (partial match, candidate): wm_bfs_gen gives every partial match its local
+// candidate list, the host turns the lengths into an exclusive prefix sum, and
+// wm_bfs_expand lets thread t find its partial match by binary search in that
+// prefix sum and check its candidate. The host compacts the survivors.
+
+// the device clock, so the host can turn a time limit into a deadline
+extern "C" __global__ void wm_clock(unsigned long long* t) { *t = wm_now(); }
+
+// depth 0: which roots (the plan's depth-0 candidate set) pass label and degree
+extern "C" __global__ void wm_bfs_roots(const int* __restrict__ roots, long long n,
+                                        unsigned char* __restrict__ flag) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    flag[i] = wm_check_d0(roots[i], 0, 0) ? 1 : 0;
+  }
+}
+
+// local candidate list of depth d for each pool row
+extern "C" __global__ void wm_bfs_gen(const int* __restrict__ pool, long long n, int d,
+                                      long long* __restrict__ start, long long* __restrict__ len,
+                                      unsigned char* __restrict__ gen) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    int gn, ln;
+    long long st;
+    wm_row_gen(d, pool + i * d, gn, st, ln);
+    start[i] = st;
+    len[i] = ln;
+    gen[i] = (unsigned char)gn;
+  }
+}
+
+// one thread per task t < total: offs is the exclusive prefix sum of len (n+1 entries)
+extern "C" __global__ void wm_bfs_expand(const int* __restrict__ pool, long long n, int d,
+                                         const long long* __restrict__ start,
+                                         const long long* __restrict__ offs,
+                                         const unsigned char* __restrict__ gen, long long total,
+                                         int* __restrict__ cand, unsigned char* __restrict__ flag) {
+  for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
+       t += (long long)gridDim.x * blockDim.x) {
+    // largest i with offs[i] <= t (rows with empty lists share offsets; this
+    // picks the one whose range holds t)
+    long long lo = 0, hi = n;
+    while (hi - lo > 1) {
+      const long long mid = (lo + hi) >> 1;
+      if (offs[mid] <= t) lo = mid; else hi = mid;
+    }
+    int c = -1;
+    const bool ok = wm_row_task(d, pool + lo * d, gen[lo], start[lo] + (t - offs[lo]), c);
+    cand[t] = c;
+    flag[t] = ok ? 1 : 0;
+  }
+}

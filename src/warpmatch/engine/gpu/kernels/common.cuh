@@ -1,0 +1,133 @@
+// warpmatch GPU engine: declarations shared by every kernel.
+//
+// Compiled at run time by NVRTC (no host headers). The source the engine
+// compiles is, in order: the plan's #defines (render.py), this file, the
+// plan's generated device functions (render.py), then one or more kernel
+// files (bfs.cu, fine.cu, coarse.cu). Options come in as -D macros:
+//   WM_WARPS    warps per block (fine/coarse kernels)
+//   WM_BATCH    1: warp-level batch exploration (gMatch 4.2); 0: one task group at a time
+//   WM_LIST     1: write matches to a buffer; 0: count
+//   WM_STEAL    1: work stealing after the initial pool is exhausted (gMatch 4.3)
+//   WM_PROFILE  1: count warp steps and tasks, for the idle-lane rate (gMatch 2.3)
+#ifndef WM_COMMON_CUH
+#define WM_COMMON_CUH
+
+#define WM_FULL 0xffffffffu
+
+// The data graph and the plan's candidate sets, in device memory. Set once per
+// launch through the module's constant memory (all lanes read the same
+// pointer, so constant-cache broadcast is ideal). For undirected graphs the
+// in_* pointers equal the out pointers.
+struct WmGraph {
+  const long long* indptr;
+  const int* indices;
+  const int* elab;
+  const long long* in_indptr;
+  const int* in_indices;
+  const int* in_elab;
+  const int* vlab;
+  const long long* cand_ptr;
+  const int* cand_ids;
+};
+
+__constant__ WmGraph g;
+
+// first position in a[lo, hi) whose value is >= x
+__device__ __forceinline__ long long wm_lower_bound(const int* __restrict__ a, long long lo,
+                                                    long long hi, int x) {
+  while (lo < hi) {
+    const long long mid = lo + ((hi - lo) >> 1);
+    if (__ldg(a + mid) < x) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+__device__ __forceinline__ bool wm_in_sorted(const int* __restrict__ a, long long lo,
+                                             long long hi, int x) {
+  const long long p = wm_lower_bound(a, lo, hi, x);
+  return p < hi && __ldg(a + p) == x;
+}
+
+// Is there a data edge u -> v (undirected: u - v) with label el (-1: any)?
+// Binary search in the shorter of out(u) and in(v): a 4,000,000-degree hub
+// costs 22 probes, and no buffer is sized by the degree (gMatch 2.3, issue 1).
+__device__ __forceinline__ bool wm_edge(int u, int v, int el) {
+  const long long a0 = g.indptr[u], a1 = g.indptr[u + 1];
+  const long long b0 = g.in_indptr[v], b1 = g.in_indptr[v + 1];
+  if (a1 - a0 <= b1 - b0) {
+    const long long p = wm_lower_bound(g.indices, a0, a1, v);
+    if (p >= a1 || __ldg(g.indices + p) != v) return false;
+    return el < 0 || g.elab[p] == el;
+  }
+  const long long p = wm_lower_bound(g.in_indices, b0, b1, u);
+  if (p >= b1 || __ldg(g.in_indices + p) != u) return false;
+  return el < 0 || g.in_elab[p] == el;
+}
+
+// A warp's execution stack (gMatch 5.1), in shared memory: level l holds up
+// to 32 partial matches of depth l as (vertex, parent index at level l-1);
+// gen/len name the local candidate list of depth l+1 that each one generates.
+// The walk state (wp = next entry, wo = offset in it, wn = entries) is the
+// two-pointer cursor over the level's virtual task pool (gMatch 4.2).
+// Level K-1 is never stored: its matches are counted or written at once.
+#if WM_K > 1
+#define WM_LEVELS (WM_K - 1)
+#else
+#define WM_LEVELS 1
+#endif
+struct WmStack {
+  int v[WM_LEVELS][32];
+  int len[WM_LEVELS][32];
+  unsigned char p[WM_LEVELS][32];
+  unsigned char gen[WM_LEVELS][32];
+  int wp[WM_LEVELS];
+  int wo[WM_LEVELS];
+  int wn[WM_LEVELS];
+  unsigned char owner[32];   // scratch: task-pool position -> lane of its entry
+};
+
+template <class T>
+__device__ __forceinline__ T wm_min(T a, T b) { return a < b ? a : b; }
+template <class T>
+__device__ __forceinline__ T wm_max(T a, T b) { return a > b ? a : b; }
+
+__device__ __forceinline__ unsigned long long wm_warp_sum(unsigned long long x) {
+  for (int s = 16; s > 0; s >>= 1) x += __shfl_down_sync(WM_FULL, x, s);
+  return x;
+}
+
+// Counter slots shared by the fine and coarse kernels (unsigned long long).
+#define WM_C_POOL 0      // next pool item to fetch
+#define WM_C_COUNT 1     // raw matches (count mode)
+#define WM_C_STEPS 2     // warp steps (profile)
+#define WM_C_TASKS 3     // tasks checked (profile)
+#define WM_C_CURSOR 4    // rows written (list mode)
+#define WM_C_OVERFLOW 5  // list buffer overflowed: the slice is re-run smaller
+#define WM_C_STEALS 6    // records taken by idle warps
+#define WM_C_ABORT 7     // the deadline passed: every warp stops, the result is void
+#define WM_C_N 8
+
+__device__ __forceinline__ unsigned long long wm_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// every warp stops once the list buffer overflowed or the deadline passed
+__device__ __forceinline__ bool wm_stopped(unsigned long long* counters) {
+  volatile unsigned long long* vc = counters;
+  return vc[WM_C_OVERFLOW] != 0 || vc[WM_C_ABORT] != 0;
+}
+
+// lane 0 checks the clock (deadline 0: none); the result is warp-uniform
+__device__ __forceinline__ bool wm_check_deadline(unsigned long long* counters,
+                                                  unsigned long long deadline, int lane) {
+  int stop = 0;
+  if (lane == 0) {
+    if (deadline && wm_now() > deadline) atomicExch(counters + WM_C_ABORT, 1ull);
+    stop = wm_stopped(counters);
+  }
+  return __shfl_sync(WM_FULL, stop, 0) != 0;
+}
+
+#endif  // WM_COMMON_CUH

@@ -1,0 +1,332 @@
+// warpmatch GPU engine: gMatch's fine-grained execution model (sections 4-5).
+//
+// Each lane runs one fine-grained task: may candidate c extend partial match M?
+// (wm_stack_task, generated per plan). A warp keeps, per level, up to 32
+// partial matches in its shared-memory stack; the level's virtual task pool is
+// the concatenation of their local candidate lists, walked with two pointers
+// (entry, offset). Each step hands the next 32 tasks of the pool to the 32
+// lanes, across task-group boundaries when WM_BATCH (warp-level batch
+// exploration, 4.2); survivors are compacted with a ballot into the next level
+// and the warp descends. Partial matches are rebuilt from parent indices, so
+// the stack holds O(K * 32) entries and no buffer depends on the degree.
+//
+// Work distribution (4.3): warps take chunks of the initial task pool (filled
+// by the BFS phase, bfs.cu) through an atomic counter. With WM_STEAL, a warp
+// that finds the pool empty registers as idle; busy warps check for idle ones
+// every 16 steps and donate half of the remaining tasks of their shallowest
+// level with any left (whole entries, or half of a single entry's offset range)
+// as records (prefix, level, [lo, hi)) in a global ticket queue (wm_donate).
+// This is gMatch's "split the stack in half" with one global queue in place of
+// per-block queues.
+//
+// List mode writes full matches (depth order) to `out` at an atomic cursor; if
+// a slice of the pool produces more than out_cap rows, the overflow flag stops
+// every warp and the host re-runs that slice smaller (engine.py).
+
+struct WmSteal {     // global state of the stealing protocol (ints)
+  int busy;          // warps holding work
+  int head;          // tickets taken by idle warps
+  int tail;          // records reserved by donors
+  int spare;
+};
+
+#define WM_REC (WM_K + 3)   // record: prefix[K], level, lo, hi
+
+__device__ __forceinline__ void wm_load_pool(WmStack& S, const int* __restrict__ pool,
+                                             long long first, int got, int d0, int lane) {
+  if (lane < got) {
+    const int* r = pool + (first + lane) * d0;
+    for (int l = 0; l < d0; ++l) {
+      S.v[l][lane] = r[l];
+      S.p[l][lane] = (unsigned char)lane;
+    }
+    int gn, ln;
+    long long st;
+    wm_row_gen(d0, r, gn, st, ln);
+    S.gen[d0 - 1][lane] = (unsigned char)gn;
+    S.len[d0 - 1][lane] = ln;
+  }
+  if (lane == 0) {
+    S.wp[d0 - 1] = 0;
+    S.wo[d0 - 1] = 0;
+    S.wn[d0 - 1] = got;
+  }
+  __syncwarp();
+}
+
+#if WM_STEAL
+// Work stealing as a ticket queue: an idle warp takes a ticket (head++) and
+// waits for record[ticket]; a busy warp that sees tickets waiting (head > tail)
+// donates records into slots tail.. (reserved with a CAS among the few donors)
+// and counts the receivers as busy before publishing, so "busy == 0 and no
+// record for my ticket" means the search is over. One atomic per idle warp, no
+// retry storms on a shared word.
+__device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st,
+                          int* __restrict__ rec, int* __restrict__ recflag, int rec_cap) {
+  int l = base, kind = 0, mid = 0;
+  for (; l <= level; ++l) {
+    if (l > WM_K - 3 && l != base) break;   // only donate subtrees, not single checks
+    const int p = S.wp[l], o = S.wo[l], n = S.wn[l];
+    if (n - p >= 2) { kind = 1; mid = p + (n - p + 1) / 2; break; }
+    if (n - p == 1 && S.len[l][p] - o >= 2) { kind = 2; mid = o + (S.len[l][p] - o) / 2; break; }
+  }
+  if (!kind) return;
+  const int n = S.wn[l];
+  int want = kind == 1 ? n - mid : 1;
+  int slot = 0;
+  if (lane == 0) {
+    volatile int* vt = &st->tail;
+    volatile int* vh = &st->head;
+    int t;
+    while (true) {
+      t = *vt;
+      want = wm_min(want, wm_min(*vh - t, rec_cap - t));
+      if (want <= 0) { want = 0; break; }
+      if (atomicCAS(&st->tail, t, t + want) == t) break;
+    }
+    slot = t;
+    if (want) atomicAdd(&st->busy, want);   // the receivers hold work from now on
+  }
+  want = __shfl_sync(WM_FULL, want, 0);
+  slot = __shfl_sync(WM_FULL, slot, 0);
+  if (want == 0) return;
+  if (lane < want) {
+    // kind 1: entries [n - want, n); kind 2: offsets [mid, len) of the one entry
+    const int e = kind == 1 ? n - want + lane : S.wp[l];
+    int* r = rec + (long long)(slot + lane) * WM_REC;
+    int i = e;
+    for (int j = l; j >= 0; --j) {
+      r[j] = S.v[j][i];
+      i = S.p[j][i];
+    }
+    r[WM_K] = l;
+    r[WM_K + 1] = kind == 1 ? 0 : mid;
+    r[WM_K + 2] = S.len[l][e];
+    __threadfence();
+    atomicExch(recflag + slot + lane, 1);
+  }
+  __syncwarp();
+  if (lane == 0) {
+    if (kind == 1) S.wn[l] = n - want; else S.len[l][S.wp[l]] = mid;
+  }
+  __syncwarp();
+}
+
+// Take a ticket and wait for its record or for global termination.
+// Returns the record's slot, or -1.
+__device__ int wm_wait(WmSteal* st, int* __restrict__ recflag,
+                       unsigned long long* counters, unsigned long long deadline, int lane,
+                       int rec_cap) {
+  int slot = -1;
+  if (lane == 0) {
+    atomicSub(&st->busy, 1);
+    const int T = atomicAdd(&st->head, 1);
+    volatile int* vb = &st->busy;
+    volatile int* vt = &st->tail;
+    volatile int* vf = recflag + (T < rec_cap ? T : 0);
+    volatile unsigned long long* vc = counters;
+    unsigned nap = 256;   // back off: idle warps polling slow the busy ones
+    while (true) {
+      if (T < rec_cap && *vf) { slot = T; break; }
+      if (deadline && wm_now() > deadline) atomicExch(counters + WM_C_ABORT, 1ull);
+      if (vc[WM_C_OVERFLOW] || vc[WM_C_ABORT]) break;
+      if (*vb == 0) {
+        __threadfence();
+        if (T < rec_cap && *vf) { slot = T; break; }
+        if (*vt <= T) break;     // nobody holds work and no record is coming
+      }
+      __nanosleep(nap);
+      if (nap < 32768) nap <<= 1;
+    }
+    if (slot >= 0) {
+      __threadfence();
+      atomicAdd(counters + WM_C_STEALS, 1ull);
+    }
+  }
+  return __shfl_sync(WM_FULL, slot, 0);
+}
+
+// Load a donated record as a single entry at levels 0..L; returns L.
+__device__ __forceinline__ int wm_load_record(WmStack& S, const int* __restrict__ rec,
+                                              int slot, int lane) {
+  const int* r = rec + (long long)slot * WM_REC;
+  const int L = r[WM_K];
+  if (lane == 0) {
+    for (int j = 0; j <= L; ++j) { S.v[j][0] = r[j]; S.p[j][0] = 0; }
+    int gn, ln;
+    long long st;
+    wm_row_gen(L + 1, r, gn, st, ln);   // the donor's list, rebuilt from the prefix
+    S.gen[L][0] = (unsigned char)gn;
+    S.len[L][0] = r[WM_K + 2];
+    S.wp[L] = 0;
+    S.wo[L] = r[WM_K + 1];
+    S.wn[L] = 1;
+  }
+  __syncwarp();
+  return L;
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(WM_WARPS * 32)
+wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
+        unsigned long long* counters, int* __restrict__ out, long long out_cap,
+        int* steal_state, int* __restrict__ rec, int* __restrict__ recflag, int rec_cap,
+        unsigned long long deadline) {
+  __shared__ WmStack stacks[WM_WARPS];
+  const int lane = threadIdx.x & 31;
+  WmStack& S = stacks[threadIdx.x >> 5];
+  const unsigned lt_mask = (1u << lane) - 1u;
+  unsigned long long my_count = 0, steps = 0, tasks = 0;
+  (void)out; (void)out_cap; (void)steal_state; (void)rec; (void)recflag; (void)rec_cap;
+#if WM_STEAL
+  WmSteal* st = reinterpret_cast<WmSteal*>(steal_state);
+  if (lane == 0) atomicAdd(&st->busy, 1);
+#endif
+  unsigned iter = 0;
+  int level = -1, base = 0;
+  while (true) {
+    if (level < base) {
+      // out of work: next chunk of the initial task pool
+      long long first = 0;
+      int got = 0;
+      if (lane == 0) {
+        const unsigned long long f = atomicAdd(counters + WM_C_POOL, (unsigned long long)fetch);
+        if ((long long)f < pool_n) {
+          first = (long long)f;
+          got = (int)wm_min<long long>(fetch, pool_n - first);
+        }
+      }
+      got = __shfl_sync(WM_FULL, got, 0);
+      first = __shfl_sync(WM_FULL, first, 0);
+      if (got > 0) {
+        wm_load_pool(S, pool, first, got, d0, lane);
+        level = base = d0 - 1;
+        continue;
+      }
+#if WM_STEAL
+      const int slot = wm_wait(st, recflag, counters, deadline, lane, rec_cap);
+      if (slot >= 0 && wm_stopped(counters)) break;
+      if (slot < 0) break;
+      level = base = wm_load_record(S, rec, slot, lane);
+      continue;
+#else
+      break;
+#endif
+    }
+    if ((++iter & 63u) == 0 && wm_check_deadline(counters, deadline, lane)) break;
+#if WM_LIST
+    if (*((volatile unsigned long long*)(counters + WM_C_OVERFLOW))) break;
+#endif
+#if WM_STEAL
+    if ((iter & 15u) == 0) {
+      int give = 0;
+      if (lane == 0) {
+        const int t = *((volatile int*)&st->tail);
+        give = *((volatile int*)&st->head) > t && t < rec_cap;   // tickets are waiting
+      }
+      if (__shfl_sync(WM_FULL, give, 0)) wm_donate(S, base, level, lane, st, rec, recflag, rec_cap);
+    }
+#endif
+    const int p = S.wp[level], o = S.wo[level], n = S.wn[level];
+    if (p >= n) { --level; continue; }
+
+    // ---- hand the next 32 tasks of this level's virtual task pool to the lanes
+    const int j = p + lane;
+    const bool considered = (WM_BATCH || lane == 0) && j < n;
+    const int rem = considered ? S.len[level][j] - (lane == 0 ? o : 0) : 0;
+    const int r = wm_min(rem, 32);
+    int incl = r;
+    for (int s = 1; s < 32; s <<= 1) {
+      const int t = __shfl_up_sync(WM_FULL, incl, s);
+      if (lane >= s) incl += t;
+    }
+    const int excl = incl - r;
+    const int total = __shfl_sync(WM_FULL, incl, 31);
+    const bool owner = r > 0 && excl < 32;
+    if (owner) S.owner[excl] = (unsigned char)lane;
+    const unsigned starts = __reduce_or_sync(WM_FULL, owner ? (1u << excl) : 0u);
+    // entries consumed by this step; the first one that is not keeps the cursor
+    const bool consumed = (WM_BATCH || lane == 0) && excl <= 32 && rem <= 32 - excl;
+    const unsigned cm = __ballot_sync(WM_FULL, consumed);
+    int F = __ffs(~cm) - 1;
+    if (cm == WM_FULL) F = 32;
+    // tasks this step takes from each entry that it does not finish
+    const int taken = considered ? wm_max(0, 32 - excl) : 0;
+    const int takenF = __shfl_sync(WM_FULL, taken, F & 31);
+    __syncwarp();
+    const int ntask = wm_min(total, 32);
+    const bool has = lane < ntask;
+    int e = 0, off = 0;
+    if (has) {
+      const unsigned below = starts & (lane == 31 ? WM_FULL : ((2u << lane) - 1u));
+      const int s = 31 - __clz(below);
+      const int ol = S.owner[s];
+      e = p + ol;
+      off = lane - s + (ol == 0 ? o : 0);
+    }
+    __syncwarp();
+    if (lane == 0) {
+      S.wp[level] = p + F;
+      S.wo[level] = F < 32 ? (F == 0 ? o : 0) + takenF : 0;
+    }
+#if WM_PROFILE
+    if (lane == 0) { steps += 1; tasks += (unsigned long long)ntask; }
+#endif
+    const int d = level + 1;
+    int c = -1, ngen = 0, nlen = 0;
+    int row[WM_K];
+    const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, row);
+    if (d == WM_K - 1) {
+#if WM_LIST
+      const unsigned vm = __ballot_sync(WM_FULL, valid);
+      if (vm) {
+        const int cnt = __popc(vm);
+        unsigned long long pos = 0;
+        if (lane == 0) {
+          pos = atomicAdd(counters + WM_C_CURSOR, (unsigned long long)cnt);
+          if (pos + cnt > (unsigned long long)out_cap) atomicExch(counters + WM_C_OVERFLOW, 1ull);
+        }
+        pos = __shfl_sync(WM_FULL, pos, 0);
+        if (valid && pos + cnt <= (unsigned long long)out_cap) {
+          int* o_ = out + (long long)(pos + __popc(vm & lt_mask)) * WM_K;
+#pragma unroll
+          for (int i = 0; i < WM_K; ++i) o_[i] = row[i];
+        }
+      }
+#else
+      my_count += valid ? 1 : 0;
+#endif
+      __syncwarp();
+      continue;
+    }
+    // ---- compact the survivors into the next level and descend (gMatch 5.1)
+    const unsigned vm = __ballot_sync(WM_FULL, valid);
+    if (vm) {
+      if (valid) {
+        const int idx = __popc(vm & lt_mask);
+        S.v[d][idx] = c;
+        S.p[d][idx] = (unsigned char)(e);
+        S.gen[d][idx] = (unsigned char)ngen;
+        S.len[d][idx] = nlen;
+      }
+      if (lane == 0) {
+        S.wp[d] = 0;
+        S.wo[d] = 0;
+        S.wn[d] = __popc(vm);
+      }
+      level = d;
+    }
+    __syncwarp();
+  }
+  // leaving with work happens only on list overflow or the deadline; the host
+  // then discards (overflow) or reports (deadline) the launch
+  my_count = wm_warp_sum(my_count);
+  if (lane == 0) {
+    if (my_count) atomicAdd(counters + WM_C_COUNT, my_count);
+#if WM_PROFILE
+    atomicAdd(counters + WM_C_STEPS, steps);
+    atomicAdd(counters + WM_C_TASKS, tasks);
+#endif
+  }
+  (void)lt_mask; (void)steps; (void)tasks;
+}

@@ -1,0 +1,361 @@
+"""Building a :class:`~warpmatch.plan.plan.Plan` from a query and a data graph.
+
+The planner is where a request meets the data graph: it validates that the
+query can be asked of this graph, filters candidates (LDF/NLF, see
+:mod:`warpmatch.plan.filter`), restricts anchored query vertices to their
+anchor ids, chooses a connected matching order (:mod:`warpmatch.plan.order`,
+RI by default), and compiles everything the engines check into flat arrays
+(the contract in :mod:`warpmatch.plan.plan`).
+
+Symmetry breaking follows Grochow and Kellis ("Network motif discovery using
+subgraph enumeration and symmetry-breaking", RECOMB 2007): the restrictions
+``f(a) < f(b)`` computed by :mod:`warpmatch.query.symmetry` select exactly one
+embedding from every orbit of the (anchor-preserving) automorphism group.
+They serve two purposes here:
+
+- ``mode="subgraphs"``: each distinct subgraph once; ``multiplier = 1``;
+- ``mode="embeddings"``, ``purpose="count"``: the same restricted search,
+  times ``multiplier = |Aut|``. The automorphism group acts freely on the
+  embeddings, so this count is exact and the search is up to |Aut| times
+  smaller (6× for triangles, 24× for 4-cliques);
+- ``mode="embeddings"``, ``purpose="list"``: every embedding must be listed,
+  so no restrictions and ``multiplier = 1``.
+
+Explicit candidate sets (rule 3 of the Plan contract): depth 0 always has one
+(the roots). A later depth gets one when it is anchored (it must, the anchor
+is a constraint that the other rules do not express), or when NLF removed
+candidates that label and degree (rules 1–2, checked by every engine anyway)
+would have kept; the latter only while the optional sets total at most
+``2**24`` ids (64 MiB of int32), since for huge unlabeled-ish graphs a set that
+removes little is not worth shipping to a device.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..errors import QueryError, UnknownLabelWarning
+from ..graph.csr import Graph
+from ..query.model import ANY, Query
+from ..query.symmetry import symmetry_breaking
+from .filter import ldf_mask, nlf_applies, nlf_keep
+from .order import get_order
+from .plan import Plan
+
+MODES = ("embeddings", "subgraphs")
+PURPOSES = ("count", "list")
+#: most ids the optional (non-root, non-anchored) explicit candidate sets may hold in all
+OPTIONAL_CANDIDATE_BUDGET = 1 << 24
+
+
+def build_plan(
+    graph: Graph,
+    query: Query,
+    mode: str = "embeddings",
+    induced: bool = False,
+    anchors: Mapping[str | int, Iterable[int]] | None = None,
+    order: str = "ri",
+    purpose: str = "count",
+    use_nlf: bool = True,
+) -> Plan:
+    """Compile ``query`` against ``graph`` into a :class:`Plan`.
+
+    Parameters
+    ----------
+    graph : Graph
+        The data graph.
+    query : Query
+        The query graph; its directedness must match the graph's.
+    mode : {"embeddings", "subgraphs"}, optional
+        Count every injective map, or every distinct subgraph once. The
+        default is ``"embeddings"``.
+    induced : bool, optional
+        Also forbid data edges between images of non-adjacent query vertices
+        (per ordered pair if directed). The default is ``False``.
+    anchors : mapping, optional
+        ``{query vertex name or index: iterable of data vertex ids}``, ids in
+        the graph file's id space. The vertex is restricted to those ids (the
+        search starts there). The default is ``None``: no anchors.
+    order : str, optional
+        A registered matching order (:data:`~warpmatch.plan.order.ORDER_NAMES`).
+        The default is ``"ri"``.
+    purpose : {"count", "list"}, optional
+        What the plan is for; with ``"count"``, embeddings are counted with
+        symmetry breaking and a multiplier. The default is ``"count"``.
+    use_nlf : bool, optional
+        Apply the neighbour-label frequency filter. The default is ``True``.
+
+    Returns
+    -------
+    Plan
+        If planning proves the answer is 0 (a query label absent from the
+        graph, more query than data vertices, a vertex without candidates), the
+        plan has no roots and ``empty_reason`` says why.
+
+    Raises
+    ------
+    QueryError
+        Mode or purpose unknown, directedness mismatch, labels the graph cannot
+        have, unknown anchor vertex names, unknown order.
+    GraphError
+        An anchor id is not a vertex of the graph.
+
+    Examples
+    --------
+    >>> from warpmatch.graph.csr import Graph
+    >>> from warpmatch.query.model import Query
+    >>> g = Graph.from_edges([0, 1, 2, 2], [1, 2, 0, 3])
+    >>> p = build_plan(g, Query.from_edges([(0, 1), (1, 2), (2, 0)]))
+    >>> p.k, p.multiplier
+    (3, 6)
+    """
+    _validate(graph, query, mode, purpose)
+    order_fn = get_order(order)
+    k = query.k
+    itype = graph.indices.dtype
+    anchor_sets = _resolve_anchors(graph, query, anchors)
+
+    empty_reason: str | None = None
+    if k > graph.n:
+        empty_reason = (f"the query has {k} vertices but the graph {graph.name!r} has only "
+                        f"{graph.n}: no injective map exists")
+    if empty_reason is None:
+        empty_reason = _unknown_labels(graph, query)
+
+    # per query vertex: explicit candidate ids, or None for "LDF only" (not
+    # materialised, so an unlabeled query on a huge graph holds no k×n arrays)
+    cand: list[np.ndarray | None] = [None] * k
+    ldf_count = np.zeros(k, dtype=np.int64)
+    counts = np.zeros(k, dtype=np.int64)
+    nlf_removed = np.zeros(k, dtype=bool)
+    if empty_reason is None:
+        for u in range(k):
+            mask = ldf_mask(graph, query, u)
+            ldf_count[u] = np.count_nonzero(mask)
+            ids: np.ndarray | None = None
+            if u in anchor_sets:
+                # anchored: filter only the anchor ids (cheap however large the graph)
+                ids = anchor_sets[u][mask[anchor_sets[u]]]
+            if use_nlf and nlf_applies(graph, query, u):
+                base = np.flatnonzero(mask).astype(itype) if ids is None else ids
+                ids = base[nlf_keep(graph, query, u, base)]
+                nlf_removed[u] = u not in anchor_sets and ids.size < ldf_count[u]
+            cand[u] = ids
+            counts[u] = ldf_count[u] if ids is None else ids.size
+            if counts[u] == 0 and empty_reason is None:
+                if u in anchor_sets and anchor_sets[u].size == 0:
+                    empty_reason = (f"query vertex {query.names[u]} is anchored to no ids: "
+                                    f"the answer is 0")
+                else:
+                    empty_reason = _no_candidate_reason(graph, query, u, u in anchor_sets)
+
+    first = None
+    if anchor_sets:
+        first = min(anchor_sets, key=lambda u: (int(counts[u]), anchor_sets[u].size, u))
+    vorder = np.asarray(order_fn(query, counts.tolist(), first), dtype=np.int32)
+    depth_of = np.empty(k, dtype=np.int32)
+    depth_of[vorder] = np.arange(k, dtype=np.int32)
+
+    # ------------------------------------------------------ symmetry breaking
+    colors = _anchor_colors(k, anchor_sets)
+    pairs, aut_size = symmetry_breaking(query, colors=colors)
+    aut_size = int(aut_size)
+    use_restrictions = mode == "subgraphs" or purpose == "count"
+    multiplier = aut_size if (mode == "embeddings" and purpose == "count") else 1
+    res: list[list[tuple[int, int]]] = [[] for _ in range(k)]
+    if use_restrictions:
+        for a, b in pairs:                       # f(a) < f(b)
+            da, db = int(depth_of[a]), int(depth_of[b])
+            if db > da:
+                res[db].append((da, 1))          # at b's depth: c > M[da]
+            else:
+                res[da].append((db, -1))         # at a's depth: c < M[db]
+
+    # ---------------------------------------------- edges and non-edges
+    A = query.adjacency()
+    L = query.edge_label_matrix()
+    bn: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    na: list[list[tuple[int, int]]] = [[] for _ in range(k)]
+    for i in range(k):
+        u = int(vorder[i])
+        for j in range(i):
+            w = int(vorder[j])
+            if query.directed:
+                if A[w, u]:
+                    bn[i].append((j, 0, int(L[w, u])))     # data edge M[j] -> c
+                elif induced:
+                    na[i].append((j, 0))
+                if A[u, w]:
+                    bn[i].append((j, 1, int(L[u, w])))     # data edge c -> M[j]
+                elif induced:
+                    na[i].append((j, 1))
+            elif A[w, u]:
+                bn[i].append((j, 0, int(L[w, u])))
+            elif induced:
+                na[i].append((j, 0))
+
+    # --------------------------------------------------- candidate sets
+    restricted = np.zeros(k, dtype=bool)
+    restricted[0] = True
+    slices: list[np.ndarray] = []
+    empty_ids = np.empty(0, dtype=itype)
+    if empty_reason is not None:
+        slices = [empty_ids] * k
+    else:
+        budget = OPTIONAL_CANDIDATE_BUDGET
+        for i in range(k):
+            u = int(vorder[i])
+            ids = cand[u]
+            if i == 0:
+                if ids is None:
+                    ids = np.flatnonzero(ldf_mask(graph, query, u)).astype(itype)
+                slices.append(ids)
+            elif u in anchor_sets:
+                restricted[i] = True
+                slices.append(ids)
+            elif nlf_removed[u] and ids is not None and ids.size <= budget:
+                restricted[i] = True
+                budget -= ids.size
+                slices.append(ids)
+            else:
+                slices.append(empty_ids)
+    cand_ptr = np.zeros(k + 1, dtype=np.int64)
+    cand_ptr[1:] = np.cumsum([s.size for s in slices])
+    cand_ids = np.ascontiguousarray(np.concatenate(slices).astype(itype, copy=False))
+
+    deg_out = query.out_degree() if query.directed else query.degree()
+    deg_in = query.in_degree() if query.directed else query.degree()
+    bn_ptr, (bn_pos, bn_dir, bn_el) = _flatten(bn, (np.int32, np.int8, np.int32))
+    na_ptr, (na_pos, na_dir) = _flatten(na, (np.int32, np.int8))
+    res_ptr, (res_pos, res_sign) = _flatten(res, (np.int32, np.int8))
+    return Plan(
+        k=k,
+        order=vorder,
+        vlabel=np.ascontiguousarray(query.vertex_labels[vorder], dtype=np.int32),
+        min_out_deg=np.ascontiguousarray(deg_out[vorder], dtype=np.int32),
+        min_in_deg=np.ascontiguousarray(deg_in[vorder], dtype=np.int32),
+        bn_ptr=bn_ptr, bn_pos=bn_pos, bn_dir=bn_dir, bn_elabel=bn_el,
+        na_ptr=na_ptr, na_pos=na_pos, na_dir=na_dir,
+        res_ptr=res_ptr, res_pos=res_pos, res_sign=res_sign,
+        cand_ptr=cand_ptr, cand_ids=cand_ids, cand_restricted=restricted,
+        multiplier=multiplier, mode=mode, induced=bool(induced),
+        directed=bool(graph.directed), aut_size=aut_size, order_name=order,
+        query=query, anchors={u: int(s.size) for u, s in anchor_sets.items()},
+        empty_reason=empty_reason,
+    )
+
+
+# ---------------------------------------------------------------- helpers
+def _validate(graph: Graph, query: Query, mode: str, purpose: str) -> None:
+    """The checks that make a query askable of this graph (QueryError otherwise)."""
+    if mode not in MODES:
+        raise QueryError(f"unknown mode {mode!r}: use 'embeddings' (every injective map) or "
+                         f"'subgraphs' (each distinct subgraph once)")
+    if purpose not in PURPOSES:
+        raise QueryError(f"unknown plan purpose {purpose!r}: use 'count' or 'list'")
+    if graph.directed and not query.directed:
+        raise QueryError("the graph is directed but the query is undirected: write query edges "
+                         "as a->b, or read the graph as undirected")
+    if query.directed and not graph.directed:
+        raise QueryError("the graph is undirected but the query is directed: write query edges "
+                         "as a-b, or read the graph as directed")
+    if query.labeled and graph.vertex_labels is None:
+        u = int(np.flatnonzero(query.vertex_labels != ANY)[0])
+        raise QueryError(f"query vertex {query.names[u]} has label "
+                         f"{int(query.vertex_labels[u])} but the graph {graph.name!r} has no "
+                         f"vertex labels: drop the query's labels or read a labeled graph")
+    if query.edge_labeled and graph.edge_labels is None:
+        e = int(np.flatnonzero(query.edge_labels != ANY)[0])
+        a, b = (query.names[x] for x in query.edges[e])
+        raise QueryError(f"query edge {a}-{b} has label {int(query.edge_labels[e])} but the "
+                         f"graph {graph.name!r} has no edge labels: drop the query's edge "
+                         f"labels or read a graph with edge labels")
+
+
+def _unknown_labels(graph: Graph, query: Query) -> str | None:
+    """Warn (UnknownLabelWarning) about query labels absent from the graph; the reason, or None."""
+    reasons = []
+    if graph.vertex_labels is not None and query.labeled:
+        present = np.unique(graph.vertex_labels)
+        for u in range(query.k):
+            lab = int(query.vertex_labels[u])
+            if lab != ANY and not np.isin(lab, present):
+                reasons.append(f"query vertex {query.names[u]} has label {lab}, which no vertex "
+                               f"of {graph.name!r} has")
+    if graph.edge_labels is not None and query.edge_labeled:
+        present = np.unique(graph.edge_labels)
+        for e in range(query.m):
+            lab = int(query.edge_labels[e])
+            if lab != ANY and not np.isin(lab, present):
+                a, b = (query.names[x] for x in query.edges[e])
+                reasons.append(f"query edge {a}-{b} has label {lab}, which no edge of "
+                               f"{graph.name!r} has")
+    if not reasons:
+        return None
+    reason = "; ".join(reasons) + ": the answer is 0"
+    warnings.warn(reason, UnknownLabelWarning, stacklevel=3)
+    return reason
+
+
+def _resolve_anchors(graph: Graph, query: Query,
+                     anchors: Mapping[str | int, Iterable[int]] | None) -> dict[int, np.ndarray]:
+    """{query vertex index: sorted unique internal ids}; names and ids validated."""
+    out: dict[int, np.ndarray] = {}
+    if not anchors:
+        return out
+    for key, ids in anchors.items():
+        u = query.index_of(key)
+        if u in out:
+            raise QueryError(f"query vertex {query.names[u]} is anchored twice")
+        if isinstance(ids, (str, bytes)):
+            raise QueryError(f"anchor ids for {query.names[u]} must be integers, "
+                             f"not the string {ids!r}")
+        if isinstance(ids, (int, np.integer)):
+            ids = [ids]
+        ext = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=np.int64)
+        internal = graph.to_internal(ext, what=f"anchor id for {query.names[u]}")
+        out[u] = np.unique(internal).astype(graph.indices.dtype)
+    return out
+
+
+def _anchor_colors(k: int, anchor_sets: dict[int, np.ndarray]) -> list[int] | None:
+    """Colour classes for the automorphism group: 0 unanchored, one colour per anchor set."""
+    if not anchor_sets:
+        return None
+    colors = [0] * k
+    seen: dict[bytes, int] = {}
+    for u in sorted(anchor_sets):
+        key = anchor_sets[u].astype(np.int64).tobytes()
+        colors[u] = seen.setdefault(key, len(seen) + 1)
+    return colors
+
+
+def _no_candidate_reason(graph: Graph, query: Query, u: int, anchored: bool) -> str:
+    lab = int(query.vertex_labels[u])
+    parts = []
+    if lab != ANY:
+        parts.append(f"label {lab}")
+    if query.directed:
+        parts.append(f"out-degree >= {int(query.out_degree()[u])}, "
+                     f"in-degree >= {int(query.in_degree()[u])}")
+    else:
+        parts.append(f"degree >= {int(query.degree()[u])}")
+    if graph.vertex_labels is not None and nlf_applies(graph, query, u):
+        parts.append("enough neighbours of each label")
+    if anchored:
+        parts.append("among its anchor ids")
+    return (f"no data vertex can match query vertex {query.names[u]} "
+            f"({', '.join(parts)}): the answer is 0")
+
+
+def _flatten(rows: list[list[tuple]], dtypes: tuple) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Per-depth lists of tuples -> (ptr int32[k+1], one C-contiguous array per field)."""
+    ptr = np.zeros(len(rows) + 1, dtype=np.int32)
+    ptr[1:] = np.cumsum([len(r) for r in rows])
+    flat = [t for r in rows for t in r]
+    cols = [np.ascontiguousarray(np.array([t[f] for t in flat], dtype=dt))
+            for f, dt in enumerate(dtypes)]
+    return ptr, cols
+

@@ -1,0 +1,120 @@
+"""A readable description of a :class:`~warpmatch.plan.plan.Plan` (``warpmatch explain``).
+
+The text follows the Plan contract depth by depth (rules 1–7 of
+:mod:`warpmatch.plan.plan`), naming query vertices by their DSL names, so a
+user can see why a query is slow (a huge root set, an order that starts on a
+weak vertex) or why the answer is 0 (``empty_reason``).
+
+Examples
+--------
+>>> from warpmatch.graph.csr import Graph
+>>> from warpmatch.query.model import Query
+>>> from warpmatch.plan.build import build_plan
+>>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+>>> print(explain_plan(build_plan(g, Query.from_edges([(0, 1), (1, 2)]))).splitlines()[0])
+query 'query': 0-1, 1-2  (3 vertices, 2 edges, undirected)
+"""
+from __future__ import annotations
+
+from .plan import Plan
+
+
+def _name(plan: Plan, u: int) -> str:
+    q = plan.query
+    return q.names[u] if q is not None else str(u)
+
+
+def _label(lab: int) -> str:
+    return "*" if lab == -1 else str(lab)
+
+
+def explain_plan(plan: Plan) -> str:
+    """Describe ``plan`` in readable lines.
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan from :func:`~warpmatch.plan.build.build_plan`.
+
+    Returns
+    -------
+    str
+        Multi-line text: the query, the semantics (mode, induced, direction),
+        the automorphism group and multiplier, the order, then one block per
+        depth with its label, degree bound, candidate set, backward
+        neighbours, induced non-edges and symmetry-breaking restrictions;
+        and why the answer is 0 when planning proved it.
+    """
+    q = plan.query
+    lines: list[str] = []
+    if q is not None:
+        kind = "directed" if q.directed else "undirected"
+        lines.append(f"query {q.name!r}: {q.to_dsl()}  ({q.k} vertices, {q.m} edges, {kind})")
+    else:
+        lines.append(f"query: {plan.k} vertices")
+    mode = ("embeddings (every injective map)" if plan.mode == "embeddings"
+            else "subgraphs (each distinct subgraph once)")
+    lines.append(f"mode: {mode}; {'induced' if plan.induced else 'non-induced'}; "
+                 f"graph {'directed' if plan.directed else 'undirected'}")
+    n_res = int(plan.res_ptr[-1])
+    if plan.multiplier != 1:
+        sym = (f"|Aut| = {plan.aut_size}; {n_res} symmetry-breaking restrictions; "
+               f"count = raw matches x {plan.multiplier}")
+    elif n_res:
+        sym = f"|Aut| = {plan.aut_size}; {n_res} symmetry-breaking restrictions; multiplier 1"
+    else:
+        sym = f"|Aut| = {plan.aut_size}; no symmetry breaking; multiplier 1"
+    lines.append(sym)
+    lines.append(f"order ({plan.order_name}): "
+                 + ", ".join(_name(plan, int(u)) for u in plan.order))
+    if plan.anchors:
+        lines.append("anchors: " + ", ".join(
+            f"{_name(plan, int(u))} -> {n} id{'s' if n != 1 else ''}"
+            for u, n in sorted(plan.anchors.items())))
+    arrow = "->" if plan.directed else "-"
+    for i in range(plan.k):
+        u = int(plan.order[i])
+        un = _name(plan, u)
+        if plan.directed:
+            deg = (f"out-degree >= {int(plan.min_out_deg[i])}, "
+                   f"in-degree >= {int(plan.min_in_deg[i])}")
+        else:
+            deg = f"degree >= {int(plan.min_out_deg[i])}"
+        lines.append(f"depth {i}: {un}  label {_label(int(plan.vlabel[i]))}, {deg}")
+        size = int(plan.cand_ptr[i + 1] - plan.cand_ptr[i])
+        if i == 0:
+            anchored = " (anchored)" if u in plan.anchors else ""
+            lines.append(f"  candidates: {size} roots{anchored}")
+        elif plan.cand_restricted[i]:
+            why = "anchored" if u in plan.anchors else "NLF-filtered"
+            lines.append(f"  candidates: restricted to {size} ids ({why})")
+        else:
+            lines.append("  candidates: unrestricted (label and degree checked)")
+        lo, hi = int(plan.bn_ptr[i]), int(plan.bn_ptr[i + 1])
+        if hi > lo:
+            parts = []
+            for t in range(lo, hi):
+                wn = _name(plan, int(plan.order[int(plan.bn_pos[t])]))
+                edge = f"{wn}{arrow}{un}" if int(plan.bn_dir[t]) == 0 else f"{un}{arrow}{wn}"
+                el = int(plan.bn_elabel[t])
+                parts.append(edge + ("" if el == -1 else f" [label {el}]"))
+            lines.append("  backward edges: " + ", ".join(parts)
+                         + "  (candidates from the first one's adjacency)")
+        lo, hi = int(plan.na_ptr[i]), int(plan.na_ptr[i + 1])
+        if hi > lo:
+            parts = []
+            for t in range(lo, hi):
+                wn = _name(plan, int(plan.order[int(plan.na_pos[t])]))
+                parts.append(f"{wn}{arrow}{un}" if int(plan.na_dir[t]) == 0 else f"{un}{arrow}{wn}")
+            lines.append("  non-edges (induced): no " + ", no ".join(parts))
+        lo, hi = int(plan.res_ptr[i]), int(plan.res_ptr[i + 1])
+        if hi > lo:
+            parts = []
+            for t in range(lo, hi):
+                wn = _name(plan, int(plan.order[int(plan.res_pos[t])]))
+                op = ">" if int(plan.res_sign[t]) == 1 else "<"
+                parts.append(f"f({un}) {op} f({wn})")
+            lines.append("  restrictions: " + ", ".join(parts))
+    if plan.empty_reason:
+        lines.append(f"empty: {plan.empty_reason}")
+    return "\n".join(lines)

@@ -1,0 +1,261 @@
+"""Reading query files, and turning any query specification into a Query.
+
+:func:`read_query_file` reads the labeled ``t/v/e`` format of the
+subgraph-matching literature (Sun & Luo, SIGMOD 2020, and the query sets of
+the yeast/human/hprd benchmarks) through the one ``t/v/e`` parser of the
+package, :func:`warpmatch.graph.formats.parse_tve`.
+
+:func:`resolve_query` is the single entry point the API and the CLI use for a
+user's QUERY argument; the order in which it tries the possibilities is
+documented there.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputCleanupWarning, InputFormatError, QueryError
+from .dsl import parse_query
+from .model import ANY, Query
+from .patterns import get_pattern, is_pattern_name, pattern_names, read_pattern_collection
+
+__all__ = ["read_query_file", "resolve_query", "check_direction"]
+
+
+def read_query_file(path: str | os.PathLike[str]) -> Query:
+    """Read a query graph in the ``t/v/e`` format.
+
+    ::
+
+        t 0 4          # header (informational; the v/e lines are trusted)
+        v 0 16         # v <vertex id> <vertex label> [degree]
+        v 1 3
+        e 0 1 0        # e <u> <v> [edge label]
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. Vertex ids may be any integers; the query's vertex ``i`` is
+        the ``i``-th ``v`` line and is named by its id in the file.
+
+    Returns
+    -------
+    Query
+        Undirected, named after the file's stem. Vertex labels are kept as
+        read (they are the data graph's labels), and edge labels too: the
+        labeled benchmark queries carry ``e u v 0`` like their data graphs, so
+        reading both ways keeps them comparable. Lines without an edge label
+        give ``-1`` (any).
+
+    Raises
+    ------
+    InputFormatError
+        For a malformed file (from the parser, with file:line), an edge naming
+        a vertex without a ``v`` line, a self-loop, an edge listed twice with
+        different labels, or a disconnected or empty query.
+
+    Warns
+    -----
+    InputCleanupWarning
+        If an edge is listed more than once with the same label (kept once).
+    """
+    from ..graph.formats import parse_tve   # graph < query: a lower layer, imported lazily
+
+    path = os.fspath(path)
+    data = parse_tve(Path(path), source=path)
+    ids = np.asarray(data.vertex_ids, dtype=np.int64)
+    if ids.size == 0:
+        raise InputFormatError(path, None, "the query file has no 'v' lines (no vertices)")
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    if np.any(sorted_ids[1:] == sorted_ids[:-1]):
+        dup = int(sorted_ids[1:][sorted_ids[1:] == sorted_ids[:-1]][0])
+        raise InputFormatError(path, None, f"vertex {dup} has more than one 'v' line")
+    src = np.asarray(data.src, dtype=np.int64)
+    dst = np.asarray(data.dst, dtype=np.int64)
+
+    def to_index(x: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(sorted_ids, x)
+        pos_c = np.minimum(pos, sorted_ids.size - 1)
+        bad = sorted_ids[pos_c] != x
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise InputFormatError(path, None, f"edge {int(src[i])}-{int(dst[i])} names vertex "
+                                   f"{int(x[i])}, which has no 'v' line")
+        return order[pos_c]
+
+    u, w = to_index(src), to_index(dst)
+    el = (np.full(src.size, ANY, dtype=np.int32) if data.edge_labels is None
+          else np.asarray(data.edge_labels, dtype=np.int32))
+    # An undirected file may list an edge twice (even both ways); keep one copy of each
+    # identical (edge, label), and let Query reject the same edge with two labels.
+    lo, hi = np.minimum(u, w), np.maximum(u, w)
+    rows = np.stack([lo, hi, el.astype(np.int64)], axis=1)
+    _, first = np.unique(rows, axis=0, return_index=True)
+    if first.size < rows.shape[0]:
+        warnings.warn(f"{path}: {rows.shape[0] - first.size} duplicate query edge(s) dropped",
+                      InputCleanupWarning, stacklevel=2)
+        keep = np.sort(first)
+        u, w, el = u[keep], w[keep], el[keep]
+    try:
+        return Query(k=int(ids.size), edges=np.stack([u, w], axis=1), edge_labels=el,
+                     vertex_labels=np.asarray(data.vertex_labels, dtype=np.int32),
+                     directed=False, names=tuple(str(int(i)) for i in ids),
+                     name=Path(path).stem)
+    except QueryError as e:
+        raise InputFormatError(path, None, str(e)) from None
+
+
+def check_direction(query: Query, directed: bool, graph_name: str | None = None) -> None:
+    """Raise :class:`QueryError` if the query's direction does not fit the data graph's.
+
+    The one wording of this error, shared by :func:`resolve_query`, the
+    planner and the API.
+
+    Parameters
+    ----------
+    query : Query
+    directed : bool
+        Whether the data graph is directed.
+    graph_name : str, optional
+        The graph's name for the message. The default is ``None`` ("the graph").
+    """
+    g = "the graph" if graph_name is None else f"the graph {graph_name!r}"
+    if directed and not query.directed:
+        raise QueryError(
+            f"{g} is directed but the query {query.name!r} is undirected: a directed graph "
+            "needs directed query edges (write 'a->b' in the query DSL, e.g. "
+            "'a->b, b->c, c->a' for a directed triangle)")
+    if query.directed and not directed:
+        raise QueryError(
+            f"the query {query.name!r} is directed but {g} is undirected (read the graph "
+            "with directed=True, or --directed)")
+
+
+_TVE_LINE = re.compile(r"^\s*[tve]\s+[-+]?\d")
+_COLLECTION_LINE = re.compile(r"^\s*\S+\s+\d+\s+\d+\s*-\s*\d+")
+
+
+def _first_content_line(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            s = line.strip()
+            if s and not s.startswith(("#", "%")):
+                return s
+    return ""
+
+
+def _read_path(path: str) -> Query:
+    """A query from an existing file, by content: t/v/e, pattern collection or DSL."""
+    first = _first_content_line(path)
+    if _TVE_LINE.match(first):
+        return read_query_file(path)
+    if _COLLECTION_LINE.match(first):
+        qs = read_pattern_collection(path)
+        if len(qs) != 1:
+            names = ", ".join(q.name for q in qs[:10]) + (", ..." if len(qs) > 10 else "")
+            raise QueryError(f"{path} holds {len(qs)} patterns ({names}); a query must be "
+                             "one pattern (read them with read_pattern_collection)")
+        return qs[0]
+    with open(path, encoding="utf-8") as fh:
+        return parse_query(fh.read(), name=Path(path).stem)
+
+
+def _looks_like_path(text: str) -> bool:
+    """DSL text never holds '/', '\\' or '.' outside a '#' comment; paths usually do."""
+    return "#" not in text and re.search(r"[/\\.]", text) is not None
+
+
+def resolve_query(spec: Any, directed: bool | None = None) -> Query:
+    """Turn any query specification into a :class:`~warpmatch.query.Query`.
+
+    Parameters
+    ----------
+    spec : Query, networkx graph, str or os.PathLike
+        Tried in this order:
+
+        1. a :class:`Query` is returned as it is;
+        2. a networkx ``Graph``/``DiGraph`` goes through :meth:`Query.from_networkx`;
+        3. a string that is a named pattern (``"triangle"``, ``"5-clique"``,
+           see :func:`~warpmatch.query.patterns.list_patterns`) is that
+           pattern, even if a file of that name exists (write ``./triangle``
+           for the file);
+        4. a path (``os.PathLike``, or a string naming an existing file) is
+           read by content: ``t``/``v``/``e`` lines are a query file
+           (:func:`read_query_file`), ``NAME VERTICES u-v, ...`` lines a
+           pattern collection that must hold exactly one pattern, anything
+           else DSL text;
+        5. any other string is DSL text (:func:`~warpmatch.query.dsl.parse_query`).
+           A string that looks like a path (it holds a ``/``, ``\\`` or
+           ``.``, which DSL text cannot) but does not exist is reported as a
+           missing file, and a single bare word that is neither a pattern nor
+           a file is reported as an unknown pattern (a one-vertex DSL query
+           must carry a label, e.g. ``"a:3"``).
+    directed : bool or None, optional
+        The data graph's direction. ``True`` rejects an undirected query
+        (a directed graph needs ``->`` edges); ``None`` and ``False`` accept
+        any query (a directed query on an undirected graph is rejected by
+        the caller, which knows the graph's name: see :func:`check_direction`).
+        The default is ``None``.
+
+    Returns
+    -------
+    Query
+
+    Raises
+    ------
+    QueryError
+        For unknown pattern names, DSL errors, a collection with several
+        patterns, or a direction mismatch.
+    InputFormatError
+        For a malformed query file.
+    FileNotFoundError
+        For a path that does not exist.
+    TypeError
+        For any other type of ``spec``.
+
+    Examples
+    --------
+    >>> resolve_query("diamond").m
+    5
+    >>> resolve_query("a-b, b-c, c-a").names
+    ('a', 'b', 'c')
+    """
+    if isinstance(spec, Query):
+        q = spec
+    elif hasattr(spec, "nodes") and hasattr(spec, "edges") and hasattr(spec, "is_directed"):
+        q = Query.from_networkx(spec, name=str(getattr(spec, "name", "") or "query"))
+    elif isinstance(spec, os.PathLike):
+        path = os.fspath(spec)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such query file: {path}")
+        q = _read_path(path)
+    elif isinstance(spec, str):
+        text = spec.strip()
+        if is_pattern_name(text):
+            q = get_pattern(text)
+        elif os.path.isfile(text):
+            q = _read_path(text)
+        elif _looks_like_path(text):
+            raise FileNotFoundError(f"no such query file: {text}")
+        elif re.fullmatch(r"[^\W\d]\w*", text):
+            close = difflib.get_close_matches(text.lower(), pattern_names(), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise QueryError(
+                f"{text!r} is not a named pattern, a query file or a query with edges; {hint}"
+                f"known patterns: {', '.join(pattern_names())} (for a one-vertex query give "
+                "it a label, e.g. 'a:3')")
+        else:
+            q = parse_query(spec)
+    else:
+        raise TypeError(f"a query must be a Query, a networkx graph, a pattern name, a path or "
+                        f"DSL text, not {type(spec).__name__}")
+    if directed:
+        check_direction(q, True)
+    return q

@@ -1,0 +1,248 @@
+"""The numba ``cpu`` engine against the reference engine and networkx.
+
+The reference engine is the oracle (DESIGN.md): on random labeled/unlabeled,
+directed/undirected graphs and random connected queries of 3-7 vertices, the
+cpu engine must give the same raw count and the same set of matches, in both
+modes, induced or not, with anchors and edge labels. networkx's VF2 checks a
+few fixed cases independently of the planner. Listing is checked with tiny
+batch sizes and limits (the resumable lanes), and on a hub whose subtree holds
+many more matches than a batch.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from networkx.algorithms import isomorphism as iso
+
+from warpmatch.engine.cpu import CpuEngine
+from warpmatch.engine.reference import ReferenceEngine
+from warpmatch.graph.csr import Graph
+from warpmatch.plan import build_plan
+from warpmatch.query.model import Query
+from warpmatch.query.patterns import get_pattern
+
+CPU = CpuEngine()
+REF = ReferenceEngine()
+pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _rows(batches, k: int) -> list[tuple[int, ...]]:
+    arrs = [np.asarray(b) for b in batches]
+    if not arrs:
+        return []
+    allrows = np.concatenate(arrs).reshape(-1, k)
+    return [tuple(r) for r in allrows.tolist()]
+
+
+def _check_same(graph: Graph, plan, batch_size: int = 1 << 16) -> int:
+    """cpu == reference: count, and the listed match multiset. Returns the count."""
+    want = REF.count(graph, plan)
+    assert CPU.count(graph, plan) == want
+    got = _rows(CPU.match(graph, plan, batch_size=batch_size), plan.k)
+    ref = _rows(REF.match(graph, plan), plan.k)
+    assert len(got) == len(set(got)) == want
+    assert set(got) == set(ref)
+    return want
+
+
+# ------------------------------------------------------------- strategies
+@st.composite
+def graphs(draw, directed: bool | None = None, labels: bool | None = None,
+           edge_labels: bool | None = None) -> Graph:
+    n = draw(st.integers(1, 11))
+    directed = draw(st.booleans()) if directed is None else directed
+    m = draw(st.integers(0, 3 * n))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    use_vl = draw(st.booleans()) if labels is None else labels
+    use_el = draw(st.booleans()) if edge_labels is None else edge_labels
+    vl = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)) if use_vl else None
+    el = draw(st.lists(st.integers(0, 1), min_size=m, max_size=m)) if use_el else None
+    return Graph.from_edges(src, dst, n=n, vertex_labels=vl, edge_labels=el,
+                            directed=directed, warn=False)
+
+
+@st.composite
+def queries(draw, graph: Graph, kmin: int = 3, kmax: int = 7) -> Query:
+    """A random connected query: a random spanning tree plus extra edges."""
+    k = draw(st.integers(kmin, kmax))
+    edges = set()
+    for v in range(1, k):
+        u = draw(st.integers(0, v - 1))
+        edges.add((v, u) if graph.directed and draw(st.booleans()) else (u, v))
+    for _ in range(draw(st.integers(0, k))):
+        a = draw(st.integers(0, k - 1))
+        b = draw(st.integers(0, k - 1))
+        if a != b:
+            edges.add((a, b) if graph.directed else (min(a, b), max(a, b)))
+    if not graph.directed:
+        edges = {(min(a, b), max(a, b)) for a, b in edges}
+    # (directed: an extra edge may reverse a tree edge, giving both directions)
+    edges = sorted(edges)
+    vl = [draw(st.sampled_from([-1, -1, 0, 1])) if graph.labeled else -1 for _ in range(k)]
+    el = [draw(st.sampled_from([-1, -1, 0, 1])) if graph.edge_labels is not None else -1
+          for _ in edges]
+    return Query.from_edges(edges, k=k, vertex_labels=vl, edge_labels=el,
+                            directed=graph.directed)
+
+
+# ------------------------------------------------------- property tests
+@SETTINGS
+@given(data=st.data())
+def test_cpu_equals_reference(data) -> None:
+    g = data.draw(graphs())
+    q = data.draw(queries(g))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    induced = data.draw(st.booleans())
+    purpose = data.draw(st.sampled_from(["count", "list"]))
+    plan = build_plan(g, q, mode=mode, induced=induced, purpose=purpose)
+    _check_same(g, plan, batch_size=data.draw(st.integers(1, 5)))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_cpu_equals_reference_with_anchors(data) -> None:
+    g = data.draw(graphs(labels=False, edge_labels=False))
+    q = data.draw(queries(g, 3, 5))
+    u = data.draw(st.integers(0, q.k - 1))
+    ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=4, unique=True))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    plan = build_plan(g, q, mode=mode, anchors={u: ids}, purpose="list")
+    _check_same(g, plan, batch_size=3)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_cpu_dense_unlabeled_counts(data) -> None:
+    """Denser graphs exercise the last-depth intersection counts (1, 2, 3+ lists)."""
+    n = data.draw(st.integers(5, 12))
+    p = data.draw(st.floats(0.3, 0.8))
+    seed = data.draw(st.integers(0, 10_000))
+    directed = data.draw(st.booleans())
+    G = nx.gnp_random_graph(n, p, seed=seed, directed=directed)
+    e = np.array(list(G.edges()), dtype=np.int64).reshape(-1, 2)
+    g = Graph.from_edges(e[:, 0], e[:, 1], n=n, directed=directed)
+    q = data.draw(queries(g, 3, 5))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    plan = build_plan(g, q, mode=mode, purpose="count")
+    assert CPU.count(g, plan) == REF.count(g, plan)
+
+
+# ------------------------------------------------- networkx, independently
+def _nx_count(G: nx.Graph, Q: nx.Graph, induced: bool) -> int:
+    gm = iso.GraphMatcher(G, Q)
+    it = gm.subgraph_isomorphisms_iter() if induced else gm.subgraph_monomorphisms_iter()
+    return sum(1 for _ in it)
+
+
+@pytest.mark.parametrize("name", ["triangle", "square", "diamond", "tailed-triangle",
+                                  "4-clique", "house"])
+@pytest.mark.parametrize("induced", [False, True])
+def test_cpu_against_networkx(name: str, induced: bool) -> None:
+    G = nx.barabasi_albert_graph(60, 4, seed=3)
+    e = np.array(list(G.edges()), dtype=np.int64)
+    g = Graph.from_edges(e[:, 0], e[:, 1], n=60)
+    q = get_pattern(name)
+    want = _nx_count(G, q.to_networkx(), induced)
+    for mode, purpose in (("embeddings", "count"), ("embeddings", "list")):
+        plan = build_plan(g, q, mode=mode, induced=induced, purpose=purpose)
+        assert CPU.count(g, plan) * plan.multiplier == want
+    plan = build_plan(g, q, mode="subgraphs", induced=induced)
+    assert CPU.count(g, plan) * plan.aut_size == want
+
+
+# -------------------------------------------------------------- listing
+def _hub_graph() -> Graph:
+    """A hub joined to 300 vertices that form a path: many triangles through one root."""
+    n = 301
+    src = [0] * 300 + list(range(1, 300))
+    dst = list(range(1, 301)) + list(range(2, 301))
+    return Graph.from_edges(src, dst, n=n)
+
+
+def test_hub_counts_and_bounded_batches() -> None:
+    g = _hub_graph()
+    q = Query.from_edges([(0, 1), (1, 2), (0, 2), (2, 3)])   # tailed triangle
+    plan = build_plan(g, q, mode="embeddings", purpose="list")
+    total = _check_same(g, plan, batch_size=7)
+    sizes = [b.shape[0] for b in CPU.match(g, plan, batch_size=7)]
+    assert max(sizes) <= 7 and sum(sizes) == total
+    assert total > 20 * 7        # the hub's subtree spans many rounds
+
+
+def test_limit_and_tiny_batches() -> None:
+    g = _hub_graph()
+    plan = build_plan(g, get_pattern("triangle"), purpose="list")
+    allrows = set(_rows(CPU.match(g, plan), 3))
+    for limit, bs in ((1, 1), (5, 2), (17, 4), (len(allrows) + 10, 1000)):
+        got = _rows(CPU.match(g, plan, batch_size=bs, limit=limit), 3)
+        assert len(got) == min(limit, len(allrows))
+        assert len(set(got)) == len(got) and set(got) <= allrows
+    assert list(CPU.match(g, plan, limit=0)) == []
+    with pytest.raises(ValueError):
+        list(CPU.match(g, plan, batch_size=0))
+
+
+def test_progress_reaches_total() -> None:
+    g = _hub_graph()
+    plan = build_plan(g, get_pattern("diamond"))
+    calls: list[tuple[int, int]] = []
+    c = CPU.count(g, plan, progress=lambda d, t: calls.append((d, t)))
+    assert c == REF.count(g, plan)
+    assert calls[-1] == (plan.roots.size, plan.roots.size)
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
+    calls.clear()
+    rows = _rows(CPU.match(g, plan, batch_size=5, progress=lambda d, t: calls.append((d, t))), 4)
+    assert len(rows) == c and calls[-1] == (plan.roots.size, plan.roots.size)
+
+
+# ------------------------------------------------------------ edge cases
+def test_single_vertex_query() -> None:
+    g = Graph.from_edges([0, 1], [1, 2], n=5, vertex_labels=[0, 1, 0, 1, 0])
+    q = Query.from_edges([], k=1, vertex_labels=[0])
+    plan = build_plan(g, q, purpose="list")
+    assert CPU.count(g, plan) == REF.count(g, plan) == 3
+    assert sorted(_rows(CPU.match(g, plan, batch_size=2), 1)) == [(0,), (2,), (4,)]
+
+
+def test_graph_without_edges_and_empty_roots() -> None:
+    g = Graph.from_edges([], [], n=6)
+    plan = build_plan(g, get_pattern("triangle"))
+    assert CPU.count(g, plan) == 0
+    assert list(CPU.match(g, plan)) == []
+    g2 = Graph.from_edges([0, 1], [1, 2], vertex_labels=[0, 0, 0])
+    q = Query.from_edges([(0, 1)], vertex_labels=[5, -1])   # label absent: no roots
+    plan2 = build_plan(g2, q)
+    assert CPU.count(g2, plan2) == 0 and list(CPU.match(g2, plan2)) == []
+
+
+def test_int64_index_graph() -> None:
+    G = nx.gnp_random_graph(30, 0.3, seed=5, directed=True)
+    e = np.array(list(G.edges()), dtype=np.int64)
+    g32 = Graph.from_edges(e[:, 0], e[:, 1], n=30, directed=True)
+    g64 = Graph(n=g32.n, indptr=g32.indptr, indices=g32.indices.astype(np.int64),
+                directed=True, in_indptr=g32.in_indptr,
+                in_indices=g32.in_indices.astype(np.int64))
+    q = Query.from_edges([(0, 1), (1, 2), (2, 0), (0, 3)], directed=True)
+    p32 = build_plan(g32, q, purpose="list")
+    p64 = build_plan(g64, q, purpose="list")
+    assert p64.cand_ids.dtype == np.int64
+    assert CPU.count(g64, p64) == CPU.count(g32, p32) == REF.count(g32, p32)
+    assert set(_rows(CPU.match(g64, p64), 4)) == set(_rows(CPU.match(g32, p32), 4))
+
+
+def test_threads_do_not_change_results() -> None:
+    G = nx.barabasi_albert_graph(200, 3, seed=7)
+    e = np.array(list(G.edges()), dtype=np.int64)
+    g = Graph.from_edges(e[:, 0], e[:, 1], n=200)
+    plan = build_plan(g, get_pattern("diamond"), purpose="list")
+    one = CpuEngine(threads=1)
+    three = CpuEngine(threads=3)
+    assert one.count(g, plan) == three.count(g, plan) == CPU.count(g, plan)
+    assert (set(_rows(one.match(g, plan, batch_size=9), 4))
+            == set(_rows(three.match(g, plan, batch_size=9), 4)))
