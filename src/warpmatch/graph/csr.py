@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError, InputCleanupWarning
+from ._build import build_csr, transpose_csr
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -169,31 +170,25 @@ class Graph:
             src, dst = src[keep], dst[keep]
             if el is not None:
                 el = el[keep]
+        if n >= INT32_MAX:
+            # build_csr packs (neighbour, input index) into one int64 key
+            raise GraphError(f"graphs of {n} vertices (2**31 or more) are not supported")
+        itype = index_dtype(n)
         if directed:
-            a, b = src, dst
+            indptr, indices, origin = build_csr(n, src, dst, False, itype)
+            in_indptr, in_indices, pos = transpose_csr(n, indptr, indices)
+            elab = None if el is None else el[origin].astype(np.int32)
+            in_elab = None if elab is None else elab[pos]
+            n_kept = int(indices.size)
         else:
-            a, b = np.minimum(src, dst), np.maximum(src, dst)
-        key = a.astype(np.int64) * np.int64(max(n, 1)) + b.astype(np.int64)
-        # return_index gives the first occurrence (stable), so the first label wins
-        key, first = np.unique(key, return_index=True)
-        n_dup = int(a.size - key.size)
-        a, b = a[first], b[first]
-        if el is not None:
-            el = el[first]
+            indptr, indices, origin = build_csr(n, src, dst, True, itype)
+            elab = None if el is None else el[origin].astype(np.int32)
+            in_indptr = in_indices = in_elab = None
+            n_kept = int(indices.size) // 2
+        n_dup = int(src.size) - n_kept
         report = BuildReport(self_loops=n_loops, duplicates=n_dup, input_edges=m_in)
         if warn and (n_loops or n_dup):
             warnings.warn(f"{name}: {report}", InputCleanupWarning, stacklevel=2)
-
-        itype = index_dtype(n)
-        if directed:
-            indptr, indices, elab = _csr(n, a, b, el, itype)
-            in_indptr, in_indices, in_elab = _csr(n, b, a, el, itype)
-        else:
-            s = np.concatenate([a, b])
-            d = np.concatenate([b, a])
-            e2 = None if el is None else np.concatenate([el, el])
-            indptr, indices, elab = _csr(n, s, d, e2, itype)
-            in_indptr = in_indices = in_elab = None
         return cls(
             n=n, indptr=indptr, indices=indices, directed=bool(directed),
             vertex_labels=None if vl is None else vl.astype(np.int32),
@@ -397,16 +392,3 @@ def _as_int_array(x: Any, what: str, allow_negative: bool = False) -> np.ndarray
     if arr.dtype == np.uint64 and arr.max() > np.iinfo(np.int64).max:
         raise GraphError(f"{what} holds a value too large for int64")
     return arr.astype(np.int64, copy=False)
-
-
-def _csr(n: int, s: np.ndarray, d: np.ndarray, lab: np.ndarray | None,
-         itype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """CSR with rows sorted by destination (input has no duplicate (s, d) pairs)."""
-    key = s.astype(np.int64) * np.int64(max(n, 1)) + d.astype(np.int64)
-    order = np.argsort(key, kind="stable")
-    counts = np.bincount(s, minlength=n) if s.size else np.zeros(n, dtype=np.int64)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    indices = d[order].astype(itype)
-    elab = None if lab is None else lab[order].astype(np.int32)
-    return indptr, indices, elab
