@@ -1,0 +1,235 @@
+"""numba kernels of :mod:`warpmatch.stream.dynamic` (gapped sorted CSR with slack).
+
+GCSM (Wei & Jiang, §V-A) keeps every neighbour list in an array preallocated
+to twice its size, appends new neighbours, marks deleted ones with negative
+values and re-sorts the updated lists after matching. We keep the same
+storage idea (per-row slack, a full row moves to the end with doubled
+capacity) but never let a row become unsorted: the matching engines read a
+per-batch *overlay* of timestamped entries (built by :func:`build_overlay`)
+instead of marked storage, and :func:`apply_rows` merges each touched row
+with its sorted events in one linear pass. Both kernels cost
+``O(events + sum of touched degrees)``.
+
+Events (one per valid update and per row it touches) arrive sorted by
+``(row, nbr, update)``; ``ev_ptr[r]:ev_ptr[r+1]`` are the events of touched
+row ``rows[r]``. Because a batch is validated sequentially, the events of one
+``(row, nbr)`` pair alternate insert/delete starting with an insert when the
+pair is absent from storage and with a delete when it is present.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+NEVER = np.int32(2**31 - 1)
+BEFORE = np.int32(-1)
+
+#: validation codes (index into dynamic._REASONS)
+OK, SELF_LOOP, EXISTS, MISSING = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def _row_find(nbr, s, d, y):
+    """Position of ``y`` in the sorted slice ``nbr[s:s+d]`` or -1 (binary search)."""
+    lo = s
+    hi = s + d
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if nbr[mid] < y:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s + d and nbr[lo] == y:
+        return lo
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def row_find(start, deg, nbr, u, v):
+    """Storage position of entry ``v`` in row ``u`` or -1 (``u`` beyond the arrays: -1)."""
+    if u < 0 or u >= deg.shape[0]:
+        return -1
+    return _row_find(nbr, start[u], np.int64(deg[u]), v)
+
+
+@njit(cache=True, nogil=True)
+def validate_sequential(a, b, op, order, start, deg, nbr, code):
+    """Validate updates in arrival order, grouped by edge.
+
+    ``a[i] -> b[i]`` is update ``i``'s edge in storage-row form (undirected:
+    ``a = min``, ``b = max``; the row of ``a`` holds ``b`` iff the edge exists).
+    ``order`` sorts the updates by edge key, stably (so arrival order inside a
+    group). Invalid updates leave the group's existence flag unchanged, which
+    is exactly the state the following updates see under ``on_invalid="skip"``.
+    Writes ``code[i]`` (OK / SELF_LOOP / EXISTS / MISSING).
+    """
+    m = order.shape[0]
+    j = 0
+    while j < m:
+        i0 = order[j]
+        u = a[i0]
+        v = b[i0]
+        if u == v:
+            code[i0] = SELF_LOOP
+            j += 1
+            continue
+        exists = row_find(start, deg, nbr, u, v) >= 0
+        while j < m and a[order[j]] == u and b[order[j]] == v:
+            i = order[j]
+            if op[i] > 0:
+                if exists:
+                    code[i] = EXISTS
+                else:
+                    code[i] = OK
+                    exists = True
+            else:
+                if exists:
+                    code[i] = OK
+                    exists = False
+                else:
+                    code[i] = MISSING
+            j += 1
+
+
+@njit(cache=True, parallel=True)
+def build_overlay(rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
+                  has_elab, o_off, o_nbr, o_elab, o_ins, o_dl):
+    """Fill the overlay rows: every version of every entry, sorted by ``(nbr, ins)``.
+
+    Storage entries get ``ins = BEFORE``; an insert by update ``i`` adds an
+    entry with ``ins = i``; a delete by update ``i`` sets ``dl = i`` on the
+    pair's entry that is alive at that moment (the last one written).
+    """
+    for r in prange(rows.shape[0]):
+        x = rows[r]
+        s = start[x]
+        d = np.int64(deg[x])
+        out = o_off[r]
+        e = ev_ptr[r]
+        e_end = ev_ptr[r + 1]
+        i = np.int64(0)
+        while i < d or e < e_end:
+            take_storage = False
+            if e >= e_end:
+                take_storage = True
+            elif i < d and nbr[s + i] < ev_nbr[e]:
+                take_storage = True
+            if take_storage:
+                o_nbr[out] = nbr[s + i]
+                o_ins[out] = BEFORE
+                o_dl[out] = NEVER
+                if has_elab:
+                    o_elab[out] = elab[s + i]
+                out += 1
+                i += 1
+                continue
+            y = ev_nbr[e]
+            last = np.int64(-1)
+            if i < d and nbr[s + i] == y:
+                o_nbr[out] = y
+                o_ins[out] = BEFORE
+                o_dl[out] = NEVER
+                if has_elab:
+                    o_elab[out] = elab[s + i]
+                last = out
+                out += 1
+                i += 1
+            while e < e_end and ev_nbr[e] == y:
+                if ev_op[e] > 0:
+                    o_nbr[out] = y
+                    o_ins[out] = ev_upd[e]
+                    o_dl[out] = NEVER
+                    if has_elab:
+                        o_elab[out] = ev_lab[e]
+                    last = out
+                    out += 1
+                else:
+                    # the batch was validated: a delete always has a live entry
+                    o_dl[last] = ev_upd[e]
+                e += 1
+
+
+@njit(cache=True, parallel=True)
+def apply_rows(rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg, nbr, elab,
+               has_elab):
+    """Rewrite every touched row as its state after the batch, at ``new_start[r]``.
+
+    ``new_start[r]`` is either the row's own start (it fits its capacity) or a
+    fresh region past the used part of the arrays (relocation); the old row is
+    copied to a scratch buffer first, so in-place rewriting is safe. Rows write
+    disjoint regions, so they run in parallel.
+    """
+    for r in prange(rows.shape[0]):
+        x = rows[r]
+        s = start[x]
+        d = np.int64(deg[x])
+        old_nbr = nbr[s:s + d].copy()
+        if has_elab:
+            old_lab = elab[s:s + d].copy()
+        else:
+            old_lab = np.empty(0, np.int32)
+        out = new_start[r]
+        e = ev_ptr[r]
+        e_end = ev_ptr[r + 1]
+        i = np.int64(0)
+        while i < d or e < e_end:
+            take_storage = False
+            if e >= e_end:
+                take_storage = True
+            elif i < d and old_nbr[i] < ev_nbr[e]:
+                take_storage = True
+            if take_storage:
+                nbr[out] = old_nbr[i]
+                if has_elab:
+                    elab[out] = old_lab[i]
+                out += 1
+                i += 1
+                continue
+            y = ev_nbr[e]
+            present = False
+            lab = np.int32(0)
+            if i < d and old_nbr[i] == y:
+                present = True
+                if has_elab:
+                    lab = old_lab[i]
+                i += 1
+            while e < e_end and ev_nbr[e] == y:
+                if ev_op[e] > 0:
+                    present = True
+                    lab = ev_lab[e]
+                else:
+                    present = False
+                e += 1
+            if present:
+                nbr[out] = y
+                if has_elab:
+                    elab[out] = lab
+                out += 1
+
+
+@njit(cache=True, parallel=True)
+def copy_rows(src_start, src_nbr, src_elab, deg, dst_start, dst_nbr, dst_elab, has_elab):
+    """Copy every row ``v`` (``deg[v]`` entries) from ``src_start[v]`` to ``dst_start[v]``."""
+    for v in prange(deg.shape[0]):
+        d = np.int64(deg[v])
+        s = src_start[v]
+        t = dst_start[v]
+        for j in range(d):
+            dst_nbr[t + j] = src_nbr[s + j]
+        if has_elab:
+            for j in range(d):
+                dst_elab[t + j] = src_elab[s + j]
+
+
+@njit(cache=True, parallel=True)
+def gather_rows(start, deg, nbr, elab, has_elab, offs, out_src, out_dst, out_lab):
+    """Flatten the gapped rows into edge arrays; ``offs`` is the exclusive cumsum of ``deg``."""
+    for v in prange(deg.shape[0]):
+        d = np.int64(deg[v])
+        s = start[v]
+        t = offs[v]
+        for j in range(d):
+            out_src[t + j] = v
+            out_dst[t + j] = nbr[s + j]
+            if has_elab:
+                out_lab[t + j] = elab[s + j]

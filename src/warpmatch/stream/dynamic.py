@@ -1,0 +1,1009 @@
+"""The mutable data graph of continuous matching, and per-batch multi-version views.
+
+Storage follows GCSM (Wei & Jiang, "GPU-accelerated continuous subgraph
+matching on large graphs", §V-A "graph update"): one array per direction
+holds every neighbour list, each list preallocated with slack so that
+insertions rarely move it; a list that outgrows its capacity is moved to the
+end of the array with doubled capacity, and new vertices are appended.
+What we change, and why:
+
+- **Rows stay sorted at all times.** GCSM appends new neighbours to the end of
+  a list and marks deleted ones negative, then re-sorts after the batch has
+  been matched. Here the storage is the state ``S_0`` before the batch, never
+  modified while the engines run; the per-batch changes live in an *overlay*
+  (:meth:`DynamicGraph.view`) whose entries carry insertion and deletion
+  timestamps, so every update of the batch reads its exact state ``S_i`` /
+  ``S_{i+1}`` (see :mod:`warpmatch.stream.types`). :meth:`DynamicGraph.apply`
+  then merges each touched row with its sorted events in one linear pass (in
+  place within the slack, or into a relocated region).
+- **Compaction.** Relocation leaves holes and deletions leave free slots;
+  when the used part of an edge array is more than twice what a fresh build
+  would take (``entries * (1 + slack)``, i.e. more than half of it is
+  wasted), the store is rebuilt compactly (new arrays, ``storage_version``
+  incremented). Measuring waste against the fresh size rather than the
+  number of entries keeps a large ``slack`` from compacting on every batch.
+  Arrays grow geometrically, always through the caller's ``allocator`` (the
+  GPU engine passes pinned, mapped memory so the device reads the
+  host-resident graph by zero-copy).
+- **Validation in arrival order.** :meth:`DynamicGraph.prepare` checks every
+  update against the storage and the earlier updates of its batch (insert of
+  an existing edge, delete of a missing edge, self-loop), grouped by edge
+  with one sort and a numba pass, so a 4096-update batch costs microseconds
+  per update, not a Python loop.
+
+Ids: updates use the graph file's id space (external ids). Known ids map
+through the graph's ``ids`` (or the identity when it has none); an unknown id
+becomes a new vertex numbered ``n, n+1, ...`` in order of first appearance
+among the batch's *valid* updates. Vertex-labeled graphs need a declaration
+(``Updates.new_vertex_ids`` / ``new_vertex_labels``) for every new vertex;
+unlabeled graphs create vertices implicitly and ignore declarations. A vertex
+that only invalid (skipped) updates mention is not created; those updates get
+internal id ``-1`` for it.
+
+Edge labels: an update's label (``0`` when the stream has none) is the label
+of the inserted edge. A graph without edge labels accepts only label ``0``.
+A deletion names an edge by its endpoints only: its label is not compared
+with the stored edge's label (labels identify nothing, since there are no
+multi-edges), and the overlay's deleted entry keeps the stored label.
+
+Examples
+--------
+>>> import numpy as np
+>>> from warpmatch.graph.csr import Graph
+>>> from warpmatch.stream.types import Updates
+>>> dg = DynamicGraph(Graph.from_edges([0, 1], [1, 2]))
+>>> b = dg.prepare(Updates(np.array([2, 0]), np.array([3, 1]), np.array([1, -1], np.int8)))
+>>> dg.apply(b)
+>>> dg.n, dg.num_edges, dg.neighbors(2).tolist()
+(4, 2, [1, 3])
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import GraphError, InputFormatError
+from ..graph.csr import INT32_MAX, Graph
+from . import _dyn_kernels as K
+from .types import BatchView, InternalBatch, Updates
+
+Allocator = Callable[[int, np.dtype], np.ndarray]
+
+_REASONS = {
+    K.SELF_LOOP: "self-loop",
+    K.EXISTS: "insert of an existing edge",
+    K.MISSING: "delete of a missing edge",
+}
+#: smallest capacity a relocated row gets (a row of capacity 0 that receives an edge)
+_MIN_ROW_CAP = 2
+#: compact when more than this fraction of the used part of an edge array is wasted
+_MAX_WASTE = 0.5
+_I64 = np.dtype(np.int64)
+_I32 = np.dtype(np.int32)
+
+
+def _alloc(allocator: Allocator, count: int, dtype: Any) -> np.ndarray:
+    arr = allocator(int(count), np.dtype(dtype))
+    if arr.shape != (int(count),) or arr.dtype != np.dtype(dtype):
+        raise ValueError(f"allocator returned {arr.dtype}{arr.shape} "
+                         f"for {count} x {np.dtype(dtype)}")
+    return arr
+
+
+def _edge_headroom(used: int) -> int:
+    """Free tail kept after a (re)build, so the first relocations do not regrow the array."""
+    return max(1024, used // 8)
+
+
+# ======================================================================= store
+class _Store:
+    """One direction of the gapped sorted CSR.
+
+    Row ``v`` is ``nbr[start[v] : start[v] + deg[v]]`` (sorted, labels in
+    ``elab`` when ``has_elab``) inside a region of ``cap[v]`` slots. ``used`` is
+    the end of the allocated regions; ``live`` the sum of ``cap`` (so
+    ``used - live`` slots are holes left by relocated rows). Rows ``>= n`` have
+    ``deg = cap = 0``. ``entries`` is the sum of ``deg``.
+    """
+
+    def __init__(self, allocator: Allocator, has_elab: bool) -> None:
+        self.allocator = allocator
+        self.has_elab = has_elab
+        self.start = np.zeros(0, np.int64)
+        self.deg = np.zeros(0, np.int32)
+        self.cap = np.zeros(0, np.int64)
+        self.nbr = np.zeros(0, np.int32)
+        self.elab = np.zeros(0, np.int32)
+        self.used = 0
+        self.live = 0
+        self.entries = 0
+        self._oidx: np.ndarray | None = None
+        self._touched = np.zeros(0, np.int64)
+
+    # ---------------------------------------------------------------- build
+    def build(self, deg: np.ndarray, n_cap: int, slack: float,
+              fill: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
+        """(Re)build compactly: row ``v`` gets ``deg + ceil(deg * slack)`` slots.
+
+        ``fill(start, nbr, elab)`` copies the rows into the new arrays.
+        """
+        n = deg.shape[0]
+        cap = deg.astype(np.int64) + np.ceil(deg * slack).astype(np.int64)
+        start = np.zeros(n, np.int64)
+        if n > 1:
+            np.cumsum(cap[:-1], out=start[1:])
+        used = int(cap.sum())
+        e_cap = used + _edge_headroom(used)
+        a = self.allocator
+        new_start = _alloc(a, n_cap, _I64)
+        new_deg = _alloc(a, n_cap, _I32)
+        new_cap = _alloc(a, n_cap, _I64)
+        new_start[:n] = start
+        new_start[n:] = 0
+        new_deg[:n] = deg
+        new_deg[n:] = 0
+        new_cap[:n] = cap
+        new_cap[n:] = 0
+        new_nbr = _alloc(a, e_cap, _I32)
+        new_elab = _alloc(a, e_cap if self.has_elab else 0, _I32)
+        fill(new_start[:n], new_nbr, new_elab)
+        self.start, self.deg, self.cap = new_start, new_deg, new_cap
+        self.nbr, self.elab = new_nbr, new_elab
+        self.used = self.live = used
+        self.entries = int(deg.sum(dtype=np.int64))
+        self._oidx = None
+        self._touched = np.zeros(0, np.int64)
+
+    def build_from_csr(self, indptr: np.ndarray, indices: np.ndarray,
+                       labels: np.ndarray | None, n_cap: int, slack: float) -> None:
+        n = indptr.shape[0] - 1
+        deg = np.diff(indptr).astype(np.int32)
+        src_nbr = np.ascontiguousarray(indices, dtype=np.int32)
+        src_lab = (np.ascontiguousarray(labels, dtype=np.int32) if self.has_elab
+                   else np.zeros(0, np.int32))
+        src_start = np.ascontiguousarray(indptr[:-1], dtype=np.int64)
+
+        def fill(start: np.ndarray, nbr: np.ndarray, elab: np.ndarray) -> None:
+            K.copy_rows(src_start, src_nbr, src_lab, deg, start, nbr, elab, self.has_elab)
+        self.build(deg[:n], n_cap, slack, fill)
+
+    def compact(self, n: int, slack: float) -> None:
+        """Rebuild with fresh slack, dropping the holes (new arrays)."""
+        old_start, old_nbr, old_elab = self.start, self.nbr, self.elab
+        deg = self.deg[:n].copy()
+
+        def fill(start: np.ndarray, nbr: np.ndarray, elab: np.ndarray) -> None:
+            K.copy_rows(old_start[:n], old_nbr, old_elab, deg, start, nbr, elab, self.has_elab)
+        self.build(deg, self.start.shape[0], slack, fill)
+
+    # ---------------------------------------------------------------- growth
+    def grow_vertices(self, n_cap: int) -> None:
+        """Vertex arrays of capacity ``n_cap`` (new rows empty); new objects."""
+        old = self.start.shape[0]
+        a = self.allocator
+        for name, dt in (("start", _I64), ("deg", _I32), ("cap", _I64)):
+            new = _alloc(a, n_cap, dt)
+            new[:old] = getattr(self, name)
+            new[old:] = 0
+            setattr(self, name, new)
+        self._oidx = None
+        self._touched = np.zeros(0, np.int64)
+
+    def ensure_edges(self, extra: int) -> bool:
+        """Room for ``extra`` more slots after ``used``; True if the arrays were replaced."""
+        need = self.used + extra
+        if need <= self.nbr.shape[0]:
+            return False
+        e_cap = max(need, int(self.nbr.shape[0] * 1.5) + 1024)
+        a = self.allocator
+        new_nbr = _alloc(a, e_cap, _I32)
+        new_nbr[:self.used] = self.nbr[:self.used]
+        self.nbr = new_nbr
+        if self.has_elab:
+            new_elab = _alloc(a, e_cap, _I32)
+            new_elab[:self.used] = self.elab[:self.used]
+            self.elab = new_elab
+        return True
+
+    # ------------------------------------------------------------------ rows
+    def row(self, v: int) -> slice:
+        s = int(self.start[v])
+        return slice(s, s + int(self.deg[v]))
+
+    def find(self, u: int, v: int) -> int:
+        return int(K.row_find(self.start, self.deg, self.nbr, np.int64(u), np.int64(v)))
+
+    def oidx(self, n: int, rows: np.ndarray) -> np.ndarray:
+        """``o_idx`` of length ``n``: ``-1`` except ``rows[r] -> r``.
+
+        A persistent buffer: only the previous view's rows are reset, so a view
+        costs O(touched rows), not O(n).
+        """
+        size = self.start.shape[0]
+        if self._oidx is None or self._oidx.shape[0] < size:
+            self._oidx = np.full(size, -1, np.int32)
+        else:
+            self._oidx[self._touched] = -1
+        self._oidx[rows] = np.arange(rows.shape[0], dtype=np.int32)
+        self._touched = rows
+        return self._oidx[:n]
+
+
+@dataclass
+class _Events:
+    """One store's events of a batch, sorted by ``(row, nbr, update)``."""
+
+    rows: np.ndarray    # int64[R] touched rows, ascending
+    ptr: np.ndarray     # int64[R+1]
+    nbr: np.ndarray     # int32[E]
+    upd: np.ndarray     # int32[E]
+    op: np.ndarray      # int8[E]
+    lab: np.ndarray     # int32[E]
+
+    @classmethod
+    def build(cls, row: np.ndarray, nbr: np.ndarray, upd: np.ndarray, op: np.ndarray,
+              lab: np.ndarray, n: int) -> "_Events":
+        # inputs are in update order, so a stable sort by (row, nbr) keeps it inside a pair
+        key = row.astype(np.int64) * np.int64(max(n, 1)) + nbr.astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        row_s = row[order].astype(np.int64)
+        if row_s.size:
+            cut = np.flatnonzero(np.diff(row_s)) + 1
+            rows = row_s[np.concatenate(([0], cut))]
+            ptr = np.concatenate(([0], cut, [row_s.size])).astype(np.int64)
+        else:
+            rows = np.zeros(0, np.int64)
+            ptr = np.zeros(1, np.int64)
+        return cls(rows, ptr, nbr[order].astype(np.int32), upd[order].astype(np.int32),
+                   op[order].astype(np.int8), lab[order].astype(np.int32))
+
+    def per_row_sum(self, values: np.ndarray) -> np.ndarray:
+        if self.rows.size == 0:
+            return np.zeros(0, np.int64)
+        return np.add.reduceat(values.astype(np.int64), self.ptr[:-1])
+
+
+# ==================================================================== id map
+class _IdMap:
+    """External <-> internal vertex ids, vectorised both ways.
+
+    The graph's ids (or the identity ``0..n-1``) are kept as a sorted copy for
+    ``searchsorted``; ids added later go to a small sorted side table that is
+    merged into the main one when it grows past 1/8 of it (amortised O(1) per
+    new vertex). Identity stays identity while new vertices happen to get
+    their own external id as internal id (the common case for 0..n-1 files).
+    """
+
+    def __init__(self, ids: np.ndarray | None, n: int) -> None:
+        self.n = n
+        self.identity = ids is None
+        self.ext: np.ndarray | None = None          # int64[capacity], internal -> external
+        self.base_ext = np.zeros(0, np.int64)       # sorted
+        self.base_int = np.zeros(0, np.int64)
+        self.extra_ext = np.zeros(0, np.int64)      # sorted
+        self.extra_int = np.zeros(0, np.int64)
+        if ids is not None:
+            ids = np.asarray(ids, dtype=np.int64)
+            order = np.argsort(ids, kind="stable")
+            sorted_ids = ids[order]
+            if sorted_ids.size > 1 and np.any(sorted_ids[1:] == sorted_ids[:-1]):
+                dup = int(sorted_ids[1:][sorted_ids[1:] == sorted_ids[:-1]][0])
+                raise GraphError(f"vertex id {dup} occurs twice in the graph's ids")
+            self.ext = ids.copy()
+            self.base_ext, self.base_int = sorted_ids, order.astype(np.int64)
+
+    @staticmethod
+    def _find(keys: np.ndarray, vals: np.ndarray, ext: np.ndarray, out: np.ndarray) -> None:
+        if keys.size == 0 or ext.size == 0:
+            return
+        if ext.size > 64 and keys.size > 4096:
+            # sorted needles: numpy's binary search reuses the previous bound,
+            # which makes lookups into a 10^7-id table about 3x faster
+            order = np.argsort(ext)
+            pos = np.empty(ext.size, np.int64)
+            pos[order] = np.searchsorted(keys, ext[order])
+        else:
+            pos = np.searchsorted(keys, ext)
+        pos_c = np.minimum(pos, keys.size - 1)
+        hit = keys[pos_c] == ext
+        out[hit] = vals[pos_c[hit]]
+
+    def lookup(self, ext: np.ndarray) -> np.ndarray:
+        """Internal id of each external id, ``-1`` where unknown."""
+        out = np.full(ext.shape[0], -1, np.int64)
+        if self.identity:
+            known = (ext >= 0) & (ext < self.n)
+            out[known] = ext[known]
+            return out
+        self._find(self.base_ext, self.base_int, ext, out)
+        self._find(self.extra_ext, self.extra_int, ext, out)
+        return out
+
+    def add(self, new_ext: np.ndarray) -> None:
+        """Give ``new_ext`` (unknown, distinct) the internal ids ``n, n+1, ...``."""
+        k = int(new_ext.size)
+        if k == 0:
+            return
+        first = self.n
+        if self.identity:
+            if np.array_equal(new_ext, np.arange(first, first + k, dtype=np.int64)):
+                self.n += k
+                return
+            # materialise the identity once; from now on ids are explicit
+            self.identity = False
+            self.ext = np.arange(first, dtype=np.int64)
+            self.base_ext = np.arange(first, dtype=np.int64)
+            self.base_int = np.arange(first, dtype=np.int64)
+        assert self.ext is not None
+        if self.ext.shape[0] < first + k:
+            grown = np.empty(max(first + k, int(self.ext.shape[0] * 1.5) + 16), np.int64)
+            grown[:first] = self.ext[:first]
+            self.ext = grown
+        self.ext[first:first + k] = new_ext
+        ext = np.concatenate([self.extra_ext, new_ext])
+        ints = np.concatenate([self.extra_int, np.arange(first, first + k, dtype=np.int64)])
+        order = np.argsort(ext, kind="stable")
+        self.extra_ext, self.extra_int = ext[order], ints[order]
+        self.n += k
+        if self.extra_ext.size > max(4096, self.base_ext.size // 8):
+            ext = np.concatenate([self.base_ext, self.extra_ext])
+            ints = np.concatenate([self.base_int, self.extra_int])
+            order = np.argsort(ext, kind="stable")
+            self.base_ext, self.base_int = ext[order], ints[order]
+            self.extra_ext = np.zeros(0, np.int64)
+            self.extra_int = np.zeros(0, np.int64)
+
+    def to_external(self, internal: np.ndarray) -> np.ndarray:
+        if self.identity:
+            return internal.astype(np.int64, copy=False)
+        assert self.ext is not None
+        return self.ext[:self.n][internal]
+
+    def ids_array(self) -> np.ndarray | None:
+        return None if self.identity else self.ext[:self.n].copy()  # type: ignore[index]
+
+
+@dataclass
+class _Pending:
+    """What :meth:`DynamicGraph.prepare` remembers about a batch until it is applied."""
+
+    state: int                  # DynamicGraph._state when prepared
+    new_ext: np.ndarray         # external ids of vertices n_before..n_after-1
+    events: list[_Events] | None = None
+
+
+# ============================================================== DynamicGraph
+class DynamicGraph:
+    """A data graph that changes by batches of edge insertions and deletions.
+
+    Parameters
+    ----------
+    graph : Graph
+        The initial graph ``G_0`` (its ids, labels and directedness are kept).
+    slack : float, optional
+        Free slots per row as a fraction of its degree (rounded up) when the
+        store is (re)built. The default is ``0.25``.
+    allocator : callable, optional
+        ``allocator(count, dtype) -> numpy.ndarray`` for every storage array
+        (vertex arrays, neighbour and label arrays, vertex labels). The default
+        is :func:`numpy.empty`; the GPU engine passes a pinned-memory allocator.
+
+    Attributes
+    ----------
+    n : int
+        Current number of vertices.
+    directed : bool
+    has_edge_labels : bool
+    storage_version : int
+        Incremented whenever a storage array object is replaced (growth or
+        compaction); consumers that registered or cached the arrays re-read them.
+    num_edges : int
+        Current number of edges (undirected edges once).
+    labeled : bool
+        True if the graph has vertex labels (see :attr:`vertex_labels`).
+    slack : float
+        The slack fraction used when rows are (re)built.
+
+    Notes
+    -----
+    The storage arrays (live, full capacity, rows ``>= n`` empty) are exposed
+    as ``b_start``, ``b_deg``, ``b_cap``, ``b_nbr``, ``b_elab`` (out-rows) and
+    ``bi_*`` (in-rows; the same objects for undirected graphs).
+
+    A batch goes ``prepare -> view -> (engines run) -> apply``. A
+    :class:`~warpmatch.stream.types.BatchView` is valid until the next
+    :meth:`view` or :meth:`apply` call (its ``o_idx`` is a reused buffer).
+    """
+
+    def __init__(self, graph: Graph, slack: float = 0.25,
+                 allocator: Allocator = np.empty) -> None:
+        if not isinstance(graph, Graph):
+            raise TypeError(f"DynamicGraph needs a warpmatch Graph, got {type(graph).__name__}")
+        if not (slack >= 0 and math.isfinite(slack)):
+            raise ValueError(f"slack must be a non-negative number, got {slack!r}")
+        if graph.n > INT32_MAX:
+            raise GraphError(f"{graph.name}: {graph.n} vertices do not fit int32 ids")
+        self.name = graph.name
+        self.directed = bool(graph.directed)
+        self.has_edge_labels = graph.edge_labels is not None
+        self.labeled = graph.vertex_labels is not None
+        self.slack = float(slack)
+        self.allocator = allocator
+        self.n = int(graph.n)
+        self.num_edges = int(graph.num_edges)
+        self.storage_version = 0
+        self._state = 0
+        self._ids = _IdMap(graph.ids, self.n)
+        self._pending: "weakref.WeakKeyDictionary[InternalBatch, _Pending]" = \
+            weakref.WeakKeyDictionary()
+        self._decl_cache: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
+        self._empty_i32 = np.zeros(0, np.int32)
+
+        n_cap = self.n + max(16, self.n // 8)
+        self._vlab = _alloc(allocator, n_cap if self.labeled else 0, _I32)
+        if self.labeled:
+            self._vlab[:self.n] = graph.vertex_labels
+            self._vlab[self.n:] = 0
+        self._out = _Store(allocator, self.has_edge_labels)
+        self._out.build_from_csr(graph.indptr, graph.indices, graph.edge_labels, n_cap, slack)
+        if self.directed:
+            self._in = _Store(allocator, self.has_edge_labels)
+            assert graph.in_indptr is not None and graph.in_indices is not None
+            self._in.build_from_csr(graph.in_indptr, graph.in_indices, graph.in_edge_labels,
+                                    n_cap, slack)
+        else:
+            self._in = self._out
+        self._stores = [self._out, self._in] if self.directed else [self._out]
+
+    # ------------------------------------------------------------ storage
+    b_start = property(lambda self: self._out.start, doc="int64[n_cap] out-row starts")
+    b_deg = property(lambda self: self._out.deg, doc="int32[n_cap] out-degrees")
+    b_cap = property(lambda self: self._out.cap, doc="int64[n_cap] out-row capacities")
+    b_nbr = property(lambda self: self._out.nbr, doc="int32 out-neighbours (gapped)")
+    b_elab = property(lambda self: self._out.elab, doc="int32 out-edge labels or length 0")
+    bi_start = property(lambda self: self._in.start, doc="int64[n_cap] in-row starts")
+    bi_deg = property(lambda self: self._in.deg, doc="int32[n_cap] in-degrees")
+    bi_cap = property(lambda self: self._in.cap, doc="int64[n_cap] in-row capacities")
+    bi_nbr = property(lambda self: self._in.nbr, doc="int32 in-neighbours (gapped)")
+    bi_elab = property(lambda self: self._in.elab, doc="int32 in-edge labels or length 0")
+
+    @property
+    def vertex_labels(self) -> np.ndarray | None:
+        """int32[n] vertex labels (a view of the live array), or ``None``."""
+        return self._vlab[:self.n] if self.labeled else None
+
+    @property
+    def ids(self) -> np.ndarray | None:
+        """int64[n] external id of every vertex, or ``None`` when they are ``0..n-1``."""
+        return self._ids.ids_array()
+
+    def storage_arrays(self) -> dict[str, np.ndarray]:
+        """Every live storage array by name (``b_*``, ``bi_*``, ``vlabel``), for pinning."""
+        out = {f"b_{k}": getattr(self._out, k) for k in ("start", "deg", "cap", "nbr", "elab")}
+        out.update({f"bi_{k}": getattr(self._in, k)
+                    for k in ("start", "deg", "cap", "nbr", "elab")})
+        out["vlabel"] = self._vlab
+        return out
+
+    def wasted_fraction(self) -> float:
+        """Largest wasted fraction of a store's used edge slots (0 right after a rebuild).
+
+        Waste is measured against a fresh build, ``1 - entries * (1 + slack) / used``:
+        holes left by relocated rows and free slots left by deletions.
+        """
+        return max(self._waste(st) for st in self._stores)
+
+    def _waste(self, st: _Store) -> float:
+        if st.used == 0:
+            return 0.0
+        return max(0.0, 1.0 - st.entries * (1.0 + self.slack) / st.used)
+
+    def _ensure_vertices(self, n_needed: int) -> None:
+        n_cap = self._out.start.shape[0]
+        if n_needed <= n_cap:
+            return
+        new_cap = max(n_needed, int(n_cap * 1.5) + 16)
+        for st in self._stores:
+            st.grow_vertices(new_cap)
+        if self.labeled:
+            vl = _alloc(self.allocator, new_cap, _I32)
+            vl[:n_cap] = self._vlab
+            vl[n_cap:] = 0
+            self._vlab = vl
+        self.storage_version += 1
+
+    # ----------------------------------------------------------------- ids
+    def to_internal(self, ext_ids: Any, what: str = "vertex id") -> np.ndarray:
+        """Map external ids (the graph file's id space) to internal ids.
+
+        Parameters
+        ----------
+        ext_ids : array-like of int
+        what : str, optional
+            How an id is called in the error message. The default is ``"vertex id"``.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 internal ids, same length as the (flattened) input.
+
+        Raises
+        ------
+        GraphError
+            If an id is not a vertex (the message names it).
+        """
+        ext = np.asarray(ext_ids, dtype=np.int64).ravel()
+        out = self._ids.lookup(ext)
+        if np.any(out < 0):
+            bad = int(ext[out < 0][0])
+            raise GraphError(f"{what} {bad} is not a vertex of {self.name}")
+        return out
+
+    def to_external(self, internal: Any, batch: InternalBatch | None = None) -> np.ndarray:
+        """Map internal ids (any shape) back to external ids (int64).
+
+        Parameters
+        ----------
+        internal : array-like of int
+            Internal ids ``< n`` (or ``< batch.n_after`` when ``batch`` is given).
+        batch : InternalBatch, optional
+            A prepared, not yet applied batch: its new vertices
+            ``n..batch.n_after-1`` are mapped too (matches found in a view may
+            use them before :meth:`apply`). The default is ``None``.
+
+        Raises
+        ------
+        GraphError
+            If an id is out of range.
+        """
+        internal = np.asarray(internal)
+        hi = self.n
+        new_ext = None
+        if batch is not None and batch.n_after > self.n:
+            new_ext = self._pending_of(batch).new_ext
+            hi = batch.n_after
+        if internal.size and (int(internal.min()) < 0 or int(internal.max()) >= hi):
+            raise GraphError(f"internal id out of range 0..{hi - 1}")
+        if new_ext is None:
+            return self._ids.to_external(internal)
+        out = np.empty(internal.shape, np.int64)
+        old = internal < self.n
+        out[old] = self._ids.to_external(internal[old])
+        out[~old] = new_ext[internal[~old] - self.n]
+        return out
+
+    # ---------------------------------------------------------- prepare
+    def prepare(self, updates: Updates, on_invalid: str = "error") -> InternalBatch:
+        """Map a batch of updates to internal ids and validate it in arrival order.
+
+        Parameters
+        ----------
+        updates : Updates
+            The batch, in external ids.
+        on_invalid : {"error", "skip"}, optional
+            What to do with an update that inserts an existing edge, deletes a
+            missing one, or is a self-loop (judged against the graph *and* the
+            earlier updates of the batch, so insert-then-delete of one edge is
+            fine). ``"error"`` (the default) raises; ``"skip"`` marks it
+            invalid (``valid[i] = False``, ``reason[i]`` says why) and it
+            changes nothing.
+
+        Returns
+        -------
+        InternalBatch
+
+        Raises
+        ------
+        InputFormatError
+            ``(updates.source, line, reason, "u v +")`` for the first invalid
+            update under ``"error"``, and always for a malformed update: bad
+            op, negative new vertex id, undeclared new vertex in a labeled
+            graph, a nonzero or negative edge label the graph cannot hold.
+            Nothing is changed.
+        """
+        if on_invalid not in ("error", "skip"):
+            raise ValueError(f"on_invalid must be 'error' or 'skip', got {on_invalid!r}")
+        B = len(updates)
+        src = np.asarray(updates.src).astype(np.int64, copy=False).ravel()
+        dst = np.asarray(updates.dst).astype(np.int64, copy=False).ravel()
+        op = np.asarray(updates.op).ravel()
+        if src.shape[0] != B or dst.shape[0] != B or op.shape[0] != B:
+            raise ValueError("updates: src, dst and op differ in length")
+        bad = np.flatnonzero((op != 1) & (op != -1))
+        if bad.size:
+            self._fail(updates, int(bad[0]), f"op must be +1 or -1, got {op[bad[0]]}")
+        op = op.astype(np.int8)
+        if updates.label is None:
+            lab = np.zeros(B, np.int32)
+        else:
+            lab64 = np.asarray(updates.label).astype(np.int64).ravel()
+            bad = np.flatnonzero(lab64 < 0)
+            if bad.size:
+                self._fail(updates, int(bad[0]), "negative edge label")
+            if not self.has_edge_labels:
+                bad = np.flatnonzero(lab64 != 0)
+                if bad.size:
+                    self._fail(updates, int(bad[0]),
+                               f"edge label {lab64[bad[0]]} but the graph has no edge labels")
+            bad = np.flatnonzero(lab64 > INT32_MAX)
+            if bad.size:
+                self._fail(updates, int(bad[0]), "edge label does not fit int32")
+            lab = lab64.astype(np.int32)
+
+        if self.labeled and len(updates.new_vertex_ids):
+            self._declarations(updates)          # checks them even if no vertex is new
+        # ---- ids: interleaved (src0, dst0, src1, dst1, ...) = order of appearance
+        ext = np.empty(2 * B, np.int64)
+        ext[0::2] = src
+        ext[1::2] = dst
+        internal = self._ids.lookup(ext)
+        unknown = np.flatnonzero(internal < 0)
+        n0 = self.n
+        new_ids = np.zeros(0, np.int64)
+        new_labels_all = np.zeros(0, np.int32)
+        if unknown.size:
+            neg = unknown[ext[unknown] < 0]
+            if neg.size:
+                self._fail(updates, int(neg[0]) // 2,
+                           f"negative vertex id {ext[neg[0]]} (not a vertex of the graph)")
+            uniq, first, inv = np.unique(ext[unknown], return_index=True, return_inverse=True)
+            # provisional ids n0.. in order of first appearance
+            rank = np.empty(uniq.size, np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(uniq.size)
+            internal[unknown] = n0 + rank[inv]
+            new_ids = np.empty(uniq.size, np.int64)
+            new_ids[rank] = uniq
+            if self.labeled:
+                new_labels_all = self._declared_labels(updates, new_ids, ext, unknown, first)
+            if n0 + uniq.size > INT32_MAX:
+                raise GraphError(f"{self.name}: too many vertices for int32 ids")
+
+        a = internal[0::2].copy()
+        b = internal[1::2].copy()
+        # ---- sequential validation, grouped by edge
+        if self.directed:
+            ka, kb = a, b
+        else:
+            ka, kb = np.minimum(a, b), np.maximum(a, b)
+        key = ka * np.int64(max(n0 + new_ids.size, 1)) + kb
+        order = np.argsort(key, kind="stable")
+        code = np.zeros(B, np.int8)
+        st = self._out
+        K.validate_sequential(ka, kb, op, order, st.start, st.deg, st.nbr, code)
+        bad = np.flatnonzero(code)
+        if bad.size and on_invalid == "error":
+            i = int(bad[0])
+            self._fail(updates, i, _REASONS[int(code[i])])
+        valid = code == 0
+        reason = [""] * B
+        for i in bad.tolist():
+            reason[i] = f"{_REASONS[int(code[i])]}: {self._update_text(updates, i)!r}"
+
+        # ---- new vertices: only those a valid update mentions, renumbered
+        new_ext = np.zeros(0, np.int64)
+        new_vlab = np.zeros(0, np.int32)
+        if new_ids.size:
+            prov = internal - n0                      # >= 0 for new vertices
+            pos = np.arange(2 * B, dtype=np.int64)
+            mask = (prov >= 0) & np.repeat(valid, 2)
+            firstpos = np.full(new_ids.size, 2 * B, np.int64)
+            np.minimum.at(firstpos, prov[mask], pos[mask])
+            created = np.flatnonzero(firstpos < 2 * B)
+            created = created[np.argsort(firstpos[created], kind="stable")]
+            remap = np.full(new_ids.size, -1, np.int64)
+            remap[created] = n0 + np.arange(created.size)
+            isnew = prov >= 0
+            internal[isnew] = remap[prov[isnew]]
+            a = internal[0::2].copy()
+            b = internal[1::2].copy()
+            new_ext = new_ids[created]
+            if self.labeled:
+                new_vlab = new_labels_all[created].astype(np.int32)
+        batch = InternalBatch(
+            src=a.astype(np.int32), dst=b.astype(np.int32), op=op, elabel=lab,
+            valid=valid, reason=reason, n_before=n0, n_after=n0 + int(new_ext.size),
+            new_vertex_labels=new_vlab,
+        )
+        self._pending[batch] = _Pending(self._state, new_ext)
+        return batch
+
+    def _declared_labels(self, updates: Updates, new_ids: np.ndarray, ext: np.ndarray,
+                         unknown: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Labels of the new vertices ``new_ids`` from the batch's declarations."""
+        decl_ids, decl_labels = self._declarations(updates)
+        pos = np.searchsorted(decl_ids, new_ids)
+        pos_c = np.minimum(pos, max(decl_ids.size - 1, 0))
+        ok = (decl_ids[pos_c] == new_ids) if decl_ids.size else np.zeros(new_ids.size, bool)
+        if not np.all(ok):
+            missing = set(new_ids[~ok].tolist())
+            where = [int(j) for j in unknown if int(ext[j]) in missing]
+            j = min(where)
+            self._fail(updates, j // 2,
+                       f"vertex {ext[j]} is new and the graph is vertex-labeled, "
+                       f"but it has no declaration ('v ID LABEL')")
+        return decl_labels[pos_c]
+
+    def _declarations(self, updates: Updates) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted declared ids and their labels, checked once per declaration array.
+
+        ``Updates.slice`` keeps declarations whole, so every batch of a stream
+        carries the same arrays: the result is cached by identity.
+        """
+        ids_obj, lab_obj = updates.new_vertex_ids, updates.new_vertex_labels
+        c = self._decl_cache
+        if c is not None and c[0] is ids_obj and c[1] is lab_obj:
+            return c[2], c[3]
+        ids = np.asarray(ids_obj, dtype=np.int64).ravel()
+        labs = np.asarray(lab_obj).astype(np.int64).ravel()
+        if ids.size != labs.size:
+            raise InputFormatError(updates.source, None,
+                                   f"{ids.size} new vertex ids but {labs.size} labels")
+        if labs.size and (labs.min() < 0 or labs.max() > INT32_MAX):
+            raise InputFormatError(updates.source, None,
+                                   "a declared vertex label is negative or too large")
+        order = np.argsort(ids, kind="stable")
+        ids, labs = ids[order], labs[order].astype(np.int32)
+        same = np.flatnonzero(ids[1:] == ids[:-1])
+        if same.size:
+            conflict = same[labs[same] != labs[same + 1]]
+            if conflict.size:
+                j = int(conflict[0])
+                raise InputFormatError(updates.source, None,
+                                       f"vertex {ids[j]} declared twice with labels "
+                                       f"{labs[j]} and {labs[j + 1]}")
+            keep = np.ones(ids.size, bool)
+            keep[same + 1] = False
+            ids, labs = ids[keep], labs[keep]
+        # a declaration of an existing vertex must agree with its label
+        known = self._ids.lookup(ids)
+        hit = known >= 0
+        if np.any(hit):
+            have = self._vlab[known[hit]]
+            wrong = np.flatnonzero(have != labs[hit])
+            if wrong.size:
+                j = int(wrong[0])
+                raise InputFormatError(updates.source, None,
+                                       f"vertex {ids[hit][j]} is declared with label "
+                                       f"{labs[hit][j]} but has label {have[j]}")
+        self._decl_cache = (ids_obj, lab_obj, ids, labs)
+        return ids, labs
+
+    @staticmethod
+    def _update_text(updates: Updates, i: int) -> str:
+        text = f"{int(updates.src[i])} {int(updates.dst[i])} {'+' if updates.op[i] > 0 else '-'}"
+        if updates.label is not None:
+            text += f" {updates.label[i]}"
+        return text
+
+    def _fail(self, updates: Updates, i: int, reason: str) -> None:
+        line = None if updates.line is None else int(updates.line[i])
+        msg = reason if line is not None else f"update {i}: {reason}"
+        raise InputFormatError(updates.source, line, msg, self._update_text(updates, i))
+
+    # ------------------------------------------------------------ events
+    def _pending_of(self, batch: InternalBatch) -> _Pending:
+        p = self._pending.get(batch)
+        if p is None:
+            raise ValueError("this batch was not prepared by this DynamicGraph")
+        if p.state != self._state or batch.n_before != self.n:
+            raise ValueError("the graph changed since this batch was prepared; prepare it again")
+        return p
+
+    def _events(self, batch: InternalBatch, p: _Pending) -> list[_Events]:
+        if p.events is not None:
+            return p.events
+        v = np.flatnonzero(batch.valid)
+        s = batch.src[v].astype(np.int64)
+        d = batch.dst[v].astype(np.int64)
+        op = batch.op[v]
+        lab = batch.elabel[v]
+        upd = v.astype(np.int32)
+        n = batch.n_after
+        if self.directed:
+            ev = [_Events.build(s, d, upd, op, lab, n), _Events.build(d, s, upd, op, lab, n)]
+        else:
+            # interleave both rows of each update so that update order is kept
+            rows = np.stack([s, d], axis=1).ravel()
+            nbrs = np.stack([d, s], axis=1).ravel()
+            two = np.repeat
+            ev = [_Events.build(rows, nbrs, two(upd, 2), two(op, 2), two(lab, 2), n)]
+        p.events = ev
+        return ev
+
+    # ---------------------------------------------------------------- view
+    def view(self, batch: InternalBatch) -> BatchView:
+        """All states ``S_0..S_B`` of a prepared batch (see :class:`BatchView`).
+
+        Overlay rows exist for every vertex a valid update touches (directed:
+        the out-row of ``src`` and the in-row of ``dst``; undirected: both rows
+        of both endpoints); each holds every version of the row's entries with
+        ``(ins, dl)`` timestamps, sorted by ``(nbr, ins)``. Cost
+        ``O(batch + sum of touched degrees)``; the storage arrays are the live
+        ones (no copy).
+
+        Parameters
+        ----------
+        batch : InternalBatch
+            From :meth:`prepare` on the current state.
+
+        Returns
+        -------
+        BatchView
+            Valid until the next :meth:`view` or :meth:`apply` call.
+        """
+        p = self._pending_of(batch)
+        n = batch.n_after
+        self._ensure_vertices(n)
+        if self.labeled:
+            self._vlab[batch.n_before:n] = batch.new_vertex_labels
+        evs = self._events(batch, p)
+        parts = [self._overlay(st, ev, n) for st, ev in zip(self._stores, evs)]
+        if not self.directed:
+            parts.append(parts[0])
+        (o_idx, o_off, o_nbr, o_elab, o_ins, o_dl), \
+            (oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = parts
+        out, inn = self._out, self._in
+        vl = self._vlab[:n] if self.labeled else self._empty_i32
+        b_start, b_deg = out.start[:n], out.deg[:n]
+        if self.directed:
+            bi_start, bi_deg = inn.start[:n], inn.deg[:n]
+        else:
+            bi_start, bi_deg = b_start, b_deg
+        return BatchView(
+            n=n, directed=self.directed, vlabel=vl,
+            b_start=b_start, b_deg=b_deg, b_nbr=out.nbr, b_elab=out.elab,
+            bi_start=bi_start, bi_deg=bi_deg, bi_nbr=inn.nbr, bi_elab=inn.elab,
+            o_idx=o_idx, o_off=o_off, o_nbr=o_nbr, o_elab=o_elab, o_ins=o_ins, o_dl=o_dl,
+            oi_idx=oi_idx, oi_off=oi_off, oi_nbr=oi_nbr, oi_elab=oi_elab, oi_ins=oi_ins,
+            oi_dl=oi_dl, batch=batch,
+        )
+
+    def _overlay(self, st: _Store, ev: _Events, n: int) -> tuple[np.ndarray, ...]:
+        inserts = ev.per_row_sum(ev.op > 0)
+        size = st.deg[ev.rows].astype(np.int64) + inserts
+        o_off = np.zeros(ev.rows.size + 1, np.int64)
+        np.cumsum(size, out=o_off[1:])
+        total = int(o_off[-1])
+        o_nbr = np.empty(total, np.int32)
+        o_elab = np.empty(total if self.has_edge_labels else 0, np.int32)
+        o_ins = np.empty(total, np.int32)
+        o_dl = np.empty(total, np.int32)
+        if ev.rows.size:
+            K.build_overlay(ev.rows, ev.ptr, ev.nbr, ev.upd, ev.op, ev.lab, st.start, st.deg,
+                            st.nbr, st.elab, self.has_edge_labels, o_off, o_nbr, o_elab,
+                            o_ins, o_dl)
+        o_idx = st.oidx(n, ev.rows)
+        return o_idx, o_off, o_nbr, o_elab, o_ins, o_dl
+
+    # --------------------------------------------------------------- apply
+    def apply(self, batch: InternalBatch) -> None:
+        """Make the storage the state after the batch (its valid updates).
+
+        Each touched row is merged with its sorted events in place when it
+        fits its capacity, else moved to the end of the array with doubled
+        capacity; the store is compacted when holes exceed half of it.
+
+        Parameters
+        ----------
+        batch : InternalBatch
+            From :meth:`prepare` on the current state; views of earlier
+            states become invalid.
+        """
+        p = self._pending_of(batch)
+        n = batch.n_after
+        self._ensure_vertices(n)
+        evs = self._events(batch, p)
+        for st, ev in zip(self._stores, evs):
+            self._apply_store(st, ev)
+        if self.labeled:
+            self._vlab[batch.n_before:n] = batch.new_vertex_labels
+        self._ids.add(p.new_ext)
+        self.n = n
+        self.num_edges += int(batch.op[batch.valid].astype(np.int64).sum())
+        self._state += 1
+        del self._pending[batch]
+        for st in self._stores:
+            if self._waste(st) > _MAX_WASTE:
+                st.compact(self.n, self.slack)
+                self.storage_version += 1
+
+    def _apply_store(self, st: _Store, ev: _Events) -> None:
+        if ev.rows.size == 0:
+            return
+        rows = ev.rows
+        new_deg = st.deg[rows].astype(np.int64) + ev.per_row_sum(ev.op)
+        cap = st.cap[rows]
+        move = new_deg > cap
+        new_start = st.start[rows].copy()
+        if np.any(move):
+            mrows = np.flatnonzero(move)
+            want = np.ceil(new_deg[mrows] * (1.0 + self.slack)).astype(np.int64)
+            new_cap = np.maximum(np.maximum(2 * cap[mrows], want), _MIN_ROW_CAP)
+            offs = np.zeros(mrows.size, np.int64)
+            np.cumsum(new_cap[:-1], out=offs[1:])
+            if st.ensure_edges(int(new_cap.sum())):
+                self.storage_version += 1
+            new_start[mrows] = st.used + offs
+        K.apply_rows(rows, new_start, ev.ptr, ev.nbr, ev.op, ev.lab, st.start, st.deg,
+                     st.nbr, st.elab, self.has_edge_labels)
+        if np.any(move):
+            moved = rows[mrows]
+            st.start[moved] = new_start[mrows]
+            st.cap[moved] = new_cap
+            st.used += int(new_cap.sum())
+            st.live += int((new_cap - cap[mrows]).sum())
+        st.entries += int((new_deg - st.deg[rows]).sum())
+        st.deg[rows] = new_deg
+
+    # ------------------------------------------------------------- queries
+    def neighbors(self, v: int) -> np.ndarray:
+        """Sorted out-neighbours of internal vertex ``v`` (a copy)."""
+        self._check_vertex(v)
+        return self._out.nbr[self._out.row(v)].copy()
+
+    def in_neighbors(self, v: int) -> np.ndarray:
+        """Sorted in-neighbours of internal vertex ``v`` (the neighbours, if undirected)."""
+        self._check_vertex(v)
+        return self._in.nbr[self._in.row(v)].copy()
+
+    def has_edge(self, u: int, v: int) -> bool:
+        """True if the edge ``u -> v`` (``u - v`` if undirected) exists; internal ids."""
+        if not (0 <= u < self.n and 0 <= v < self.n):
+            return False
+        return self._out.find(u, v) >= 0
+
+    def edge_label(self, u: int, v: int) -> int | None:
+        """Label of edge ``u -> v``; ``None`` without edge labels; KeyError if absent."""
+        pos = self._out.find(u, v) if (0 <= u < self.n and 0 <= v < self.n) else -1
+        if pos < 0:
+            raise KeyError((u, v))
+        return int(self._out.elab[pos]) if self.has_edge_labels else None
+
+    def degree(self, v: int) -> int:
+        """Out-degree of ``v`` (the degree, if undirected)."""
+        self._check_vertex(v)
+        return int(self._out.deg[v])
+
+    def _check_vertex(self, v: int) -> None:
+        if not 0 <= v < self.n:
+            raise GraphError(f"internal vertex {v} out of range 0..{self.n - 1}")
+
+    def snapshot(self) -> Graph:
+        """The current state as a static :class:`Graph` (same ids, labels, directedness).
+
+        Returns
+        -------
+        Graph
+            Built with :func:`Graph.from_edges` (so it is validated like any graph).
+        """
+        st = self._out
+        n = self.n
+        deg = st.deg[:n]
+        offs = np.zeros(n, np.int64)
+        if n > 1:
+            np.cumsum(deg[:-1], out=offs[1:])
+        m = int(deg.sum(dtype=np.int64))
+        src = np.empty(m, np.int32)
+        dst = np.empty(m, np.int32)
+        lab = np.empty(m if self.has_edge_labels else 0, np.int32)
+        K.gather_rows(st.start[:n], deg, st.nbr, st.elab, self.has_edge_labels, offs,
+                      src, dst, lab)
+        if not self.directed:
+            keep = src < dst
+            src, dst = src[keep], dst[keep]
+            if self.has_edge_labels:
+                lab = lab[keep]
+        vl = None if not self.labeled else self._vlab[:n].copy()
+        return Graph.from_edges(src, dst, n=n, vertex_labels=vl,
+                                edge_labels=lab if self.has_edge_labels else None,
+                                directed=self.directed, ids=self._ids.ids_array(),
+                                name=self.name, warn=False)
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (f"<DynamicGraph {self.name!r}: {self.n} vertices, {self.num_edges} edges, "
+                f"{kind}, storage v{self.storage_version}>")

@@ -1,0 +1,493 @@
+// warpmatch GPU delta engine: incremental matching of one batch (GCSM §V-C) with
+// gMatch's fine-grained warp execution (gMatch §4-5, as in engine/gpu/kernels/fine.cu).
+//
+// Compiled by NVRTC (no host headers) with -D style #defines prepended by engine.py:
+//   WM_K        query vertices;  WM_WARPS  warps per block
+//   WM_LIST     1: write matches;  0: count per update
+//   WM_PROFILE  1: count row reads per vertex into g.acc (cache-coverage studies)
+//   WM_PLAN_CAP ints of the packed delta plans in constant memory
+//
+// Work: a task is (valid update u, delta plan j). A warp takes one task at a
+// time through an atomic counter; the task's state p and sign follow
+// stream/types.py (p = u+1 for insert/query-edge and delete/non-edge, else u).
+// Depths 0 and 1 are the update's endpoints; depths 2..K-1 are extended with
+// gMatch's warp-level batch exploration: the warp's shared-memory stack keeps
+// up to 32 partial matches per level, the level's virtual task pool is the
+// concatenation of their candidate lists, and every step hands 32 (entry,
+// offset) tasks to the 32 lanes; each lane tests its candidate against the
+// plan's rules with binary searches in state p and the survivors are compacted
+// into the next level with a ballot.
+//
+// Adjacency of x in one direction (0 out, 1 in), in state p:
+//   overlay row (device)       if o_idx[dir][x] >= 0   (entries alive iff ins < p <= dl)
+//   DCSR cache row (device)    elif slot[dir][x] >= 0  (GCSM §V-B)
+//   storage row                otherwise: host memory read by zero-copy (GCSM's
+//                              pinned + mapped lists), or the device mirror
+//                              (policy "device")
+// Row kinds: 0/1 storage out/in, 2/3 cache, 4/5 overlay.
+
+#define WM_FULL 0xffffffffu
+
+struct WmDelta {
+  const long long* b_start[2];
+  const int* b_deg[2];
+  const int* o_idx[2];
+  const long long* o_off[2];
+  const int* slot[2];
+  const long long* c_off[2];
+  const int* nbr[6];
+  const int* lab[6];          // nullptr: no edge labels (every label is 0)
+  const int* ins[2];
+  const int* dl[2];
+  const int* vlab;            // nullptr: unlabeled (vertex labels are not checked)
+  const int* u_src;
+  const int* u_dst;
+  const int* u_op;
+  const int* u_lab;
+  const int* upd;             // valid update ids, in order
+  const long long* row_base;  // list mode: first output row of each update
+  unsigned long long* acc;    // WM_PROFILE: row reads per vertex
+  long long n_upd;            // valid updates
+  int n_plan;
+  int n;                      // vertices (after the batch)
+  int n_store;                // vertices with a storage row
+};
+
+__constant__ WmDelta g;
+__constant__ int wm_plan[WM_PLAN_CAP];
+
+// packed plan layout: wm_plan[0..13] = offsets of the arrays below (engine.py)
+#define WM_O_ORDER 0
+#define WM_O_VLABEL 1
+#define WM_O_BNPTR 2
+#define WM_O_BNPOS 3
+#define WM_O_BNDIR 4
+#define WM_O_BNEL 5
+#define WM_O_NAPTR 6
+#define WM_O_NAPOS 7
+#define WM_O_NADIR 8
+#define WM_O_RESPTR 9
+#define WM_O_RESPOS 10
+#define WM_O_RESSIGN 11
+#define WM_O_KIND 12
+#define WM_O_PEL 13
+#define WM_PA(arr, i) wm_plan[wm_plan[arr] + (i)]
+#define WM_PJ(arr, j, d) wm_plan[wm_plan[arr] + (j) * (WM_K + 1) + (d)]
+#define WM_PK(arr, j, d) wm_plan[wm_plan[arr] + (j) * WM_K + (d)]
+
+// counters (unsigned long long)
+#define WM_C_TASK 0       // next task
+#define WM_C_EL_HOST 1    // storage bytes read (zero-copy when the storage is on the host)
+#define WM_C_EL_CACHE 2   // cache bytes read
+#define WM_C_EL_OVL 3     // overlay bytes read
+#define WM_C_ROW_HOST 4   // storage rows read
+#define WM_C_ROW_CACHE 5  // cache rows read
+#define WM_C_ROW_OVL 6    // overlay rows read
+#define WM_C_N 8
+
+// per-lane tallies by source (0 storage, 1 cache, 2 overlay): bytes read, rows read
+struct WmCnt {
+  unsigned long long el[3];
+  unsigned long long row[3];
+};
+
+#if WM_K > 2
+#define WM_LEVELS (WM_K - 1)
+#else
+#define WM_LEVELS 1
+#endif
+
+struct WmStack {
+  long long off[WM_LEVELS][32];   // candidate list: first element, in its kind's arrays
+  int v[WM_LEVELS][32];
+  int len[WM_LEVELS][32];
+  unsigned char p[WM_LEVELS][32];
+  unsigned char gen[WM_LEVELS][32];   // backward edge (relative to the depth) of the list
+  unsigned char kind[WM_LEVELS][32];  // row kind of the list
+  int wp[WM_LEVELS];
+  int wo[WM_LEVELS];
+  int wn[WM_LEVELS];
+  unsigned char owner[32];
+};
+
+template <class T>
+__device__ __forceinline__ T wm_min(T a, T b) { return a < b ? a : b; }
+template <class T>
+__device__ __forceinline__ T wm_max(T a, T b) { return a > b ? a : b; }
+
+// m[] stays in registers: every index is resolved by unrolled compares
+__device__ __forceinline__ int wm_get(const int (&m)[WM_K], int i) {
+  int r = m[0];
+#pragma unroll
+  for (int q = 1; q < WM_K; ++q) if (i == q) r = m[q];
+  return r;
+}
+__device__ __forceinline__ void wm_put(int (&m)[WM_K], int i, int x) {
+#pragma unroll
+  for (int q = 0; q < WM_K; ++q) if (i == q) m[q] = x;
+}
+
+__device__ __forceinline__ int wm_src(int kind) { return kind >= 4 ? 2 : (kind >= 2 ? 1 : 0); }
+
+__device__ __forceinline__ void wm_row(int x, int dir, long long& off, int& len, int& kind,
+                                       WmCnt& c) {
+  const int r = g.o_idx[dir][x];
+  if (r >= 0) {
+    off = g.o_off[dir][r];
+    len = (int)(g.o_off[dir][r + 1] - off);
+    kind = 4 + dir;
+    return;
+  }
+  const int s = g.slot[dir][x];
+  if (s >= 0) {
+    off = g.c_off[dir][s];
+    len = (int)(g.c_off[dir][s + 1] - off);
+    kind = 2 + dir;
+    return;
+  }
+  kind = dir;
+  if (x >= g.n_store) { off = 0; len = 0; return; }
+  off = g.b_start[dir][x];
+  len = g.b_deg[dir][x];
+  c.el[0] += 12;   // the storage index (start, degree) lives with the storage
+}
+
+__device__ __forceinline__ void wm_touch(int x, int kind, WmCnt& c) {
+  c.row[wm_src(kind)] += 1;
+#if WM_PROFILE
+  atomicAdd(g.acc + x, 1ull);
+#else
+  (void)x;
+#endif
+}
+
+__device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
+  const int* L = g.lab[kind];
+  if (L == nullptr) return 0;
+  c.el[wm_src(kind)] += 4;
+  return L[q];
+}
+
+// Is there a data edge a -> b alive at state p with label el (-1 any)? Binary search
+// in the shorter of out(a) and in(b) (the same choice as walk.py's estimator).
+__device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
+  long long oa, ob;
+  int la, lb, ka, kb;
+  wm_row(a, 0, oa, la, ka, c);
+  wm_row(b, 1, ob, lb, kb, c);
+  long long lo, hi;
+  int kind, x;
+  if (la <= lb) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
+  else { lo = ob; hi = ob + lb; kind = kb; x = a; wm_touch(b, kb, c); }
+  const int* N = g.nbr[kind];
+  unsigned long long probes = 0;
+  while (lo < hi) {
+    const long long mid = lo + ((hi - lo) >> 1);
+    ++probes;
+    if (N[mid] < x) lo = mid + 1; else hi = mid;
+  }
+  const long long end = (la <= lb) ? oa + la : ob + lb;
+  bool found = false;
+  if (kind >= 4) {
+    const int* I = g.ins[kind - 4];
+    const int* D = g.dl[kind - 4];
+    for (long long q = lo; q < end; ++q) {
+      ++probes;
+      if (N[q] != x) break;
+      if (I[q] < p && p <= D[q]) {
+        found = el < 0 || wm_label(kind, q, c) == el;
+        break;
+      }
+    }
+  } else if (lo < end) {
+    ++probes;
+    if (N[lo] == x) found = el < 0 || wm_label(kind, lo, c) == el;
+  }
+  c.el[wm_src(kind)] += 4 * probes;
+  return found;
+}
+
+// Plan rules 1, 4-7 for candidate c at depth d (the generating edge `skip` is known).
+__device__ bool wm_accept(int d, int c, int skip, int j, int p, const int (&m)[WM_K],
+                          WmCnt& cnt) {
+  const int want = WM_PK(WM_O_VLABEL, j, d);
+  if (want != -1 && g.vlab != nullptr && g.vlab[c] != want) return false;
+  const int r0 = WM_PJ(WM_O_RESPTR, j, d), r1 = WM_PJ(WM_O_RESPTR, j, d + 1);
+  for (int t = r0; t < r1; ++t) {
+    const int mj = wm_get(m, WM_PA(WM_O_RESPOS, t));
+    if (WM_PA(WM_O_RESSIGN, t) > 0) { if (c <= mj) return false; }
+    else if (c >= mj) return false;
+  }
+#pragma unroll
+  for (int q = 0; q < WM_K; ++q) if (q < d && m[q] == c) return false;
+  const int b0 = WM_PJ(WM_O_BNPTR, j, d), b1 = WM_PJ(WM_O_BNPTR, j, d + 1);
+  for (int t = b0; t < b1; ++t) {
+    if (t == skip) continue;
+    const int x = wm_get(m, WM_PA(WM_O_BNPOS, t));
+    const int el = WM_PA(WM_O_BNEL, t);
+    const bool ok = WM_PA(WM_O_BNDIR, t) == 0 ? wm_edge(x, c, el, p, cnt)
+                                              : wm_edge(c, x, el, p, cnt);
+    if (!ok) return false;
+  }
+  const int n0 = WM_PJ(WM_O_NAPTR, j, d), n1 = WM_PJ(WM_O_NAPTR, j, d + 1);
+  for (int t = n0; t < n1; ++t) {
+    const int x = wm_get(m, WM_PA(WM_O_NAPOS, t));
+    const bool hit = WM_PA(WM_O_NADIR, t) == 0 ? wm_edge(x, c, -1, p, cnt)
+                                               : wm_edge(c, x, -1, p, cnt);
+    if (hit) return false;
+  }
+  return true;
+}
+
+// The candidate list of depth d: the shortest backward neighbour's row.
+__device__ void wm_gen(int j, int d, const int (&m)[WM_K], int& gen, long long& off, int& len,
+                       int& kind, WmCnt& cnt) {
+  const int b0 = WM_PJ(WM_O_BNPTR, j, d), b1 = WM_PJ(WM_O_BNPTR, j, d + 1);
+  int best_x = 0;
+  len = -1;
+  gen = 0;
+  off = 0;
+  kind = 0;
+  for (int t = b0; t < b1; ++t) {
+    const int x = wm_get(m, WM_PA(WM_O_BNPOS, t));
+    long long o;
+    int l, k;
+    wm_row(x, WM_PA(WM_O_BNDIR, t), o, l, k, cnt);
+    if (len < 0 || l < len) { len = l; off = o; kind = k; gen = t - b0; best_x = x; }
+  }
+  if (len < 0) len = 0;
+  wm_touch(best_x, kind, cnt);
+}
+
+// One lane's fine-grained task: candidate `off` of entry e's list, at depth d.
+__device__ bool wm_task(int d, int j, int p, const WmStack& S, int e, int off, int (&m)[WM_K],
+                        int& c, int& ngen, long long& noff, int& nlen, int& nkind,
+                        WmCnt& cnt) {
+  int i_ = e;
+#pragma unroll
+  for (int q = WM_K - 1; q >= 0; --q) {
+    if (q < d) {
+      m[q] = S.v[q][i_];
+      if (q > 0) i_ = S.p[q][i_];
+    }
+  }
+  const int kind = S.kind[d - 1][e];
+  const long long idx = S.off[d - 1][e] + off;
+  c = g.nbr[kind][idx];
+  cnt.el[wm_src(kind)] += 4;
+  if (kind >= 4) {
+    const int ins = g.ins[kind - 4][idx], dl = g.dl[kind - 4][idx];
+    if (!(ins < p && p <= dl)) return false;
+  }
+  const int b0 = WM_PJ(WM_O_BNPTR, j, d);
+  const int t = b0 + S.gen[d - 1][e];
+  const int el = WM_PA(WM_O_BNEL, t);
+  if (el != -1 && wm_label(kind, idx, cnt) != el) return false;
+  if (!wm_accept(d, c, t, j, p, m, cnt)) return false;
+  wm_put(m, d, c);
+  if (d < WM_K - 1) wm_gen(j, d + 1, m, ngen, noff, nlen, nkind, cnt);
+  return true;
+}
+
+__device__ __forceinline__ unsigned long long wm_warp_sum(unsigned long long x) {
+  for (int s = 16; s > 0; s >>= 1) x += __shfl_down_sync(WM_FULL, x, s);
+  return x;
+}
+
+// Counting: plus[u] / minus[u] += raw matches. Listing: rows (query-vertex order)
+// of update u go to out[row_base[u] + cursor[u]++ - first_row], with their sign.
+extern "C" __global__ void __launch_bounds__(WM_WARPS * 32)
+wm_delta(long long t_begin, long long t_end, unsigned long long* counters,
+         unsigned long long* plus, unsigned long long* minus,
+         int* __restrict__ out, signed char* __restrict__ out_sign,
+         unsigned long long* cursor, long long first_row) {
+  __shared__ WmStack stacks[WM_WARPS];
+  const int lane = threadIdx.x & 31;
+  WmStack& S = stacks[threadIdx.x >> 5];
+  const unsigned lt_mask = (1u << lane) - 1u;
+  WmCnt cnt;
+#pragma unroll
+  for (int q = 0; q < 3; ++q) { cnt.el[q] = 0; cnt.row[q] = 0; }
+  (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
+  int m[WM_K];
+#pragma unroll
+  for (int q = 0; q < WM_K; ++q) m[q] = 0;
+  int level = -1;
+  const int base = 1;
+  int u = 0, j = 0, p = 0, sign = 1;
+  unsigned long long found = 0;   // raw matches of the current task (warp-uniform)
+  while (true) {
+    if (level < base) {
+      // the task is done: flush its count, take the next one
+#if !WM_LIST
+      if (lane == 0 && found) atomicAdd((sign > 0 ? plus : minus) + u, found);
+#endif
+      found = 0;
+      long long t = 0;
+      if (lane == 0) t = t_begin + (long long)atomicAdd(counters + WM_C_TASK, 1ull);
+      t = __shfl_sync(WM_FULL, t, 0);
+      if (t >= t_end) break;
+      u = g.upd[t / g.n_plan];
+      j = (int)(t % g.n_plan);
+      const int kind = WM_PA(WM_O_KIND, j);
+      const bool up = (g.u_op[u] > 0) == (kind == 1);
+      p = up ? u + 1 : u;
+      sign = up ? 1 : -1;
+      int ok = 0;
+      if (lane == 0) {
+        const int s0 = g.u_src[u], s1 = g.u_dst[u];
+        const int want0 = WM_PK(WM_O_VLABEL, j, 0);
+        const int pel = WM_PA(WM_O_PEL, j);
+        ok = s0 != s1 && !(want0 != -1 && g.vlab != nullptr && g.vlab[s0] != want0)
+             && !(kind == 1 && pel != -1 && g.u_lab[u] != pel);
+        if (ok) {
+          wm_put(m, 0, s0);
+          ok = wm_accept(1, s1, -1, j, p, m, cnt);
+        }
+        if (ok) {
+          wm_put(m, 1, s1);
+#if WM_K == 2
+          found = 1;
+#if WM_LIST
+          const long long row = g.row_base[u] + (long long)atomicAdd(cursor + u, 1ull) - first_row;
+          out[row * WM_K + WM_PK(WM_O_ORDER, j, 0)] = s0;
+          out[row * WM_K + WM_PK(WM_O_ORDER, j, 1)] = s1;
+          out_sign[row] = (signed char)sign;
+#endif
+          ok = 0;
+#else
+          S.v[0][0] = s0;
+          S.p[0][0] = 0;
+          S.v[1][0] = s1;
+          S.p[1][0] = 0;
+          int gn, ln, kd;
+          long long of;
+          wm_gen(j, 2, m, gn, of, ln, kd, cnt);
+          S.gen[1][0] = (unsigned char)gn;
+          S.off[1][0] = of;
+          S.len[1][0] = ln;
+          S.kind[1][0] = (unsigned char)kd;
+          S.wp[1] = 0;
+          S.wo[1] = 0;
+          S.wn[1] = 1;
+#endif
+        }
+      }
+      found = __shfl_sync(WM_FULL, found, 0);
+      ok = __shfl_sync(WM_FULL, ok, 0);
+      __syncwarp();
+      level = ok ? base : -1;
+      continue;
+    }
+#if WM_K > 2
+    const int p_ = S.wp[level], o = S.wo[level], n = S.wn[level];
+    if (p_ >= n) { --level; continue; }
+
+    // ---- hand the next 32 tasks of this level's virtual task pool to the lanes
+    const int jj = p_ + lane;
+    const bool considered = jj < n;
+    const int rem = considered ? S.len[level][jj] - (lane == 0 ? o : 0) : 0;
+    const int r = wm_min(rem, 32);
+    int incl = r;
+    for (int s = 1; s < 32; s <<= 1) {
+      const int tv = __shfl_up_sync(WM_FULL, incl, s);
+      if (lane >= s) incl += tv;
+    }
+    const int excl = incl - r;
+    const int total = __shfl_sync(WM_FULL, incl, 31);
+    const bool owner = r > 0 && excl < 32;
+    if (owner) S.owner[excl] = (unsigned char)lane;
+    const unsigned starts = __reduce_or_sync(WM_FULL, owner ? (1u << excl) : 0u);
+    const bool consumed = considered && excl <= 32 && rem <= 32 - excl;
+    const unsigned cm = __ballot_sync(WM_FULL, consumed);
+    int F = __ffs(~cm) - 1;
+    if (cm == WM_FULL) F = 32;
+    const int taken = considered ? wm_max(0, 32 - excl) : 0;
+    const int takenF = __shfl_sync(WM_FULL, taken, F & 31);
+    __syncwarp();
+    const int ntask = wm_min(total, 32);
+    const bool has = lane < ntask;
+    int e = 0, off = 0;
+    if (has) {
+      const unsigned below = starts & (lane == 31 ? WM_FULL : ((2u << lane) - 1u));
+      const int s = 31 - __clz(below);
+      const int ol = S.owner[s];
+      e = p_ + ol;
+      off = lane - s + (ol == 0 ? o : 0);
+    }
+    __syncwarp();
+    if (lane == 0) {
+      S.wp[level] = p_ + F;
+      S.wo[level] = F < 32 ? (F == 0 ? o : 0) + takenF : 0;
+    }
+    const int d = level + 1;
+    int c = -1, ngen = 0, nlen = 0, nkind = 0;
+    long long noff = 0;
+    const bool valid = has && wm_task(d, j, p, S, e, off, m, c, ngen, noff, nlen, nkind, cnt);
+    if (d == WM_K - 1) {
+      const unsigned vm = __ballot_sync(WM_FULL, valid);
+      if (vm) {
+        const int nv = __popc(vm);
+        found += (unsigned long long)nv;
+#if WM_LIST
+        unsigned long long pos = 0;
+        if (lane == 0) pos = atomicAdd(cursor + u, (unsigned long long)nv);
+        pos = __shfl_sync(WM_FULL, pos, 0);
+        if (valid) {
+          const long long row = g.row_base[u] + (long long)pos + __popc(vm & lt_mask) - first_row;
+          int* o_ = out + row * WM_K;
+#pragma unroll
+          for (int q = 0; q < WM_K; ++q) o_[WM_PK(WM_O_ORDER, j, q)] = m[q];
+          out_sign[row] = (signed char)sign;
+        }
+#endif
+      }
+      __syncwarp();
+      continue;
+    }
+    // ---- compact the survivors into the next level and descend (gMatch 5.1)
+    const unsigned vm = __ballot_sync(WM_FULL, valid);
+    if (vm) {
+      if (valid) {
+        const int idx = __popc(vm & lt_mask);
+        S.v[d][idx] = c;
+        S.p[d][idx] = (unsigned char)e;
+        S.gen[d][idx] = (unsigned char)ngen;
+        S.len[d][idx] = nlen;
+        S.off[d][idx] = noff;
+        S.kind[d][idx] = (unsigned char)nkind;
+      }
+      if (lane == 0) {
+        S.wp[d] = 0;
+        S.wo[d] = 0;
+        S.wn[d] = __popc(vm);
+      }
+      level = d;
+    }
+    __syncwarp();
+#else
+    level = -1;
+#endif
+  }
+  (void)lt_mask;
+#pragma unroll
+  for (int q = 0; q < 3; ++q) {
+    const unsigned long long a = wm_warp_sum(cnt.el[q]);
+    const unsigned long long b = wm_warp_sum(cnt.row[q]);
+    if (lane == 0) {
+      if (a) atomicAdd(counters + WM_C_EL_HOST + q, a);
+      if (b) atomicAdd(counters + WM_C_ROW_HOST + q, b);
+    }
+  }
+}
+
+// Scatter packed rows into the device mirror of the storage (policy "device"):
+// row i of the pack (pack_off[i] .. pack_off[i+1]) goes to dst[start[i] ..].
+extern "C" __global__ void wm_scatter_rows(const long long* __restrict__ pack_off,
+                                           const long long* __restrict__ start, long long rows,
+                                           const int* __restrict__ src, int* __restrict__ dst) {
+  for (long long i = blockIdx.x; i < rows; i += gridDim.x) {
+    const long long a = pack_off[i], b = pack_off[i + 1], s = start[i];
+    for (long long q = a + threadIdx.x; q < b; q += blockDim.x) dst[s + q - a] = src[q];
+  }
+}

@@ -1,0 +1,397 @@
+"""Continuous subgraph matching: keep a query's matches up to date as the graph changes.
+
+:class:`ContinuousMatcher` is the user's entry point to :mod:`warpmatch.stream`.
+It holds a :class:`~warpmatch.stream.dynamic.DynamicGraph`, the query compiled
+into incremental join plans (:func:`~warpmatch.stream.delta.compile_delta_plans`,
+GCSM §II-B formula (1)) and a delta engine (CPU, or the GPU engine with its
+host-resident graph and GCSM cache), and turns each batch of updates into
+per-update deltas (DESIGN.md, "Continuous matching"): for every update, the
+embeddings that appear (+) and disappear (−), in arrival order, so results do
+not depend on how a stream is cut into batches, and::
+
+    initial_count + Σ added − Σ removed == count(current graph)
+
+One :meth:`~ContinuousMatcher.apply` call is one batch: prepare (map ids,
+validate in order) → view (all states of the batch) → engine → apply to the
+store → map rows back to the graph file's ids.
+
+Examples
+--------
+>>> import warpmatch as wm
+>>> g = wm.Graph.from_edges([0, 1, 2], [1, 2, 3])             # a path 0-1-2-3
+>>> cm = ContinuousMatcher(g, "triangle", backend="cpu")
+>>> cm.count
+0
+>>> d = cm.apply([(0, 2, "+"), (1, 3, "+"), (0, 2, "-")])
+>>> d.plus_counts.tolist(), d.minus_counts.tolist()         # embeddings: 6 per triangle
+([6, 6, 0], [0, 0, 6])
+>>> cm.count, cm.count == wm.count(cm.graph.snapshot(), "triangle")
+(6, True)
+>>> sorted(d.plus[d.plus_update == 1][0].tolist())           # the triangle 1-2-3, external ids
+[1, 2, 3]
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, QueryError, UnknownLabelWarning
+from ..graph.csr import Graph
+from ..query.io import check_direction, resolve_query
+from ..query.model import ANY, Query
+from .delta import compile_delta_plans
+from .dynamic import DynamicGraph
+from .types import DeltaPlans, Updates
+
+__all__ = ["ContinuousMatcher", "StreamDelta", "BACKENDS", "resolve_delta_engine"]
+
+#: the backends a continuous matcher accepts
+BACKENDS = ("auto", "cpu", "gpu")
+
+
+@dataclass(frozen=True, eq=False)
+class StreamDelta:
+    """Per-update results of one :meth:`ContinuousMatcher.apply` call (external ids).
+
+    Attributes
+    ----------
+    plus_counts, minus_counts : numpy.ndarray
+        int64[B]: embeddings (or subgraphs, in that mode) that update ``i``
+        created / destroyed. Invalid (skipped) updates have 0 and 0.
+    added, removed : int
+        Their sums over the batch.
+    plus, minus : numpy.ndarray or None
+        int64[R, k]: the created / destroyed matches, one row each, column
+        ``j`` the data vertex of query vertex ``j`` (:attr:`columns`), sorted
+        by update; ``None`` with ``counts_only=True``.
+    plus_update, minus_update : numpy.ndarray or None
+        int64[R]: the index (within this batch) of the update each row belongs to.
+    valid : numpy.ndarray
+        bool[B]: ``False`` for updates skipped under ``on_invalid="skip"``.
+    reasons : list of str
+        Why each update was skipped ("" for valid ones).
+    updates : Updates
+        The batch as given.
+    columns : list of str
+        The query vertex names, one per column of ``plus``/``minus``.
+    """
+
+    plus_counts: np.ndarray
+    minus_counts: np.ndarray
+    added: int
+    removed: int
+    plus: np.ndarray | None
+    minus: np.ndarray | None
+    plus_update: np.ndarray | None
+    minus_update: np.ndarray | None
+    valid: np.ndarray
+    reasons: list[str]
+    updates: Updates
+    columns: list[str]
+
+    def __len__(self) -> int:
+        return int(self.plus_counts.shape[0])
+
+    @property
+    def net(self) -> int:
+        """``added - removed``: the change of the live count over the batch."""
+        return self.added - self.removed
+
+    def __repr__(self) -> str:
+        skipped = int(np.count_nonzero(~self.valid))
+        return (f"<StreamDelta: {len(self)} updates ({skipped} skipped), +{self.added:,} "
+                f"-{self.removed:,}{'' if self.plus is not None else ', counts only'}>")
+
+
+def _gpu_engine_class() -> Any:
+    """The GPU delta engine class, or raise BackendUnavailableError saying why not."""
+    try:
+        from .gpu import GpuDeltaEngine     # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"backend 'gpu' for continuous matching needs CuPy and a CUDA device: "
+            f"warpmatch.stream.gpu cannot be loaded ({exc})") from None
+    return GpuDeltaEngine
+
+
+def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``cls(...)`` accepts (for ``auto``, which may fall back to another engine)."""
+    params = inspect.signature(cls).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    return {k: v for k, v in options.items() if k in params}
+
+
+def resolve_delta_engine(backend: str = "auto", **engine_options: Any) -> Any:
+    """A delta engine for ``backend`` that can run here.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "gpu"}, optional
+        ``"auto"`` (the default) takes the GPU engine when CuPy and a device
+        are present, else the CPU engine; the fallback gets only the options
+        its constructor accepts.
+    **engine_options
+        Passed to the engine's constructor (``threads`` for the CPU engine;
+        ``cache``, ``cache_bytes``, ... for the GPU engine).
+
+    Returns
+    -------
+    DeltaEngine
+
+    Raises
+    ------
+    BackendUnavailableError
+        An unknown backend, or ``"gpu"`` where it cannot run (the reason is given).
+    """
+    from .cpu import CpuDeltaEngine
+    if backend not in BACKENDS:
+        raise BackendUnavailableError(f"unknown backend {backend!r} for continuous matching; "
+                                      f"choose from {', '.join(BACKENDS)}")
+    if backend == "cpu":
+        return CpuDeltaEngine(**engine_options)
+    if backend == "gpu":
+        engine = _gpu_engine_class()(**engine_options)
+        ok, why = engine.available()
+        if not ok:
+            raise BackendUnavailableError(f"backend 'gpu' for continuous matching cannot run "
+                                          f"here: {why}")
+        return engine
+    try:
+        cls = _gpu_engine_class()
+        engine = cls(**_accepted(cls, engine_options))
+        if engine.available()[0]:
+            return engine
+    except BackendUnavailableError:
+        pass
+    return CpuDeltaEngine(**_accepted(CpuDeltaEngine, engine_options))
+
+
+def _check_labels(query: Query, graph: DynamicGraph) -> None:
+    """The static planner's label checks (same wording), against the dynamic graph."""
+    if query.labeled and graph.vertex_labels is None:
+        u = int(np.flatnonzero(query.vertex_labels != ANY)[0])
+        raise QueryError(f"query vertex {query.names[u]} has label "
+                         f"{int(query.vertex_labels[u])} but the graph {graph.name!r} has no "
+                         f"vertex labels: drop the query's labels or read a labeled graph")
+    if query.edge_labeled and not graph.has_edge_labels:
+        e = int(np.flatnonzero(query.edge_labels != ANY)[0])
+        a, b = (query.names[x] for x in query.edges[e])
+        raise QueryError(f"query edge {a}-{b} has label {int(query.edge_labels[e])} but the "
+                         f"graph {graph.name!r} has no edge labels: drop the query's edge "
+                         f"labels or read a graph with edge labels")
+
+
+class ContinuousMatcher:
+    """Per-update deltas of a query's matches over a stream of edge updates.
+
+    Parameters
+    ----------
+    graph : Graph, DynamicGraph, str, os.PathLike or networkx graph
+        The initial graph ``G_0``. A :class:`DynamicGraph` is used (and
+        changed) in place; anything else is turned into one (a path is read
+        with :func:`warpmatch.read_graph`'s defaults).
+    query : Query, str, os.PathLike or networkx graph
+        As for :func:`warpmatch.count` (pattern name, DSL text, query file, ...).
+    mode : {"embeddings", "subgraphs"}, optional
+        Count every injective map, or every distinct subgraph once. The
+        default is ``"embeddings"``.
+    induced : bool, optional
+        Induced matching: an inserted edge can also destroy matches and a
+        deleted one create them. The default is ``False``.
+    backend : {"auto", "cpu", "gpu"}, optional
+        The delta engine; ``"auto"`` (the default) prefers the GPU.
+    on_invalid : {"error", "skip"}, optional
+        An update that inserts an existing edge, deletes a missing one or is a
+        self-loop: raise :class:`~warpmatch.errors.InputFormatError` before
+        anything changes (the default), or skip it (``valid`` False, a reason).
+    count_initial : bool, optional
+        Count the matches of ``G_0`` with the static engine, so that
+        :attr:`count` is the live total. The default is ``True``; with
+        ``False`` both :attr:`initial_count` and :attr:`count` are ``None``
+        (the deltas are still exact).
+    **engine_options
+        Passed to the delta engine's constructor.
+
+    Attributes
+    ----------
+    graph : DynamicGraph
+    query : Query
+    backend : str
+        The engine that runs (``"cpu"`` or ``"gpu"``).
+    engine : DeltaEngine
+    mode, induced, on_invalid
+        As given.
+    initial_count : int or None
+        Matches of ``G_0``.
+    added, removed : int
+        Totals over every update applied so far.
+    updates_applied : int
+        Updates seen so far (skipped ones included).
+
+    Raises
+    ------
+    QueryError
+        Directedness or labels that do not fit the graph, unknown mode, a
+        query without edges.
+    BackendUnavailableError
+        The backend cannot run here.
+    """
+
+    def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
+                 induced: bool = False, backend: str = "auto", on_invalid: str = "error",
+                 count_initial: bool = True, **engine_options: Any) -> None:
+        if on_invalid not in ("error", "skip"):
+            raise ValueError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
+        self.engine = resolve_delta_engine(backend, **engine_options)
+        self.backend = str(self.engine.name)
+        static: Graph | None = None
+        if isinstance(graph, DynamicGraph):
+            dg = graph
+        else:
+            from ..api import as_graph
+            static = as_graph(graph)
+            allocator = getattr(self.engine, "allocator", None)
+            dg = (DynamicGraph(static) if allocator is None
+                  else DynamicGraph(static, allocator=allocator))
+        self.graph = dg
+        self.query = resolve_query(query, directed=dg.directed)
+        check_direction(self.query, dg.directed, dg.name)
+        _check_labels(self.query, dg)
+        self.mode = mode
+        self.induced = bool(induced)
+        self.on_invalid = on_invalid
+        self._plans: dict[str, DeltaPlans] = {}
+        self._plans["count"] = self._compile("count")      # validates mode and the query
+        self.engine.attach(dg)
+        self.added = 0
+        self.removed = 0
+        self.updates_applied = 0
+        self.initial_count: int | None = None
+        if count_initial:
+            from ..api import count
+            g0 = static if static is not None else dg.snapshot()
+            with warnings.catch_warnings():
+                # a label absent from G_0 may arrive with the stream: 0 is only the start
+                warnings.simplefilter("ignore", UnknownLabelWarning)
+                self.initial_count = int(count(g0, self.query, mode=mode, induced=self.induced,
+                                               backend="cpu" if self.backend == "cpu"
+                                               else "auto"))
+
+    # -------------------------------------------------------------- plans
+    def _compile(self, purpose: str) -> DeltaPlans:
+        return compile_delta_plans(self.query, mode=self.mode, induced=self.induced,
+                                   purpose=purpose, directed=self.graph.directed,
+                                   has_edge_labels=self.graph.has_edge_labels)
+
+    def plans(self, listing: bool) -> DeltaPlans:
+        """The delta plans for counting (restrictions × |Aut|) or listing (every match).
+
+        Parameters
+        ----------
+        listing : bool
+
+        Returns
+        -------
+        DeltaPlans
+        """
+        purpose = "list" if listing else "count"
+        if purpose not in self._plans:
+            self._plans[purpose] = self._compile(purpose)
+        return self._plans[purpose]
+
+    # -------------------------------------------------------------- state
+    @property
+    def count(self) -> int | None:
+        """The live total: ``initial_count + added - removed`` (``None`` if not counted)."""
+        if self.initial_count is None:
+            return None
+        return self.initial_count + self.added - self.removed
+
+    # -------------------------------------------------------------- apply
+    def apply(self, updates: Any, counts_only: bool = False) -> StreamDelta:
+        """Apply one batch of updates and return the per-update deltas.
+
+        Parameters
+        ----------
+        updates : Updates, tuple of arrays, 2-D array or iterable
+            The batch, in the graph file's id space:
+            :class:`~warpmatch.stream.types.Updates`, ``(src, dst, op[, label])``
+            arrays, or an iterable of ``(u, v, op[, label])`` with ``op`` one of
+            ``"+"``/``"-"``, ``1``/``-1`` (see :func:`warpmatch.stream.updates.as_updates`).
+            All of it is one batch; cut long streams with :meth:`Updates.slice`
+            or use :meth:`apply_batches`.
+        counts_only : bool, optional
+            Return only per-update counts (faster: symmetry breaking applies
+            when counting embeddings). The default is ``False``: also the
+            matches.
+
+        Returns
+        -------
+        StreamDelta
+
+        Raises
+        ------
+        InputFormatError
+            A malformed update, or an invalid one under ``on_invalid="error"``
+            (nothing is changed then).
+        """
+        from .updates import as_updates
+        ups = as_updates(updates)
+        dg = self.graph
+        batch = dg.prepare(ups, self.on_invalid)
+        view = dg.view(batch)
+        want = not counts_only
+        raw = self.engine.run(view, self.plans(want), want)
+        dg.apply(batch)
+        plus_c = np.asarray(raw.plus_counts, dtype=np.int64)
+        minus_c = np.asarray(raw.minus_counts, dtype=np.int64)
+        added, removed = int(plus_c.sum()), int(minus_c.sum())
+        self.added += added
+        self.removed += removed
+        self.updates_applied += len(ups)
+        plus = minus = plus_u = minus_u = None
+        if want:
+            rows = np.asarray(raw.matches)
+            upd = np.asarray(raw.match_update, dtype=np.int64)
+            pos = np.asarray(raw.match_sign) > 0
+            ext = dg.to_external(rows).astype(np.int64, copy=False).reshape(rows.shape)
+            plus, minus = ext[pos], ext[~pos]
+            plus_u, minus_u = upd[pos], upd[~pos]
+        return StreamDelta(plus_c, minus_c, added, removed, plus, minus, plus_u, minus_u,
+                           np.asarray(batch.valid, dtype=bool), list(batch.reason), ups,
+                           list(self.query.names))
+
+    def apply_batches(self, updates: Any, batch_size: int,
+                      counts_only: bool = False) -> Iterator[StreamDelta]:
+        """Apply a stream in batches of ``batch_size`` updates, yielding each batch's deltas.
+
+        Parameters
+        ----------
+        updates : Updates or any form :meth:`apply` accepts
+        batch_size : int
+            Updates per batch (the results do not depend on it).
+        counts_only : bool, optional
+            As in :meth:`apply`. The default is ``False``.
+
+        Yields
+        ------
+        StreamDelta
+            One per batch; update indices are within the batch.
+        """
+        from .updates import as_updates
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        ups = as_updates(updates)
+        for lo in range(0, len(ups), int(batch_size)):
+            yield self.apply(ups.slice(lo, min(len(ups), lo + int(batch_size))), counts_only)
+
+    def __repr__(self) -> str:
+        live = "?" if self.count is None else f"{self.count:,}"
+        return (f"<ContinuousMatcher {self.query.name!r} on {self.graph.name!r} "
+                f"({self.mode}, {'induced' if self.induced else 'non-induced'}, "
+                f"backend {self.backend}): {live} matches after {self.updates_applied} updates>")

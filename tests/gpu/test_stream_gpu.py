@@ -1,0 +1,217 @@
+"""GPU delta engine (GCSM) == CPU delta engine, for every cache policy.
+
+Needs CuPy and a CUDA device (``tests/conftest.py`` skips otherwise). Views
+are built from static graphs (``stream.gpu._testing``, storage in pinned or
+pageable memory) and by :class:`~warpmatch.stream.dynamic.DynamicGraph` over
+several batches, so that host-memory registration, the device mirror's
+refresh and the cache's slot maps are exercised across batches.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cupy", reason="the GPU delta engine needs CuPy")
+pytestmark = pytest.mark.gpu
+
+from warpmatch.graph.csr import Graph  # noqa: E402
+from warpmatch.graph.generators import barabasi_albert  # noqa: E402
+from warpmatch.query.model import Query  # noqa: E402
+from warpmatch.stream.cpu import CpuDeltaEngine  # noqa: E402
+from warpmatch.stream.delta import compile_delta_plans  # noqa: E402
+from warpmatch.stream.gpu import POLICIES, GpuDeltaEngine, pinned_allocator  # noqa: E402
+from warpmatch.stream.gpu._testing import view_from_graph  # noqa: E402
+from warpmatch.stream.gpu.walk import exact_access  # noqa: E402
+
+
+def _engine(**kw) -> GpuDeltaEngine:
+    eng = GpuDeltaEngine(**kw)
+    ok, why = eng.available()
+    if not ok:
+        pytest.skip(why)
+    return eng
+
+
+def _edges(g: Graph) -> np.ndarray:
+    s = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    e = np.stack([s, g.indices]).T
+    return e if g.directed else e[e[:, 0] < e[:, 1]]
+
+
+def _batch(g: Graph, rng: np.random.Generator, size: int, labels: int = 0):
+    E = _edges(g)
+    s, d, o = [], [], []
+    for _ in range(size):
+        if rng.random() < 0.5 or len(E) == 0:
+            a, b = rng.integers(g.n, size=2)
+            o.append(1)
+        else:
+            a, b = E[rng.integers(len(E))]
+            if not g.directed and rng.random() < 0.5:
+                a, b = b, a
+            o.append(-1)
+        s.append(int(a))
+        d.append(int(b))
+    # some repeats of earlier updates: insert-then-delete inside the batch, invalid ones
+    for i in rng.integers(len(s), size=size // 8):
+        s.append(s[i]); d.append(d[i]); o.append(-o[i])
+    lab = rng.integers(labels, size=len(s)) if labels else None
+    return np.array(s), np.array(d), np.array(o), lab
+
+
+def _rows(raw, k):
+    if raw.matches is None:
+        return []
+    return sorted(zip(raw.match_update.tolist(), raw.match_sign.tolist(),
+                      map(tuple, raw.matches.reshape(-1, k).tolist())))
+
+
+def _same(gpu, cpu, k, lists):
+    assert np.array_equal(gpu.plus_counts, cpu.plus_counts)
+    assert np.array_equal(gpu.minus_counts, cpu.minus_counts)
+    if lists:
+        assert np.all(np.diff(gpu.match_update) >= 0)      # grouped by update
+        assert _rows(gpu, k) == _rows(cpu, k)
+
+
+GRAPHS = {
+    "ba": lambda: barabasi_albert(300, 5, seed=2),
+    "labeled": lambda: Graph.from_edges(*np.random.default_rng(5).integers(120, size=(2, 900)),
+                                        n=120,
+                                        vertex_labels=np.random.default_rng(6).integers(3, size=120),
+                                        edge_labels=np.random.default_rng(7).integers(2, size=900),
+                                        warn=False),
+    "directed": lambda: Graph.from_edges(*np.random.default_rng(8).integers(100, size=(2, 900)),
+                                         n=100, directed=True,
+                                         vertex_labels=np.random.default_rng(9).integers(2, size=100),
+                                         warn=False),
+}
+QUERIES = {
+    "ba": ["a-b", "a-b, b-c, c-a", "a-b, b-c, c-d, d-a", "a-b, b-c, c-d, d-a, a-c, b-d",
+           "a-b, b-c, c-d, d-e, e-a"],
+    "labeled": ["a-b, b-c, c-a", "a:1-b:2, b-c, c-a", "a-b, b-c, c-d"],
+    "directed": ["a->b", "a->b, b->c, c->a", "a->b, b->c, a->c, c->d", "a->b, b->a, b->c"],
+}
+CASES = [(g, q, ind) for g, qs in QUERIES.items() for q in qs for ind in (False, True)]
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    return {name: f() for name, f in GRAPHS.items()}
+
+
+@pytest.mark.parametrize("gname,text,induced", CASES)
+def test_gpu_equals_cpu_every_policy(graphs, gname, text, induced):
+    g = graphs[gname]
+    rng = np.random.default_rng(hash((gname, text, induced)) % 2**32)
+    q = Query.parse(text)
+    labeled = g.edge_labels is not None
+    s, d, o, lab = _batch(g, rng, 48, labels=2 if labeled else 0)
+    view = view_from_graph(g, s, d, o, lab, allocator=pinned_allocator())
+    cpu = CpuDeltaEngine(threads=2)
+    for mode in ("embeddings", "subgraphs"):
+        for purpose in ("count", "list"):
+            plans = compile_delta_plans(q, mode=mode, induced=induced, purpose=purpose,
+                                        directed=g.directed, has_edge_labels=labeled)
+            want = purpose == "list"
+            ref = cpu.run(view, plans, want)
+            for policy in POLICIES:
+                eng = _engine(cache=policy, cache_fraction=0.3, seed=1)
+                eng.attach(None)
+                got = eng.run(view, plans, want)
+                _same(got, ref, q.k, want)
+
+
+def test_pageable_storage_is_registered(graphs):
+    g = graphs["ba"]
+    rng = np.random.default_rng(1)
+    s, d, o, _ = _batch(g, rng, 64)
+    view = view_from_graph(g, s, d, o)          # numpy memory: the engine registers it
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    ref = CpuDeltaEngine().run(view, plans, False)
+    eng = _engine(cache="none")
+    got = eng.run(view, plans, False)
+    _same(got, ref, 4, False)
+    assert eng.stats["host_bytes"] > 0 and eng.stats["rows_cache"] == 0
+
+
+def test_counters_and_profile_match_the_exact_traversal(graphs):
+    g = graphs["ba"]
+    rng = np.random.default_rng(3)
+    s, d, o, _ = _batch(g, rng, 64)
+    view = view_from_graph(g, s, d, o, allocator=pinned_allocator())
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    true, per = exact_access(view, plans)
+    stats = {}
+    for policy in POLICIES:
+        eng = _engine(cache=policy, cache_fraction=1.0, profile=True)
+        got = eng.run(view, plans, False)
+        assert np.array_equal(got.plus_counts, per[:, 0] * plans.multiplier)
+        # the device's row reads are exactly the traversal's (same choices, same order)
+        assert np.array_equal(eng.last_access, true.astype(np.int64))
+        stats[policy] = dict(eng.stats)
+    assert stats["none"]["rows_cache"] == 0 and stats["none"]["host_bytes"] > 0
+    assert stats["device"]["host_bytes"] == 0 and stats["device"]["rows_host"] == 0
+    # a cache as large as the graph: every untouched row the walks saw comes from it
+    assert stats["degree"]["host_bytes"] == 0 or stats["degree"]["cache_hit_rate"] > 0.99
+    assert stats["random-walk"]["cache_hit_rate"] > 0.5
+    assert stats["random-walk"]["host_bytes"] < stats["none"]["host_bytes"]
+    total = {p: stats[p]["rows_host"] + stats[p]["rows_cache"] + stats[p]["rows_overlay"]
+             + stats[p]["rows_device_storage"] for p in POLICIES}
+    assert len(set(total.values())) == 1
+
+
+def _stream_case(directed: bool):
+    rng = np.random.default_rng(21)
+    if directed:
+        g = Graph.from_edges(*rng.integers(150, size=(2, 1500)), n=150, directed=True,
+                             warn=False)
+        q = "a->b, b->c, c->a"
+    else:
+        g = barabasi_albert(400, 6, seed=4)
+        q = "a-b, b-c, c-d, d-a"
+    return g, Query.parse(q), rng
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("policy", POLICIES)
+def test_dynamic_graph_stream(directed, policy):
+    dyn = pytest.importorskip("warpmatch.stream.dynamic")
+    from warpmatch.stream.types import Updates
+    g, q, rng = _stream_case(directed)
+    eng = _engine(cache=policy, cache_fraction=0.2)
+    dg_gpu = dyn.DynamicGraph(g, slack=0.0, allocator=eng.allocator)   # rows move and grow
+    dg_cpu = dyn.DynamicGraph(g, slack=0.0)
+    eng.attach(dg_gpu)
+    cpu = CpuDeltaEngine()
+    plans = compile_delta_plans(q, purpose="list")
+    cur = g
+    for step in range(6):
+        s, d, o, _ = _batch(cur, rng, 40)
+        ups = Updates(s.astype(np.int64), d.astype(np.int64), o.astype(np.int8))
+        b1 = dg_gpu.prepare(ups, on_invalid="skip")
+        b2 = dg_cpu.prepare(ups, on_invalid="skip")
+        got = eng.run(dg_gpu.view(b1), plans, True)
+        ref = cpu.run(dg_cpu.view(b2), plans, True)
+        _same(got, ref, q.k, True)
+        dg_gpu.apply(b1)
+        dg_cpu.apply(b2)
+        cur = dg_cpu.snapshot()
+    assert eng.totals["batches"] == 6
+
+
+def test_matcher_backend_gpu():
+    mt = pytest.importorskip("warpmatch.stream.matcher")
+    from warpmatch.stream.types import Updates
+    g, q, rng = _stream_case(False)
+    cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", on_invalid="skip", cache="random-walk")
+    cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", on_invalid="skip")
+    assert cm_gpu.backend == "gpu" and cm_gpu.initial_count == cm_cpu.initial_count
+    for _ in range(3):
+        s, d, o, _ = _batch(cm_cpu.graph.snapshot(), rng, 50)
+        ups = Updates(s.astype(np.int64), d.astype(np.int64), o.astype(np.int8))
+        da = cm_gpu.apply(ups, counts_only=True)
+        db = cm_cpu.apply(ups, counts_only=True)
+        assert np.array_equal(da.plus_counts, db.plus_counts)
+        assert np.array_equal(da.minus_counts, db.minus_counts)
+    assert cm_gpu.count == cm_cpu.count

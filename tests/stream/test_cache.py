@@ -1,0 +1,183 @@
+"""The GPU engine's CPU-side parts: GCSM's random-walk estimator (§IV) and DCSR packing (§V-B).
+
+Ground truth is the complete execution forest of a batch (``exact_access``),
+whose match counts are checked against the CPU delta engine, so the access
+counts it reports are those of a correct traversal.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from warpmatch.graph.csr import Graph
+from warpmatch.graph.generators import barabasi_albert
+from warpmatch.query.model import Query
+from warpmatch.stream.delta import compile_delta_plans
+from warpmatch.stream.gpu._testing import apply_to_graph, view_from_graph
+from warpmatch.stream.gpu.cache import pack_rows, row_bytes, select_rows
+from warpmatch.stream.gpu.walk import (default_walks, degree_scores, estimate_access,
+                                       exact_access)
+
+
+def _batch(graph: Graph, rng: np.random.Generator, size: int, ins_frac: float = 0.5):
+    """Random updates: deletions of present edges, insertions of random pairs."""
+    src, dst = [], []
+    for a in range(graph.n):
+        for b in graph.indices[graph.indptr[a]:graph.indptr[a + 1]]:
+            if graph.directed or a < b:
+                src.append(a)
+                dst.append(int(b))
+    E = np.array([src, dst]).T
+    ops, s, d = [], [], []
+    for _ in range(size):
+        if rng.random() < ins_frac:
+            a, b = rng.integers(graph.n, size=2)
+            s.append(int(a)); d.append(int(b)); ops.append(1)
+        else:
+            e = E[rng.integers(len(E))]
+            s.append(int(e[0])); d.append(int(e[1])); ops.append(-1)
+    return np.array(s), np.array(d), np.array(ops)
+
+
+@pytest.fixture(scope="module")
+def ba():
+    return barabasi_albert(400, 4, seed=3)
+
+
+QUERIES = ["a-b, b-c, c-a", "a-b, b-c, c-d, d-a", "a-b, b-c, c-d, d-a, a-c"]
+
+
+@pytest.mark.parametrize("text", QUERIES)
+@pytest.mark.parametrize("induced", [False, True])
+def test_exact_traversal_counts_equal_cpu_engine(ba, text, induced):
+    cpu = pytest.importorskip("warpmatch.stream.cpu")
+    rng = np.random.default_rng(7)
+    s, d, o = _batch(ba, rng, 60)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse(text), induced=induced)
+    _, per = exact_access(view, plans)
+    raw = cpu.CpuDeltaEngine(threads=1).run(view, plans, want_matches=False)
+    assert np.array_equal(per[:, 0] * plans.multiplier, raw.plus_counts)
+    assert np.array_equal(per[:, 1] * plans.multiplier, raw.minus_counts)
+
+
+def test_exact_traversal_equals_recount_directed_labeled():
+    rng = np.random.default_rng(11)
+    n = 60
+    s = rng.integers(n, size=400)
+    t = rng.integers(n, size=400)
+    g = Graph.from_edges(s, t, n=n, directed=True, vertex_labels=rng.integers(2, size=n),
+                         edge_labels=rng.integers(2, size=400), warn=False)
+    q = Query.parse("a->b, b->c, c->a")
+    plans = compile_delta_plans(q, has_edge_labels=True)
+    us, ud, uo = _batch(g, rng, 30)
+    view = view_from_graph(g, us, ud, uo, elabel=rng.integers(2, size=30))
+    _, per = exact_access(view, plans)
+    from warpmatch import count
+    before = count(g, q, backend="cpu")
+    after = count(apply_to_graph(g, view), q, backend="cpu")
+    assert int((per[:, 0] - per[:, 1]).sum()) * plans.multiplier == after - before
+
+
+def test_estimate_is_deterministic_and_seeded(ba):
+    rng = np.random.default_rng(1)
+    s, d, o = _batch(ba, rng, 40)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    a = estimate_access(view, plans, walks=2000, seed=5)
+    b = estimate_access(view, plans, walks=2000, seed=5)
+    c = estimate_access(view, plans, walks=2000, seed=6)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("stratified", [True, False])
+def test_estimate_is_unbiased_and_ranks_hot_vertices(ba, stratified):
+    rng = np.random.default_rng(2)
+    s, d, o = _batch(ba, rng, 40)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    true, _ = exact_access(view, plans)
+    reps = 40
+    mean = np.zeros_like(true)
+    for seed in range(reps):
+        mean += estimate_access(view, plans, walks=4000, seed=seed, stratified=stratified)
+    mean /= reps
+    # unbiased (eq. 6): the total of the mean estimate is close to the true total
+    assert abs(mean.sum() - true.sum()) < 0.1 * true.sum()
+    # and it ranks vertices like the truth (Theorem 1)
+    one = estimate_access(view, plans, walks=20000, seed=99, stratified=stratified)
+    hot = true > 0
+    r_true = np.argsort(np.argsort(true[hot]))
+    r_est = np.argsort(np.argsort(one[hot]))
+    assert np.corrcoef(r_true, r_est)[0, 1] > 0.6
+    # top-5% coverage of a cache holding the estimator's top 10% (GCSM §VI-D)
+    k = max(1, int(0.05 * hot.sum()))
+    top_true = set(np.argsort(true)[::-1][:k].tolist())
+    top_est = set(np.argsort(one)[::-1][: 2 * k].tolist())
+    assert len(top_true & top_est) / k >= 0.7
+
+
+def test_vertices_near_updates_score_higher(ba):
+    rng = np.random.default_rng(4)
+    s, d, o = _batch(ba, rng, 20)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-a"))
+    est = estimate_access(view, plans, seed=0)
+    ok = view.batch.valid
+    ends = np.unique(np.concatenate([s[ok], d[ok]]))
+    near = np.zeros(ba.n, bool)
+    near[ends] = True
+    for v in ends:
+        near[ba.indices[ba.indptr[v]:ba.indptr[v + 1]]] = True
+    far = ~near
+    assert est[ends].mean() > est[far].mean()
+    # a triangle's walks never leave the 1-hop neighbourhood of the updates
+    assert est[far].max(initial=0) == 0
+
+
+def test_default_walks_follow_the_paper():
+    # M = |ΔE| D^(n-2) / 32^n, clipped below by 8 per root and above by 2**20
+    assert default_walks(100, 1 << 10, 4) == max(8 * 100, int(100 * 2 ** 20 / 2 ** 20))
+    assert default_walks(100, 1 << 20, 4) == 1 << 20
+    assert default_walks(4096, 8192, 3) == 8 * 4096
+
+
+def test_select_rows_respects_budget_and_order():
+    rng = np.random.default_rng(0)
+    scores = rng.random(1000)
+    scores[rng.integers(1000, size=100)] = 0
+    deg = rng.integers(0, 50, size=1000)
+    cost = row_bytes(deg, labeled=False)
+    excl = np.zeros(1000, bool)
+    excl[:10] = True
+    for budget in (0, 100, 5000, 10 ** 9):
+        sel = select_rows(scores, cost, budget, excl)
+        assert cost[sel].sum() <= budget
+        assert not excl[sel].any() and (scores[sel] > 0).all()
+        assert np.all(np.diff(scores[sel]) <= 0)
+        rest = np.setdiff1d(np.flatnonzero((scores > 0) & ~excl), sel)
+        if rest.size and sel.size:
+            assert scores[rest].max() <= scores[sel].min()
+    assert select_rows(scores, cost, 10 ** 9, excl).size == np.count_nonzero((scores > 0) & ~excl)
+
+
+def test_pack_rows_is_dcsr_of_the_storage(ba):
+    labels = np.arange(ba.indices.size, dtype=np.int32) * 3
+    rows = np.array([17, 3, 250, 0])
+    dc = pack_rows(rows, ba.indptr[:-1], np.diff(ba.indptr).astype(np.int32),
+                   ba.indices.astype(np.int32), labels)
+    assert dc.rowidx.tolist() == sorted(rows.tolist())
+    for i, v in enumerate(dc.rowidx):
+        a, b = ba.indptr[v], ba.indptr[v + 1]
+        assert np.array_equal(dc.colidx[dc.rowptr[i]:dc.rowptr[i + 1]], ba.indices[a:b])
+        assert np.array_equal(dc.labels[dc.rowptr[i]:dc.rowptr[i + 1]], labels[a:b])
+    assert dc.nbytes == dc.rowidx.nbytes + dc.rowptr.nbytes + dc.colidx.nbytes + dc.labels.nbytes
+    empty = pack_rows(np.zeros(0, np.int64), ba.indptr[:-1], np.diff(ba.indptr), ba.indices,
+                      np.zeros(0, np.int32))
+    assert empty.rows == 0 and empty.colidx.size == 0 and empty.labels.size == 0
+
+
+def test_degree_scores(ba):
+    view = view_from_graph(ba, [0], [1], [1])
+    assert np.array_equal(degree_scores(view), np.diff(ba.indptr).astype(float))

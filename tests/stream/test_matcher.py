@@ -1,0 +1,361 @@
+"""ContinuousMatcher end to end: per-update deltas against static recounts of every state.
+
+The oracle is a Python dict of edges in the graph file's id space, replayed
+update by update; every state is rebuilt as a static :class:`warpmatch.Graph`
+and counted/listed with the static engines (``cpu``, and ``reference`` for
+some). Checked: ``plus_i - minus_i == count(S_{i+1}) - count(S_i)`` and the
+listed rows are exactly the set differences of consecutive match sets; the
+invariant ``count(G_0) + Σ+ − Σ− == count(G_final)`` over a long stream;
+identical per-update results for batch sizes 1, 64 and 4096.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import warpmatch as wm
+from warpmatch.errors import BackendUnavailableError, InputFormatError, QueryError
+from warpmatch.query.model import Query
+from warpmatch.query.patterns import get_pattern
+from warpmatch.stream.dynamic import DynamicGraph
+from warpmatch.stream.matcher import ContinuousMatcher, StreamDelta, resolve_delta_engine
+from warpmatch.stream.types import Updates
+
+SETTINGS = dict(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+
+
+class Oracle:
+    """Edges ``{(a, b): label}`` over external ids (undirected: a < b) and vertex labels."""
+
+    def __init__(self, directed: bool, vlabels: dict | None, elabeled: bool, edges: dict):
+        self.directed = directed
+        self.vlabels = vlabels            # external id -> label, or None (unlabeled)
+        self.elabeled = elabeled
+        self.edges = dict(edges)
+        self.vertices = set(vlabels) if vlabels is not None else set()
+        for a, b in edges:
+            self.vertices |= {a, b}
+
+    def key(self, u: int, v: int) -> tuple[int, int]:
+        return (u, v) if self.directed or u < v else (v, u)
+
+    def graph(self) -> wm.Graph:
+        ids = sorted(self.vertices)
+        idx = {x: i for i, x in enumerate(ids)}
+        e = sorted(self.edges)
+        return wm.Graph.from_edges(
+            np.asarray([idx[a] for a, _ in e], np.int64), np.asarray([idx[b] for _, b in e],
+                                                                     np.int64),
+            n=len(ids), directed=self.directed, ids=np.asarray(ids, np.int64),
+            vertex_labels=None if self.vlabels is None else [self.vlabels[x] for x in ids],
+            edge_labels=[self.edges[x] for x in e] if self.elabeled else None)
+
+    def step(self, u: int, v: int, op: int, lab: int) -> bool:
+        """Apply one update if valid; return whether it was."""
+        k = self.key(u, v)
+        if u == v or (op > 0) == (k in self.edges):
+            return False
+        if op > 0:
+            self.edges[k] = lab if self.elabeled else 0
+            self.vertices |= {u, v}
+        else:
+            del self.edges[k]
+        return True
+
+
+def random_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 10, m: int = 18,
+                  B: int = 40, invalid: bool = True):
+    """(oracle of G_0, Updates in external ids) with deletes, re-inserts, undos, new vertices."""
+    rng = random.Random(seed)
+    ext = [3 * i + 100 for i in range(n)]                 # ids unlike internal ones
+    edges: dict = {}
+    while len(edges) < m:
+        a, b = rng.sample(ext, 2)
+        key = (a, b) if directed or a < b else (b, a)
+        edges[key] = rng.randrange(elab) if elab else 0
+    vl = {x: rng.randrange(vlab) for x in ext} if vlab else None
+    oracle = Oracle(directed, vl, bool(elab), edges)
+    cur = set(edges)
+    pool = list(ext)
+    new_ids, new_labels = [], []
+    ups = []
+    for _ in range(B):
+        r = rng.random()
+        lab = rng.randrange(elab) if elab else 0
+        if r < 0.12 and ups:
+            u, v, op, lab = ups[-1]
+            op = -op                                       # undo within the batch
+        elif r < 0.42 and cur:
+            u, v = rng.choice(sorted(cur))
+            if not directed and rng.random() < 0.5:
+                u, v = v, u
+            op = -1
+        elif r < 0.5 and invalid:
+            u = rng.choice(pool)
+            v, op = (u, 1) if rng.random() < 0.5 else (rng.choice(pool), rng.choice([1, -1]))
+        elif r < 0.56:
+            u = 5000 + len(new_ids)                        # a new vertex
+            new_ids.append(u)
+            new_labels.append(rng.randrange(vlab) if vlab else 0)
+            pool.append(u)
+            v, op = rng.choice(pool[:-1]), 1
+        else:
+            u, v = rng.sample(pool, 2)
+            op = 1
+        ups.append((u, v, op, lab))
+        key = (u, v) if directed or u < v else (v, u)
+        if u != v and (op > 0) != (key in cur):
+            (cur.add if op > 0 else cur.discard)(key)
+    if vl is not None:
+        oracle.vlabels.update(zip(new_ids, new_labels))    # declared; used when created
+    arr = np.asarray(ups, np.int64).reshape(-1, 4)
+    updates = Updates(arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int8),
+                      arr[:, 3].astype(np.int32) if elab else None,
+                      new_vertex_ids=np.asarray(new_ids if vlab else [], np.int64),
+                      new_vertex_labels=np.asarray(new_labels if vlab else [], np.int32))
+    return oracle, updates
+
+
+def match_set(g: wm.Graph, q: Query, mode: str, induced: bool, backend: str = "cpu") -> set:
+    rows = list(wm.match(g, q, mode=mode, induced=induced, backend=backend))
+    return set() if not rows else set(map(tuple, np.concatenate(rows).tolist()))
+
+
+def replay(oracle: Oracle, updates: Updates, q: Query, mode: str, induced: bool,
+           backend: str = "cpu") -> tuple[list[set], list[bool]]:
+    """Match sets of S_0..S_B and the validity of each update."""
+    lab = updates.label
+    sets = [match_set(oracle.graph(), q, mode, induced, backend)]
+    valid = []
+    for i in range(len(updates)):
+        ok = oracle.step(int(updates.src[i]), int(updates.dst[i]), int(updates.op[i]),
+                         0 if lab is None else int(lab[i]))
+        valid.append(ok)
+        sets.append(match_set(oracle.graph(), q, mode, induced, backend) if ok else sets[-1])
+    return sets, valid
+
+
+def deltas(cm: ContinuousMatcher, updates: Updates, batch: int, counts_only: bool = False):
+    """Per-update (plus count, minus count, plus rows, minus rows) over the whole stream."""
+    out = []
+    for d in cm.apply_batches(updates, batch, counts_only=counts_only):
+        assert isinstance(d, StreamDelta) and len(d) == len(d.updates)
+        assert d.added == int(d.plus_counts.sum()) and d.removed == int(d.minus_counts.sum())
+        for i in range(len(d)):
+            if counts_only:
+                assert d.plus is None and d.minus is None
+                rows = (None, None)
+            else:
+                p = [tuple(r) for r in d.plus[d.plus_update == i].tolist()]
+                m = [tuple(r) for r in d.minus[d.minus_update == i].tolist()]
+                assert len(p) == len(set(p)) and len(m) == len(set(m))
+                rows = (set(p), set(m))
+            out.append((int(d.plus_counts[i]), int(d.minus_counts[i])) + rows)
+    return out
+
+
+def check_stream(oracle: Oracle, updates: Updates, q: Query, mode: str, induced: bool,
+                 batch: int = 16, backend: str = "cpu"):
+    g0 = oracle.graph()
+    cm_l = ContinuousMatcher(g0, q, mode=mode, induced=induced, backend="cpu",
+                             on_invalid="skip")
+    cm_c = ContinuousMatcher(g0, q, mode=mode, induced=induced, backend="cpu",
+                             on_invalid="skip")
+    got_l = deltas(cm_l, updates, batch)
+    got_c = deltas(cm_c, updates, batch, counts_only=True)
+    sets, valid = replay(oracle, updates, q, mode, induced, backend)
+    assert cm_l.initial_count == len(sets[0])
+    for i in range(len(updates)):
+        plus, minus = sets[i + 1] - sets[i], sets[i] - sets[i + 1]
+        assert got_l[i] == (len(plus), len(minus), plus, minus), (i, updates.src[i],
+                                                                  updates.dst[i], updates.op[i])
+        assert got_c[i][:2] == (len(plus), len(minus))
+    assert cm_l.count == cm_c.count == len(sets[-1])
+    return cm_l, valid
+
+
+# ------------------------------------------------------------------ per update
+@pytest.mark.parametrize("name", ["triangle", "square", "diamond", "tailed-triangle",
+                                  "4-clique", "3-path", "4-path"])
+@pytest.mark.parametrize("induced", [False, True])
+def test_named_patterns(name, induced):
+    oracle, ups = random_stream(11, False, 0, 0, n=9, m=20, B=30)
+    for mode in ("embeddings", "subgraphs"):
+        check_stream(Oracle(False, None, False, oracle.edges), ups, get_pattern(name), mode,
+                     induced)
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), vlab=st.sampled_from([0, 2]), elab=st.sampled_from([0, 2]),
+       induced=st.booleans(), mode=st.sampled_from(["embeddings", "subgraphs"]),
+       qi=st.integers(0, 2))
+def test_random_undirected(seed, vlab, elab, induced, mode, qi):
+    oracle, ups = random_stream(seed, False, vlab, elab)
+    q = Query.parse(["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d"][qi])
+    vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
+    if vlab:
+        vl[1] = seed % 2
+    if elab:
+        el[0] = (seed // 2) % 2
+    q = Query(q.k, q.edges, el, vl, names=q.names)
+    check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 17)
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), vlab=st.sampled_from([0, 2]), elab=st.sampled_from([0, 2]),
+       induced=st.booleans(), mode=st.sampled_from(["embeddings", "subgraphs"]),
+       qi=st.integers(0, 2))
+def test_random_directed(seed, vlab, elab, induced, mode, qi):
+    oracle, ups = random_stream(seed, True, vlab, elab, m=22)
+    q = Query.parse(["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c"][qi])
+    vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
+    if vlab:
+        vl[0] = seed % 2
+    if elab:
+        el[1] = (seed // 2) % 2
+    q = Query(q.k, q.edges, el, vl, directed=True, names=q.names)
+    check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 13)
+
+
+def test_reference_oracle_directed_induced():
+    oracle, ups = random_stream(5, True, 2, 2, n=8, m=16, B=25)
+    q = Query.parse("a->b, b->c, c->a")
+    check_stream(oracle, ups, q, "embeddings", True, batch=7, backend="reference")
+
+
+# ------------------------------------------------------ invariant, batch sizes
+def test_long_stream_invariant():
+    rng = np.random.default_rng(3)
+    n, m = 60, 300
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    g0 = wm.Graph.from_edges(src, dst, n=n, warn=False)
+    gs, gd = g0.edges()
+    cur = set(zip(gs.tolist(), gd.tolist()))
+    ups = []
+    for _ in range(1500):
+        if cur and rng.random() < 0.45:
+            a, b = sorted(cur)[int(rng.integers(len(cur)))]
+            cur.discard((a, b))
+            ups.append((b, a, -1))
+        else:
+            a, b = int(rng.integers(0, n + 5)), int(rng.integers(0, n + 5))
+            if a == b or (min(a, b), max(a, b)) in cur:
+                continue
+            cur.add((min(a, b), max(a, b)))
+            ups.append((a, b, 1))
+    for name, induced in [("diamond", False), ("tailed-triangle", True), ("4-clique", False)]:
+        cm = ContinuousMatcher(g0, name, induced=induced, backend="cpu")
+        for d in cm.apply_batches(ups, 256, counts_only=True):
+            assert d.valid.all()
+        final = wm.count(cm.graph.snapshot(), name, induced=induced, backend="cpu")
+        assert cm.initial_count + cm.added - cm.removed == cm.count == final
+        assert cm.added > 0 and cm.removed > 0
+        # the independent model agrees with the store's snapshot
+        a, b = zip(*sorted(cur))
+        ref = wm.Graph.from_edges(np.asarray(a), np.asarray(b), n=n + 5)
+        assert wm.count(ref, name, induced=induced, backend="cpu") == final
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_batch_size_independence(directed):
+    oracle, ups = random_stream(21, directed, 2, 2, n=30, m=90, B=300)
+    q = Query.parse("a->b, b->c, c->a" if directed else "a-b, b-c, c-a, c-d")
+    results = []
+    for bs in (1, 64, 4096):
+        for induced in (False, True):
+            cm = ContinuousMatcher(oracle.graph(), q, induced=induced, backend="cpu",
+                                   on_invalid="skip")
+            results.append((bs, induced, deltas(cm, ups, bs), cm.count))
+    for induced in (False, True):
+        same = [r for r in results if r[1] == induced]
+        assert same[0][2] == same[1][2] == same[2][2]
+        assert same[0][3] == same[1][3] == same[2][3]
+        assert sum(x[0] + x[1] for x in same[0][2]) > 0
+
+
+# ------------------------------------------------------------ input and errors
+def test_input_forms_and_external_ids():
+    g = wm.Graph.from_edges([0, 1, 2], [1, 2, 3], ids=[10, 20, 30, 40])
+    cm = ContinuousMatcher(g, "triangle", mode="subgraphs", backend="cpu")
+    d = cm.apply([(10, 30, "+")])
+    assert d.plus.tolist() == [[10, 20, 30]] and d.columns == ["0", "1", "2"]
+    d = cm.apply((np.array([20]), np.array([40]), np.array([1])))
+    assert d.plus_counts.tolist() == [1] and sorted(d.plus[0].tolist()) == [20, 30, 40]
+    d = cm.apply(np.array([[20, 40, -1], [50, 10, 1], [50, 20, 1]]))   # 50 is new
+    assert d.minus_counts.tolist() == [1, 0, 0] and d.plus_counts.tolist() == [0, 0, 1]
+    assert sorted(d.plus[0].tolist()) == [10, 20, 50]
+    assert cm.count == 2 and "2 matches" in repr(cm) and "+1" in repr(d)
+
+
+def test_invalid_updates_error_and_skip():
+    g = wm.Graph.from_edges([0, 1], [1, 2])
+    cm = ContinuousMatcher(g, "3-path", backend="cpu")
+    before = cm.count
+    with pytest.raises(InputFormatError):
+        cm.apply([(0, 2, "+"), (0, 1, "+")])          # the second inserts an existing edge
+    assert cm.count == before and not cm.graph.has_edge(0, 2)
+    cm = ContinuousMatcher(g, "3-path", backend="cpu", on_invalid="skip")
+    d = cm.apply([(0, 2, "+"), (0, 1, "+"), (5, 5, "+"), (1, 2, "-")])
+    assert d.valid.tolist() == [True, False, False, True]
+    assert d.reasons[0] == "" and d.reasons[1] and d.reasons[2]
+    assert d.plus_counts[1] == d.minus_counts[1] == 0
+    assert cm.count == wm.count(cm.graph.snapshot(), "3-path")
+
+
+def test_unknown_label_may_appear_later():
+    g = wm.Graph.from_edges([0, 1], [1, 2], vertex_labels=[0, 0, 0])
+    q = Query.parse("a:7-b, b-c, c-a")                  # label 7 is not in G_0
+    cm = ContinuousMatcher(g, q, backend="cpu")
+    assert cm.count == 0
+    ups = Updates(np.array([9, 9]), np.array([0, 1]), np.array([1, 1], np.int8),
+                  new_vertex_ids=np.array([9]), new_vertex_labels=np.array([7], np.int32))
+    d = cm.apply(ups)
+    assert d.plus_counts.tolist() == [0, 2]
+    assert cm.count == wm.count(cm.graph.snapshot(), q) == 2
+
+
+def test_dynamic_graph_in_place_and_no_initial_count():
+    dg = DynamicGraph(wm.Graph.from_edges([0, 1, 2], [1, 2, 0]))
+    cm = ContinuousMatcher(dg, "triangle", backend="cpu", count_initial=False)
+    assert cm.graph is dg and cm.initial_count is None and cm.count is None
+    d = cm.apply([(0, 1, "-")], counts_only=True)
+    assert d.minus_counts.tolist() == [6] and d.plus is None and cm.removed == 6
+    assert not dg.has_edge(0, 1)
+
+
+def test_errors():
+    g = wm.Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(QueryError, match="directed"):
+        ContinuousMatcher(g, Query.parse("a->b"), backend="cpu")
+    dg = wm.Graph.from_edges([0, 1], [1, 2], directed=True)
+    with pytest.raises(QueryError, match="undirected"):
+        ContinuousMatcher(dg, get_pattern("triangle"), backend="cpu")
+    with pytest.raises(QueryError, match="no vertex labels"):
+        ContinuousMatcher(g, "a:1-b", backend="cpu")
+    with pytest.raises(QueryError, match="no edge labels"):
+        ContinuousMatcher(g, "a-[1]-b", backend="cpu")
+    with pytest.raises(QueryError, match="mode"):
+        ContinuousMatcher(g, "triangle", mode="maps", backend="cpu")
+    with pytest.raises(BackendUnavailableError, match="unknown backend"):
+        ContinuousMatcher(g, "triangle", backend="tpu")
+    with pytest.raises(ValueError, match="on_invalid"):
+        ContinuousMatcher(g, "triangle", backend="cpu", on_invalid="ignore")
+    with pytest.raises(ValueError, match="batch_size"):
+        next(ContinuousMatcher(g, "triangle", backend="cpu").apply_batches([], 0))
+
+
+def test_backend_resolution():
+    assert resolve_delta_engine("cpu", threads=1).name == "cpu"
+    auto = resolve_delta_engine("auto", threads=1)
+    assert auto.name in ("cpu", "gpu")
+    try:
+        gpu = resolve_delta_engine("gpu")
+    except BackendUnavailableError as exc:
+        assert "gpu" in str(exc)
+    else:
+        assert gpu.name == "gpu"
