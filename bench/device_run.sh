@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
 # Run on the GPU machine, from the repository root (the device tool's `run`):
-#   install warpmatch editable, run tests/gpu, run bench/gpu.py; logs go to $OUT.
-# Needs the real data copied to .devdata/ (git-ignored, passed with carry=[".devdata"]).
-# Environment knobs: PYTEST_ARGS (extra pytest arguments; SKIP_TESTS=1 skips them),
-# BENCH_ARGS (arguments of bench/gpu.py; SKIP_BENCH=1 skips it).
+#   install warpmatch editable, run tests/gpu, bench/gpu.py and bench/stream.py; logs go to $OUT.
+# Needs the real data copied to .devdata/ and wheels of hypothesis, sortedcontainers, tqdm and
+# click in .whl/ (both git-ignored, passed with carry=[".devdata", ".whl"]).
+# Environment knobs (each stage also has a wall-clock limit, so one slow stage cannot eat the
+# others' time and the logs under $OUT always come back):
+#   PYTEST_ARGS, TEST_LIMIT (s)    extra pytest arguments; SKIP_TESTS=1 skips the tests
+#   BENCH_ARGS, BENCH_LIMIT (s)    arguments of bench/gpu.py; SKIP_BENCH=1 skips it
+#   STREAM_ARGS, STREAM_LIMIT (s)  arguments of bench/stream.py; SKIP_STREAM=1 skips it
 set -o pipefail
 export PYTHONUNBUFFERED=1
 export WARPMATCH_DATA="${WARPMATCH_DATA:-$PWD/.devdata}"
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
+# packages the device image lacks (hypothesis for tests/gpu), carried as wheels in .whl/
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl >"$OUT/wheels.log" 2>&1 || { tail -5 "$OUT/wheels.log"; exit 1; }
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 \
   || { tail -20 "$OUT/install.log"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-python3 -c "import cupy, numba; print('cupy', cupy.__version__, 'numba', numba.__version__)"
+python3 -c "import cupy, numba, os; print('cupy', cupy.__version__, 'numba', numba.__version__, 'cores', os.cpu_count())"
 rc=0
+summary=()
 if [ -z "$SKIP_TESTS" ]; then
   start=$(date +%s)
-  python3 -m pytest tests/gpu -q -rs -x $PYTEST_ARGS 2>&1 | tee "$OUT/pytest.log" | tail -40
-  rc=$?
-  echo "tests/gpu: rc=$rc in $(( $(date +%s) - start )) s"
+  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs $PYTEST_ARGS 2>&1 \
+    | tee "$OUT/pytest.log" | tail -30
+  r=$?; [ $r -ne 0 ] && rc=$r
+  summary+=("tests/gpu: rc=$r in $(( $(date +%s) - start )) s ($(tail -1 "$OUT/pytest.log"))")
 fi
 if [ -z "$SKIP_BENCH" ]; then
-  python3 bench/gpu.py $BENCH_ARGS --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -80
+  start=$(date +%s)
+  timeout "${BENCH_LIMIT:-400}" python3 bench/gpu.py $BENCH_ARGS --out "$OUT" 2>&1 \
+    | tee "$OUT/bench.log" | grep -v '^{' | tail -70
+  r=$?; [ $r -ne 0 ] && rc=$r
+  summary+=("bench/gpu.py $BENCH_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
+if [ -z "$SKIP_STREAM" ]; then
+  start=$(date +%s)
+  timeout "${STREAM_LIMIT:-400}" python3 bench/stream.py $STREAM_ARGS --out "$OUT" \
+    >"$OUT/stream.log" 2>"$OUT/stream.err"
+  r=$?; [ $r -ne 0 ] && rc=$r
+  tail -15 "$OUT/stream.err"; cat "$OUT/stream.log"
+  summary+=("bench/stream.py $STREAM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
+fi
+echo; printf '%s\n' "${summary[@]}"
 exit $rc

@@ -117,6 +117,18 @@ def _worker(conn, graph_dir: str) -> None:
     g = Graph(n=int(z["n"]), indptr=z["indptr"], indices=z["indices"], directed=False,
               vertex_labels=z["vl"] if z["vl"].size else None, name="bench")
     cpu = get_engine("cpu")
+    # numba compiles on first use: do it on a tiny graph of the same dtypes (and both
+    # the count and the list kernels), so that no pattern's time includes the JIT
+    from warpmatch.graph.generators import barabasi_albert
+    from warpmatch.plan import build_plan
+    from warpmatch.query import get_pattern
+    tiny = barabasi_albert(64, 3, seed=1)
+    if g.vertex_labels is not None:
+        tiny = Graph(n=tiny.n, indptr=tiny.indptr, indices=tiny.indices, directed=False,
+                     vertex_labels=np.zeros(tiny.n, np.int32), name="tiny")
+    for purpose in ("count", "list"):
+        tplan = build_plan(tiny, get_pattern("triangle"), purpose=purpose)
+        cpu.count(tiny, tplan) if purpose == "count" else sum(1 for _ in cpu.match(tiny, tplan))
     conn.send("ready")
     while True:
         msg = conn.recv()
@@ -284,7 +296,10 @@ def bench_hub(args, rows: list, results: dict) -> None:
     from warpmatch.engine.gpu import GpuEngine
     from warpmatch.plan import build_plan
     from warpmatch.query import get_pattern
-    g = power_law_gpu(args.hub_edges, seed=2, hub=args.hub, name="hub")
+    if args.hub * 8 > args.hub_edges:
+        raise SystemExit(f"--hub {args.hub} needs --hub-edges >= {args.hub * 8:.0e} "
+                         f"(the hub's neighbours are distinct vertices of the power-law part)")
+    g = power_law_gpu(int(args.hub_edges), seed=2, hub=args.hub, name="hub")
     info = {"vertices": g.n, "edges": g.num_edges, "max_degree": g.max_degree}
     print(f"# hub graph: {info}", flush=True)
     eng = GpuEngine(time_limit_s=args.pattern_time)
@@ -292,7 +307,7 @@ def bench_hub(args, rows: list, results: dict) -> None:
     for name in SMALL:
         plan = build_plan(g, get_pattern(name), mode="embeddings", purpose="count")
         r, t, s = gpu_run(eng, g, plan)
-        rc, tc, sc = gpu_run(coarse, g, plan) if args.coarse else (None, None, {})
+        rc, tc, sc = gpu_run(coarse, g, plan) if args.hub_coarse else (None, None, {})
         row = {"graph": "hub", "pattern": name,
                "embeddings": r * plan.multiplier if isinstance(r, int) else r, "gpu_s": t,
                "stack_bytes_per_warp": s.get("stack_bytes_per_warp"), "warps": s.get("warps"),
@@ -376,7 +391,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-naive", dest="naive", action="store_false")
     ap.add_argument("--no-coarse", dest="coarse", action="store_false")
     ap.add_argument("--hub", type=int, default=0, help="hub degree (0: skip)")
-    ap.add_argument("--hub-edges", type=int, default=10_000_000)
+    ap.add_argument("--hub-edges", type=float, default=4e7,
+                    help="edges of the hub graph's power-law part (vertices: edges / 8, so "
+                         "at least 8x the hub degree)")
+    ap.add_argument("--hub-coarse", action="store_true",
+                    help="also run the coarse model on the hub graph (buffers sized by the hub)")
     ap.add_argument("--labeled-per-set", type=int, default=0)
     ap.add_argument("--label-limit", type=int, default=100_000)
     ap.add_argument("--label-time", type=float, default=60.0)
@@ -391,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     def sizes(s: str) -> list[int]:
-        return [int(float(x)) for x in s.split(",") if x.strip()]
+        return [int(float(x)) for x in s.strip("'\"").split(",") if x.strip()]
 
     args.stmatch_on, args.cpu_on, args.profile_on = (sizes(args.stmatch_on), sizes(args.cpu_on),
                                                      sizes(args.profile_on))

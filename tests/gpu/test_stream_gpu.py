@@ -144,7 +144,8 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
     true, per = exact_access(view, plans)
     stats = {}
     for policy in POLICIES:
-        eng = _engine(cache=policy, cache_fraction=1.0, profile=True)
+        # many walks: this checks the cache machinery, not the default number of walks
+        eng = _engine(cache=policy, cache_fraction=1.0, profile=True, walks=20_000)
         got = eng.run(view, plans, False)
         assert np.array_equal(got.plus_counts, per[:, 0] * plans.multiplier)
         # the device's row reads are exactly the traversal's (same choices, same order)
@@ -215,3 +216,38 @@ def test_matcher_backend_gpu():
         assert np.array_equal(da.plus_counts, db.plus_counts)
         assert np.array_equal(da.minus_counts, db.minus_counts)
     assert cm_gpu.count == cm_cpu.count
+
+
+@pytest.mark.parametrize("policy", ["auto", "none", "random-walk"])
+def test_hub_and_new_vertices_across_batches(policy):
+    """A hub endpoint's subtree is cut into sub-tasks; the device row index and overlay
+    map are refreshed incrementally as batches add vertices and move rows."""
+    mt = pytest.importorskip("warpmatch.stream.matcher")
+    from warpmatch.stream.types import Updates
+    rng = np.random.default_rng(31)
+    n = 3000
+    src = np.concatenate([np.zeros(2500, np.int64), rng.integers(1, n, 6000)])
+    dst = np.concatenate([rng.choice(np.arange(1, n), 2500, replace=False),
+                          rng.integers(1, n, 6000)])
+    g = Graph.from_edges(src, dst, n=n, warn=False)
+    q = Query.parse("a-b, b-c, c-d, d-a")
+    cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", on_invalid="skip", cache=policy,
+                                  cache_fraction=0.2)
+    cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", on_invalid="skip")
+    for step in range(5):
+        s = np.concatenate([np.zeros(20, np.int64), rng.integers(1, n, 40),
+                            rng.integers(0, n, 10)])
+        d = np.concatenate([rng.integers(1, n, 20), rng.integers(1, n, 40),
+                            n + 100 * step + rng.integers(0, 20, 10)])     # new vertices
+        o = np.where(rng.random(s.size) < 0.7, 1, -1).astype(np.int8)
+        ups = Updates(s, d, o)
+        da, db = cm_gpu.apply(ups), cm_cpu.apply(ups)
+        assert np.array_equal(da.plus_counts, db.plus_counts)
+        assert np.array_equal(da.minus_counts, db.minus_counts)
+
+        def rows(x):
+            return sorted(zip(x.plus_update.tolist(), map(tuple, x.plus.tolist()))) + \
+                sorted(zip(x.minus_update.tolist(), map(tuple, x.minus.tolist())))
+        assert rows(da) == rows(db)
+    assert cm_gpu.count == cm_cpu.count
+    assert cm_gpu.graph.n > n

@@ -137,10 +137,43 @@ def test_vertices_near_updates_score_higher(ba):
 
 
 def test_default_walks_follow_the_paper():
-    # M = |ΔE| D^(n-2) / 32^n, clipped below by 8 per root and above by 2**20
-    assert default_walks(100, 1 << 10, 4) == max(8 * 100, int(100 * 2 ** 20 / 2 ** 20))
-    assert default_walks(100, 1 << 20, 4) == 1 << 20
-    assert default_walks(4096, 8192, 3) == 8 * 4096
+    # M = |ΔE| D^(n-2) / 32^n, at most one walk per root, at least 64 (or one per root)
+    assert default_walks(100_000, 1 << 10, 4) == 100_000          # the formula: exactly 1/root
+    assert default_walks(100_000, 1 << 9, 4) == 25_000            # the formula: 1/4 per root
+    assert default_walks(100, 1 << 20, 4) == 100                  # capped at one per root
+    assert default_walks(4096, 8192, 3) == 1024                   # 4096 * 8192 / 32**3
+    assert default_walks(4096, 8, 3) == 64                        # at least 64 ...
+    assert default_walks(10, 8, 3) == 10                          # ... or one per root
+
+
+def test_estimate_does_not_depend_on_threads_or_buffer_size(ba):
+    """Roots run in parallel chunks with per-root random streams; a chunk whose
+    record buffer fills up resumes at the root that did not fit."""
+    import numba
+
+    from warpmatch.stream.gpu.walk import Workspace, estimate_access_sparse
+    rng = np.random.default_rng(8)
+    s, d, o = _batch(ba, rng, 50)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    want = estimate_access(view, plans, walks=3000, seed=3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = estimate_access(view, plans, walks=3000, seed=3)
+    finally:
+        numba.set_num_threads(before)
+    ws = Workspace(ba.n)
+    ws.record_room = 4                   # far too small: every chunk resumes many times
+    tiny = np.zeros(ba.n)
+    ids, vals = estimate_access_sparse(view, plans, walks=3000, seed=3, ws=ws).result()
+    tiny[ids] = vals
+    assert ws.record_room > 4
+    assert np.allclose(one, want) and np.allclose(tiny, want)
+    true, per = exact_access(view, plans)
+    ws.record_room = 4
+    true2, per2 = exact_access(view, plans)
+    assert np.array_equal(true, true2) and np.array_equal(per, per2)
 
 
 def test_select_rows_respects_budget_and_order():

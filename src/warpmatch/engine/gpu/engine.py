@@ -148,6 +148,18 @@ def device_graph_bytes(graph: Graph) -> int:
     return b
 
 
+def resident_blocks(cp: Any, fn: Any, threads: int, sms: int) -> int:
+    """Blocks of ``threads`` threads of kernel ``fn`` (a ``cupy.RawKernel``) that the
+    device runs at once: the occupancy calculator's blocks per SM times the SMs."""
+    per_sm = 0
+    try:
+        per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            int(fn.kernel.ptr), threads, 0))
+    except Exception:   # an older CuPy without RawKernel.kernel: assume 32 warps per SM
+        per_sm = max(1, 1024 // threads)
+    return max(1, per_sm) * sms
+
+
 def _fmt(nbytes: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if nbytes < 1024 or unit == "TiB":
@@ -502,14 +514,7 @@ class _Run:
     # ----------------------------------------------------------- DFS phase
     def _launch_config(self, fn: Any) -> int:
         """Blocks for a persistent grid: as many as fit on the device at once."""
-        cp = self.cp
-        threads = self.warps_per_block * 32
-        try:
-            per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-                fn.ptr, threads, 0))
-        except Exception:
-            per_sm = max(1, 32 // self.warps_per_block)
-        return max(1, per_sm) * self.sms
+        return resident_blocks(self.cp, fn, self.warps_per_block * 32, self.sms)
 
     def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0) -> tuple[int, int, bool]:
         """One DFS launch over ``pool``; returns (count, rows written, overflowed)."""

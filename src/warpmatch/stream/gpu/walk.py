@@ -27,11 +27,15 @@ as ``K ~ Binomial(B, |V|/D)`` and spread them uniformly over the ``|V|``
 children (the multinomial split of the same process), which costs ``O(K)``
 instead of one binomial draw per child.
 
-One deviation, on by default (``stratified=True``): the batch's roots are
-known and cheap, so instead of sampling roots we give every root exactly
+One deviation, taken when there are at least as many walks as roots
+(``stratified=None``, the default, or ``True``): the batch's roots are known
+and cheap, so instead of sampling roots we give every root exactly
 ``R = ceil(M / T)`` walks (stratified sampling; the estimator stays unbiased,
 with weight ``D^(i-1) / R``, and no updated edge is left unexplored). With
-``stratified=False`` the roots are drawn exactly as in the paper.
+fewer walks than roots, or ``stratified=False``, the roots are drawn as in
+the paper. The walks of different roots are independent, so the roots are
+split among threads (numba ``prange``); every root draws from its own random
+stream, seeded by ``(seed, root)``, and an estimate depends only on the seed.
 
 The same traversal with every node visited once and weight 1 (``exact``)
 counts the true row reads and the matches; the tests and ``bench/stream.py``
@@ -41,8 +45,9 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..types import BatchView, DeltaPlans
 
@@ -75,12 +80,17 @@ def _row(x, start, deg, idx, off):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add(acc, x, w):
-    """``acc[0][x] += w``, recording ``x`` in ``acc[1]`` (count in ``acc[2][0]``) on first touch."""
-    a, ids, nids = acc
-    if a[x] == 0.0:
-        ids[nids[0]] = x
-        nids[0] += 1
-    a[x] += w
+    """Record a read of ``x``'s row with weight ``w`` in the chunk's record buffer.
+
+    ``acc = (vertex, weight, count)``: past the buffer's end only the count
+    grows, so the caller sees the overflow and re-runs the task with more room.
+    """
+    rv, rw, rn = acc
+    q = rn[0]
+    if q < rv.shape[0]:
+        rv[q] = x
+        rw[q] = w
+    rn[0] = q + 1
 
 
 @njit(cache=True, nogil=True)
@@ -161,11 +171,10 @@ def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
 
 
 @njit(cache=True, nogil=True)
-def _expand(d, j, p, M, vl, P, w, acc, V, out):
-    """Valid candidates of depth ``d`` for the partial match ``M[0..d-1]`` into ``out``.
+def _pick(d, j, M, P, V):
+    """The generating list of depth ``d``: the shortest backward neighbour's row.
 
-    The generating list is the shortest backward neighbour's row (one read of
-    that row); every other test reads the row it searches. Returns the count.
+    Returns ``(t, overlay?, lo, hi)``: the backward edge ``t`` and its row.
     """
     (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
@@ -189,6 +198,22 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out):
             bov = ov
             blo = lo
             bhi = hi
+    return best, bov, blo, bhi
+
+
+@njit(cache=True, nogil=True)
+def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
+    """Valid candidates of depth ``d`` for the partial match ``M[0..d-1]`` into
+    ``out[base:]`` (room for ``bhi - blo`` entries), from the list :func:`_pick` chose.
+
+    The generating list is read once; every other test reads the row it
+    searches (as the GPU kernel does). Returns the count.
+    """
+    (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
+     res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
+    (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+     o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = V
     _add(acc, M[bn_pos[best]], w)
     dr = bn_dir[best]
     glab = bn_elabel[best]
@@ -215,40 +240,90 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out):
         if glab != -1 and el != glab:
             continue
         if _accept(d, c, best, j, p, M, vl, P, w, acc, V):
-            out[n] = c
+            out[base + n] = c
             n += 1
     return n
 
 
+# -------------------------------------------------------------- randomness
+# A splitmix64 stream per task (seeded by (seed, task)), so that an estimate
+# depends only on the seed, never on how tasks are split among threads.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next(rs):
+    """The next 64 random bits of the stream in ``rs[0]`` (splitmix64)."""
+    rs[0] = rs[0] + _GOLDEN
+    z = rs[0]
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(rs):
+    """A double in (0, 1]."""
+    return (float(_next(rs) >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _below(rs, n):
+    """An integer in [0, n)."""
+    return np.int64(_next(rs) % np.uint64(n))
+
+
 @njit(cache=True, nogil=True)
-def _traverse(task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc, counts,
-              mode, walks, D, seed):
-    """Run the execution forest of one batch.
+def _binomial(rs, trials, prob):
+    """Exact ``Binomial(trials, prob)`` by geometric skips: ``O(1 + trials * prob)``."""
+    if trials <= 0 or prob <= 0.0:
+        return 0
+    if prob >= 1.0:
+        return trials
+    lq = np.log1p(-prob)
+    k = 0
+    pos = 0
+    while True:
+        # trials up to and including the next success: Geometric(prob)
+        pos += np.int64(np.floor(np.log(_uniform(rs)) / lq)) + 1
+        if pos > trials:
+            return k
+        k += 1
+
+
+@njit(cache=True, nogil=True)
+def _walk_tasks(t0, t1, task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc,
+                counts, mode, walks, D, seed, R, w1, T):
+    """Run the execution-forest nodes of tasks ``t0..t1-1`` that at least one walk reaches.
 
     ``mode`` 0: exact (every node, weight 1; ``counts[t]`` = raw matches of task ``t``).
-    ``mode`` 1: merged random walks with stratified roots; ``mode`` 2: paper roots
-    (``Binomial(walks, 1/T)``). ``acc`` receives the (estimated) row reads.
+    ``mode`` 1: merged random walks, ``R`` walks per root (stratified roots); ``mode``
+    2: paper roots (``Binomial(walks, 1/T)`` walks each). Reads go to the record
+    buffer ``acc`` (see :func:`_add`). Returns the first task not done: ``t1``, or
+    the task whose records overflowed the buffer (its records are withdrawn).
     """
     (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
-    np.random.seed(seed)
-    T = task_upd.shape[0]
     k = order.shape[1]
+    cap = acc[0].shape[0]
+    rn = acc[2]
+    rs = np.zeros(1, dtype=np.uint64)
     M = np.empty(k, dtype=np.int64)
-    cand = np.empty((k, D + 1), dtype=np.int64)
-    cwalk = np.zeros((k, D + 1), dtype=np.int64)
-    ncand = np.zeros(k, dtype=np.int64)
-    it = np.zeros(k, dtype=np.int64)
-    bnode = np.zeros(k, dtype=np.int64)
-    R = max(1, (walks + T - 1) // T)
-    # weight of one walk at tree level 1 (a root); level i multiplies by D^(i-1)
-    if mode == 0:
-        w1 = 1.0
-    elif mode == 1:
-        w1 = 1.0 / R
-    else:
-        w1 = T / float(walks)
-    for t in range(T):
+    # candidate stack: the children of the node at depth d are cand[base[d]:base[d]+ncand[d]]
+    # with walk counts cwalk[...]; grown when a generating list needs more room
+    cand = np.empty(1024, dtype=np.int32)
+    cwalk = np.empty(1024, dtype=np.int64)
+    base = np.zeros(k + 1, dtype=np.int64)
+    ncand = np.zeros(k + 1, dtype=np.int64)
+    it = np.zeros(k + 1, dtype=np.int64)
+    bnode = np.zeros(k + 1, dtype=np.int64)
+    for t in range(t0, t1):
+        mark = rn[0]
+        counts[t] = 0
+        rs[0] = (np.uint64(seed) * _MIX1) ^ (np.uint64(t) * _GOLDEN)
+        _next(rs)
         u = task_upd[t]
         j = task_plan[t]
         if mode == 0:
@@ -256,7 +331,7 @@ def _traverse(task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc, co
         elif mode == 1:
             B = R
         else:
-            B = np.random.binomial(walks, 1.0 / T)
+            B = _binomial(rs, walks, 1.0 / T)
         if B == 0:
             continue
         kind = pair_kind[j]
@@ -272,6 +347,9 @@ def _traverse(task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc, co
         M[0] = s0
         w = w1 * B
         if not _accept(1, s1, -1, j, p, M, vl, P, w, acc, V):
+            if rn[0] > cap:
+                rn[0] = mark
+                return t
             continue
         M[1] = s1
         if k == 2:
@@ -280,12 +358,26 @@ def _traverse(task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc, co
         # depth-first over the nodes reached by at least one walk
         d = 2
         bnode[2] = B
+        base[2] = 0
         fresh = True
         while d >= 2:
             if fresh:
                 fresh = False
                 lvl_w = w1 * (float(D) ** (d - 2)) if mode != 0 else 1.0
-                n = _expand(d, j, p, M, vl, P, lvl_w * bnode[d], acc, V, cand[d])
+                best, bov, blo, bhi = _pick(d, j, M, P, V)
+                need = base[d] + (bhi - blo)
+                if need > cand.shape[0]:
+                    size = max(need, 2 * cand.shape[0])
+                    c2 = np.empty(size, dtype=np.int32)
+                    w2 = np.empty(size, dtype=np.int64)
+                    c2[:base[d]] = cand[:base[d]]
+                    w2[:base[d]] = cwalk[:base[d]]
+                    cand = c2
+                    cwalk = w2
+                n = _expand(d, j, p, M, vl, P, lvl_w * bnode[d], acc, V, cand, base[d],
+                            best, bov, blo, bhi)
+                if rn[0] > cap:
+                    break
                 ncand[d] = n
                 it[d] = 0
                 if d == k - 1:
@@ -293,31 +385,66 @@ def _traverse(task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P, acc, co
                         counts[t] += n
                     d -= 1
                     continue
+                b0 = base[d]
                 if mode == 0:
                     for q in range(n):
-                        cwalk[d, q] = 1
+                        cwalk[b0 + q] = 1
                 else:
                     for q in range(n):
-                        cwalk[d, q] = 0
+                        cwalk[b0 + q] = 0
                     if n > 0:
-                        K = np.random.binomial(bnode[d], min(1.0, n / float(D)))
+                        # walks that continue (probability |V|/D each), spread uniformly
+                        # over the |V| children: the multinomial split of §IV-B
+                        K = _binomial(rs, bnode[d], min(1.0, n / float(D)))
                         for _ in range(K):
-                            cwalk[d, np.random.randint(0, n)] += 1
+                            cwalk[b0 + _below(rs, n)] += 1
+                base[d + 1] = b0 + n
             # next child of depth d reached by a walk
             moved = False
             while it[d] < ncand[d]:
                 q = it[d]
                 it[d] = q + 1
-                if cwalk[d, q] > 0:
-                    M[d] = cand[d, q]
-                    bnode[d + 1] = cwalk[d, q]
+                if cwalk[base[d] + q] > 0:
+                    M[d] = cand[base[d] + q]
+                    bnode[d + 1] = cwalk[base[d] + q]
                     d += 1
                     fresh = True
                     moved = True
                     break
             if not moved:
                 d -= 1
-    return 0
+        if rn[0] > cap:
+            rn[0] = mark
+            counts[t] = 0
+            return t
+    return t1
+
+
+@njit(cache=True, parallel=True)
+def _walk_chunks(lo, hi, done, task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, P,
+                 rec_v, rec_w, rec_n, counts, mode, walks, D, seed, R, w1, T):
+    """Chunk ``c`` runs tasks ``lo[c]..hi[c]-1`` into its slice of the record buffers;
+    ``done[c]`` is the first task it did not finish (see :func:`_walk_tasks`)."""
+    C = lo.shape[0]
+    cap = rec_v.shape[0] // C
+    for c in prange(C):
+        rec_n[c] = 0
+        acc = (rec_v[c * cap:(c + 1) * cap], rec_w[c * cap:(c + 1) * cap], rec_n[c:c + 1])
+        done[c] = _walk_tasks(lo[c], hi[c], task_upd, task_plan, u_src, u_dst, u_op, u_elab,
+                              vl, V, P, acc, counts, mode, walks, D, seed, R, w1, T)
+
+
+@njit(cache=True, nogil=True)
+def _merge(rec_v, rec_w, rec_n, cap, a, ids, nids):
+    """Add every chunk's records into the dense accumulator ``a`` (sparse reset list ``ids``)."""
+    for c in range(rec_n.shape[0]):
+        m = min(rec_n[c], cap)
+        for q in range(c * cap, c * cap + m):
+            x = rec_v[q]
+            if a[x] == 0.0:
+                ids[nids[0]] = x
+                nids[0] += 1
+            a[x] += rec_w[q]
 
 
 def _view_tuple(view: BatchView) -> tuple:
@@ -374,8 +501,17 @@ def max_row_overlay(view: BatchView) -> int:
     return m
 
 
-def default_walks(num_tasks: int, D: int, k: int, lo: int = 8, hi: int = 1 << 20) -> int:
+def default_walks(num_tasks: int, D: int, k: int, lo: int = 64,
+                  per_root: float = 1.0) -> int:
     """GCSM §VI-A's number of walks ``M = |ΔE| D^(n-2) / 32^n``, clipped.
+
+    The paper's formula grows as ``D^(n-2)``: on a power-law graph with
+    ``D`` in the thousands it asks for ten or more walks per root for a
+    4-vertex query, and the walks then cost as much as the exact matching they
+    are meant to speed up (measured on an H100 host: 1.7 s of estimation for a
+    45 ms kernel). So ``M`` is capped at ``per_root`` walks per root on
+    average; one walk costs about ``n - 2`` node expansions where the exact
+    matching expands the root's whole subtree.
 
     Parameters
     ----------
@@ -385,16 +521,26 @@ def default_walks(num_tasks: int, D: int, k: int, lo: int = 8, hi: int = 1 << 20
         The longest row.
     k : int
         Query vertices (``n`` in the paper).
-    lo, hi : int, optional
-        At least ``lo`` walks per root and at most ``hi`` walks in all (the
-        paper's formula grows as ``D^(k-2)``). The defaults are 8 and 2**20.
+    lo : int, optional
+        At least this many walks (or one per root, if there are fewer roots).
+        The default is 64.
+    per_root : float, optional
+        At most this many walks per root on average. The default is 1.0.
 
     Returns
     -------
     int
+
+    Examples
+    --------
+    >>> default_walks(4096, 3196, 3)      # triangles: 4096 * 3196 / 32**3
+    400
+    >>> default_walks(4096, 3196, 4)      # 4-cycles: the paper asks for 9.7 per root
+    4096
     """
     m = num_tasks * math.exp((k - 2) * math.log(max(D, 1)) - k * math.log(32.0))
-    return int(min(max(m, lo * num_tasks, 1), max(hi, num_tasks)))
+    m = min(m, per_root * num_tasks)
+    return int(max(round(m), min(lo, num_tasks), 1))
 
 
 class Workspace:
@@ -410,6 +556,17 @@ class Workspace:
         self.acc = np.zeros(max(n, 1), dtype=np.float64)
         self.ids = np.zeros(max(n, 1), dtype=np.int64)
         self.nids = np.zeros(1, dtype=np.int64)
+        #: record slots per chunk of tasks (grows when one task reads more rows)
+        self.record_room = 1 << 14
+        self._rec_v = np.zeros(0, dtype=np.int32)
+        self._rec_w = np.zeros(0, dtype=np.float64)
+
+    def records(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Record buffers (vertex, weight) of at least ``size`` slots, reused."""
+        if self._rec_v.size < size:
+            self._rec_v = np.empty(size, dtype=np.int32)
+            self._rec_w = np.empty(size, dtype=np.float64)
+        return self._rec_v[:size], self._rec_w[:size]
 
     def ensure(self, n: int) -> None:
         if self.acc.size < n:
@@ -432,20 +589,49 @@ class Workspace:
 def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
          D: int | None = None, ws: Workspace | None = None
          ) -> tuple[Workspace, np.ndarray, np.ndarray, np.ndarray]:
+    """Traverse the batch's execution forest (``mode``: see :func:`_walk_tasks`).
+
+    Tasks are split into chunks run in parallel, each writing its reads to its
+    own slice of a record buffer; the records are then summed into ``ws``. A
+    chunk whose slice fills up stops at the task that did not fit and goes on
+    in the next round (with twice the room if that task alone was too big), so
+    the result does not depend on the thread count or the buffer size.
+    """
     b = view.batch
     task_upd, task_plan = _tasks(view, plans)
     if ws is None:
         ws = Workspace(view.n)
     ws.reset()
     ws.ensure(view.n)
-    counts = np.zeros(task_upd.size, dtype=np.int64)
-    if task_upd.size:
-        _traverse(task_upd, task_plan, np.ascontiguousarray(b.src, np.int64),
-                  np.ascontiguousarray(b.dst, np.int64), np.ascontiguousarray(b.op, np.int8),
-                  np.ascontiguousarray(b.elabel, np.int32),
-                  np.ascontiguousarray(view.vlabel, np.int32), _view_tuple(view),
-                  _plan_tuple(plans), (ws.acc, ws.ids, ws.nids), counts, mode,
-                  max(int(walks), 1), max_row(view) if D is None else int(D), int(seed))
+    T = int(task_upd.size)
+    counts = np.zeros(T, dtype=np.int64)
+    if T == 0:
+        return ws, counts, task_upd, task_plan
+    D = max_row(view) if D is None else int(D)
+    walks = max(int(walks), 1)
+    R = max(1, (walks + T - 1) // T)
+    w1 = 1.0 if mode == 0 else (1.0 / R if mode == 1 else T / float(walks))
+    args = (task_upd, task_plan, np.ascontiguousarray(b.src, np.int64),
+            np.ascontiguousarray(b.dst, np.int64), np.ascontiguousarray(b.op, np.int8),
+            np.ascontiguousarray(b.elabel, np.int32),
+            np.ascontiguousarray(view.vlabel, np.int32), _view_tuple(view), _plan_tuple(plans))
+    C = int(min(T, 4 * numba.get_num_threads()))
+    bounds = np.linspace(0, T, C + 1).astype(np.int64)
+    lo, hi = bounds[:-1].copy(), bounds[1:].copy()
+    cap = ws.record_room
+    while lo.size:
+        C = lo.size
+        rec_v, rec_w = ws.records(C * cap)
+        rec_n = np.zeros(C, dtype=np.int64)
+        done = np.empty(C, dtype=np.int64)
+        _walk_chunks(lo, hi, done, *args, rec_v, rec_w, rec_n, counts, mode, walks, D,
+                     int(seed), R, w1, T)
+        _merge(rec_v, rec_w, rec_n, cap, ws.acc, ws.ids, ws.nids)
+        left = done < hi
+        if np.any(left & (done == lo)):
+            cap *= 2          # a single task's reads did not fit
+        lo, hi = done[left], hi[left]
+    ws.record_room = cap
     return ws, counts, task_upd, task_plan
 
 
@@ -457,7 +643,8 @@ def _dense(ws: Workspace, n: int) -> np.ndarray:
 
 
 def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None,
-                    seed: int = 0, stratified: bool = True, D: int | None = None) -> np.ndarray:
+                    seed: int = 0, stratified: bool | None = None,
+                    D: int | None = None) -> np.ndarray:
     """Estimated row reads per vertex for matching one batch (GCSM §IV, eq. 3).
 
     Parameters
@@ -471,9 +658,10 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
         :func:`default_walks` (GCSM §VI-A's formula, clipped).
     seed : int, optional
         Seed of the walks; equal seeds give equal estimates. The default is 0.
-    stratified : bool, optional
+    stratified : bool or None, optional
         Give every root ``ceil(M / T)`` walks instead of drawing the roots
-        (module docstring). The default is ``True``.
+        (module docstring). The default is ``None``, meaning: when ``M`` is at
+        least the number of roots ``T``.
     D : int or None, optional
         The walks' ``D`` (at least the longest candidate list). The default
         is ``None``, meaning :func:`max_row` of the view.
@@ -494,8 +682,8 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
 
 
 def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None = None,
-                           seed: int = 0, stratified: bool = True, D: int | None = None,
-                           ws: Workspace | None = None) -> Workspace:
+                           seed: int = 0, stratified: bool | None = None,
+                           D: int | None = None, ws: Workspace | None = None) -> Workspace:
     """:func:`estimate_access` into a reusable :class:`Workspace` (cost independent of n).
 
     Returns
@@ -507,6 +695,8 @@ def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None
     D = max_row(view) if D is None else max(int(D), max_row_overlay(view))
     if walks is None:
         walks = default_walks(T, D, plans.k)
+    if stratified is None:
+        stratified = walks >= T
     ws, _, _, _ = _run(view, plans, 1 if stratified else 2, walks, seed, D, ws)
     return ws
 
@@ -515,7 +705,7 @@ def exact_access(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.nda
     """True row reads per vertex, and raw matches per task, of one batch.
 
     The execution forest walked completely, every node once (the ground truth
-    the estimator is measured against; also a slow single-threaded delta
+    the estimator is measured against; also a slow delta
     counter).
 
     Parameters

@@ -7,8 +7,12 @@
 //   WM_PROFILE  1: count row reads per vertex into g.acc (cache-coverage studies)
 //   WM_PLAN_CAP ints of the packed delta plans in constant memory
 //
-// Work: a task is (valid update u, delta plan j). A warp takes one task at a
-// time through an atomic counter; the task's state p and sign follow
+// Work: a task is (valid update u, delta plan j); it is cut into sub-tasks of
+// at most WM_CHUNK candidates of depth 2 (wm_delta_len measures every task's
+// depth-2 list first, the host turns the lengths into prefix sums), so that the
+// subtree of a hub endpoint is spread over many warps instead of making one
+// warp the straggler of the whole batch. A warp takes one sub-task at a time
+// through an atomic counter; the task's state p and sign follow
 // stream/types.py (p = u+1 for insert/query-edge and delete/non-edge, else u).
 // Depths 0 and 1 are the update's endpoints; depths 2..K-1 are extended with
 // gMatch's warp-level batch exploration: the warp's shared-memory stack keeps
@@ -21,9 +25,10 @@
 // Adjacency of x in one direction (0 out, 1 in), in state p:
 //   overlay row (device)       if o_idx[dir][x] >= 0   (entries alive iff ins < p <= dl)
 //   DCSR cache row (device)    elif slot[dir][x] >= 0  (GCSM §V-B)
-//   storage row                otherwise: host memory read by zero-copy (GCSM's
-//                              pinned + mapped lists), or the device mirror
-//                              (policy "device")
+//   storage row                otherwise: found through the device-resident row
+//                              index (b_start, b_deg), its entries read from host
+//                              memory by zero-copy (GCSM's pinned + mapped lists),
+//                              or from the device mirror (policy "device")
 // Row kinds: 0/1 storage out/in, 2/3 cache, 4/5 overlay.
 
 #define WM_FULL 0xffffffffu
@@ -89,6 +94,7 @@ __constant__ int wm_plan[WM_PLAN_CAP];
 struct WmCnt {
   unsigned long long el[3];
   unsigned long long row[3];
+  int on;   // 0: a repeated read (a sub-task's root checks): not profiled
 };
 
 #if WM_K > 2
@@ -147,15 +153,14 @@ __device__ __forceinline__ void wm_row(int x, int dir, long long& off, int& len,
   }
   kind = dir;
   if (x >= g.n_store) { off = 0; len = 0; return; }
-  off = g.b_start[dir][x];
+  off = g.b_start[dir][x];    // the row index is on the device: only entries cost host reads
   len = g.b_deg[dir][x];
-  c.el[0] += 12;   // the storage index (start, degree) lives with the storage
 }
 
 __device__ __forceinline__ void wm_touch(int x, int kind, WmCnt& c) {
   c.row[wm_src(kind)] += 1;
 #if WM_PROFILE
-  atomicAdd(g.acc + x, 1ull);
+  if (c.on) atomicAdd(g.acc + x, 1ull);
 #else
   (void)x;
 #endif
@@ -294,10 +299,65 @@ __device__ __forceinline__ unsigned long long wm_warp_sum(unsigned long long x) 
   return x;
 }
 
+#ifndef WM_CHUNK
+#define WM_CHUNK 32
+#endif
+
+// The root of task t (update u, plan j): the depth-0/1 checks of the update's
+// endpoints in state p, then the generating list of depth 2 (off, len, kind,
+// gen). Returns false if the endpoints cannot be the images of the plan's pair.
+__device__ bool wm_root(long long t, int& u, int& j, int& p, int& sign, int (&m)[WM_K],
+                        int& gn, long long& of, int& ln, int& kd, WmCnt& cnt) {
+  u = g.upd[t / g.n_plan];
+  j = (int)(t % g.n_plan);
+  const int kind = WM_PA(WM_O_KIND, j);
+  const bool up = (g.u_op[u] > 0) == (kind == 1);
+  p = up ? u + 1 : u;
+  sign = up ? 1 : -1;
+  gn = 0; of = 0; ln = 0; kd = 0;
+  const int s0 = g.u_src[u], s1 = g.u_dst[u];
+  const int want0 = WM_PK(WM_O_VLABEL, j, 0);
+  const int pel = WM_PA(WM_O_PEL, j);
+  if (s0 == s1 || (want0 != -1 && g.vlab != nullptr && g.vlab[s0] != want0)
+      || (kind == 1 && pel != -1 && g.u_lab[u] != pel)) return false;
+  wm_put(m, 0, s0);
+  if (!wm_accept(1, s1, -1, j, p, m, cnt)) return false;
+  wm_put(m, 1, s1);
+#if WM_K > 2
+  wm_gen(j, 2, m, gn, of, ln, kd, cnt);
+#else
+  ln = 1;   // the update itself is the match
+#endif
+  return true;
+}
+
+// Sub-tasks per task: ceil(len / WM_CHUNK) of its depth-2 list (0 if the root fails).
+// One thread per task; reads here are not counted (the sub-tasks count them).
+extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
+                                        long long* __restrict__ chunks) {
+  for (long long t = t_begin + blockIdx.x * (long long)blockDim.x + threadIdx.x; t < t_end;
+       t += (long long)gridDim.x * blockDim.x) {
+    WmCnt c;
+#pragma unroll
+    for (int q = 0; q < 3; ++q) { c.el[q] = 0; c.row[q] = 0; }
+    c.on = 0;
+    int m[WM_K];
+#pragma unroll
+    for (int q = 0; q < WM_K; ++q) m[q] = 0;
+    int u, j, p, sign, gn, ln, kd;
+    long long of;
+    const bool ok = wm_root(t, u, j, p, sign, m, gn, of, ln, kd, c);
+    chunks[t - t_begin] = ok ? (ln + WM_CHUNK - 1) / WM_CHUNK : 0;
+  }
+}
+
 // Counting: plus[u] / minus[u] += raw matches. Listing: rows (query-vertex order)
 // of update u go to out[row_base[u] + cursor[u]++ - first_row], with their sign.
+// Sub-tasks s_begin..s_end-1 are run; sub_ptr[t - t_base] is the first sub-task of
+// task t (an exclusive prefix sum over tasks t_base.., with one entry past the end).
 extern "C" __global__ void __launch_bounds__(WM_WARPS * 32)
-wm_delta(long long t_begin, long long t_end, unsigned long long* counters,
+wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_ptr,
+         long long t_base, long long n_tasks, unsigned long long* counters,
          unsigned long long* plus, unsigned long long* minus,
          int* __restrict__ out, signed char* __restrict__ out_sign,
          unsigned long long* cursor, long long first_row) {
@@ -308,64 +368,63 @@ wm_delta(long long t_begin, long long t_end, unsigned long long* counters,
   WmCnt cnt;
 #pragma unroll
   for (int q = 0; q < 3; ++q) { cnt.el[q] = 0; cnt.row[q] = 0; }
+  cnt.on = 1;
   (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
+  (void)S;
   int m[WM_K];
 #pragma unroll
   for (int q = 0; q < WM_K; ++q) m[q] = 0;
   int level = -1;
   const int base = 1;
   int u = 0, j = 0, p = 0, sign = 1;
-  unsigned long long found = 0;   // raw matches of the current task (warp-uniform)
+  unsigned long long found = 0;   // raw matches of the current sub-task (warp-uniform)
   while (true) {
     if (level < base) {
-      // the task is done: flush its count, take the next one
+      // the sub-task is done: flush its count, take the next one
 #if !WM_LIST
       if (lane == 0 && found) atomicAdd((sign > 0 ? plus : minus) + u, found);
 #endif
       found = 0;
-      long long t = 0;
-      if (lane == 0) t = t_begin + (long long)atomicAdd(counters + WM_C_TASK, 1ull);
-      t = __shfl_sync(WM_FULL, t, 0);
-      if (t >= t_end) break;
-      u = g.upd[t / g.n_plan];
-      j = (int)(t % g.n_plan);
-      const int kind = WM_PA(WM_O_KIND, j);
-      const bool up = (g.u_op[u] > 0) == (kind == 1);
-      p = up ? u + 1 : u;
-      sign = up ? 1 : -1;
+      long long s = 0;
+      if (lane == 0) s = s_begin + (long long)atomicAdd(counters + WM_C_TASK, 1ull);
+      s = __shfl_sync(WM_FULL, s, 0);
+      if (s >= s_end) break;
       int ok = 0;
       if (lane == 0) {
-        const int s0 = g.u_src[u], s1 = g.u_dst[u];
-        const int want0 = WM_PK(WM_O_VLABEL, j, 0);
-        const int pel = WM_PA(WM_O_PEL, j);
-        ok = s0 != s1 && !(want0 != -1 && g.vlab != nullptr && g.vlab[s0] != want0)
-             && !(kind == 1 && pel != -1 && g.u_lab[u] != pel);
-        if (ok) {
-          wm_put(m, 0, s0);
-          ok = wm_accept(1, s1, -1, j, p, m, cnt);
+        // the task holding sub-task s: the last t with sub_ptr[t] <= s
+        long long lo = 0, hi = n_tasks;
+        while (hi - lo > 1) {
+          const long long mid = (lo + hi) >> 1;
+          if (sub_ptr[mid] <= s) lo = mid; else hi = mid;
         }
+        const int chunk = (int)(s - sub_ptr[lo]);
+        // the root's reads are made (and counted) once per task, by its first sub-task
+        WmCnt tmp = cnt;
+        tmp.on = chunk == 0;
+        int gn, ln, kd;
+        long long of;
+        ok = wm_root(t_base + lo, u, j, p, sign, m, gn, of, ln, kd, tmp);
+        if (chunk == 0) cnt = tmp;
+        cnt.on = 1;
         if (ok) {
-          wm_put(m, 1, s1);
 #if WM_K == 2
           found = 1;
 #if WM_LIST
           const long long row = g.row_base[u] + (long long)atomicAdd(cursor + u, 1ull) - first_row;
-          out[row * WM_K + WM_PK(WM_O_ORDER, j, 0)] = s0;
-          out[row * WM_K + WM_PK(WM_O_ORDER, j, 1)] = s1;
+          out[row * WM_K + WM_PK(WM_O_ORDER, j, 0)] = m[0];
+          out[row * WM_K + WM_PK(WM_O_ORDER, j, 1)] = m[1];
           out_sign[row] = (signed char)sign;
 #endif
           ok = 0;
 #else
-          S.v[0][0] = s0;
+          const int c0 = chunk * WM_CHUNK;
+          S.v[0][0] = m[0];
           S.p[0][0] = 0;
-          S.v[1][0] = s1;
+          S.v[1][0] = m[1];
           S.p[1][0] = 0;
-          int gn, ln, kd;
-          long long of;
-          wm_gen(j, 2, m, gn, of, ln, kd, cnt);
           S.gen[1][0] = (unsigned char)gn;
-          S.off[1][0] = of;
-          S.len[1][0] = ln;
+          S.off[1][0] = of + c0;
+          S.len[1][0] = wm_min(ln - c0, WM_CHUNK);
           S.kind[1][0] = (unsigned char)kd;
           S.wp[1] = 0;
           S.wo[1] = 0;
@@ -375,6 +434,10 @@ wm_delta(long long t_begin, long long t_end, unsigned long long* counters,
       }
       found = __shfl_sync(WM_FULL, found, 0);
       ok = __shfl_sync(WM_FULL, ok, 0);
+      u = __shfl_sync(WM_FULL, u, 0);
+      j = __shfl_sync(WM_FULL, j, 0);
+      p = __shfl_sync(WM_FULL, p, 0);
+      sign = __shfl_sync(WM_FULL, sign, 0);
       __syncwarp();
       level = ok ? base : -1;
       continue;
