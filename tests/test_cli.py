@@ -85,6 +85,16 @@ def test_version_and_help() -> None:
     assert "Example" in run("count", "--help").stdout
 
 
+@pytest.mark.parametrize("cmd", [("count",), ("match",), ("explain",), ("info",), ("convert",),
+                                 ("generate",), ("generate", "rmat"), ("generate", "ba"),
+                                 ("patterns",), ("demo",)])
+def test_every_command_help_shows_examples(cmd: tuple[str, ...]) -> None:
+    # README: "warpmatch --help and warpmatch COMMAND --help show examples"
+    res = run(*cmd, "--help")
+    assert res.exit_code == 0 and "Example" in res.stdout, cmd
+    assert f"warpmatch {' '.join(cmd)}" in res.stdout.split("Example", 1)[1], cmd
+
+
 # ------------------------------------------------------------------ count
 def test_count_human_and_json(edge_file, graph) -> None:
     want = wm.count(graph, "triangle", backend="reference")
@@ -310,13 +320,45 @@ def test_generate(tmp_path) -> None:
     assert res2.exit_code == 0
     g2 = wm.read_graph(tmp_path / "r2.wmg")
     assert np.array_equal(g.indices, g2.indices)          # seeded: reproducible
-    out = tmp_path / "ba.txt"
+    out = tmp_path / "ba.graph"
     res = run("generate", "ba", out, "--n", "300", "--m", "3", "--labels", "4", "--zipf",
               "--seed", "1")
     assert res.exit_code == 0, res.stderr
     assert "labels" in res.stdout
     res = run("info", out, "--json")
     assert res.exit_code == 0, res.stderr
+    assert last_json(res)["vertex_labels"] > 1
+
+
+@pytest.mark.parametrize("cmd", [("ba", "--n", "300"), ("rmat", "--scale", "6")])
+def test_generate_labels_need_a_format_that_keeps_them(tmp_path, cmd) -> None:
+    # an edge list drops vertex labels: that used to print "4 uniform labels" and write none
+    out = tmp_path / "g.txt"
+    res = run("generate", cmd[0], out, *cmd[1:], "--labels", "4")
+    assert_clean_error(res, "--labels", "g.txt", code=2)
+    assert not out.exists()
+
+
+def test_generate_and_convert_check_the_target_first(tmp_path, edge_file) -> None:
+    # the error names TARGET, not the hidden temporary file, and comes before any work
+    res = run("generate", "ba", tmp_path / "g.foo", "--n", "300")
+    assert_clean_error(res, "g.foo")
+    assert ".partial" not in res.stderr
+    res = run("convert", tmp_path / "missing.txt", tmp_path / "g.foo")
+    assert_clean_error(res, "cannot tell the output format", "g.foo")   # not "no such file"
+    assert ".partial" not in res.stderr
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_convert_lossy_warning_names_the_target(tmp_path) -> None:
+    src = tmp_path / "lab.graph"
+    src.write_text("t 3 3\nv 0 1\nv 1 2\nv 2 1\ne 0 1\ne 1 2\ne 2 0\n")
+    for name in ("out.txt", "out.mtx"):
+        res = run("convert", src, tmp_path / name)
+        assert res.exit_code == 0, res.stderr
+        warn = [ln for ln in res.stderr.splitlines() if ln.startswith("warpmatch: warning:")]
+        assert len(warn) == 1 and str(tmp_path / name) in warn[0], res.stderr
+        assert ".partial" not in res.stderr
 
 
 def test_generate_labels_round_trip(tmp_path) -> None:

@@ -359,8 +359,9 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     Raises
     ------
     QueryError, GraphError, BackendUnavailableError
-        As :func:`count`, raised on the first ``next()``; also for a negative
-        ``limit`` or a non-positive ``batch_size``.
+        As :func:`count`, raised by the call itself (the query is planned before
+        the iterator is returned); also for a negative ``limit`` or a
+        non-positive ``batch_size``.
 
     Examples
     --------

@@ -145,6 +145,8 @@ def _corrupt(p: Path, how: str) -> None:
         p.write_bytes(bytes(data[:-10]))
     elif how == "truncate-header":
         p.write_bytes(bytes(data[:30]))
+    elif how == "truncate-prefix":
+        p.write_bytes(bytes(data[:20]))       # the magic is intact, the fixed prefix is not
     elif how == "extra":
         p.write_bytes(bytes(data) + b"\0" * 64)
     elif how == "magic":
@@ -163,6 +165,7 @@ def _corrupt(p: Path, how: str) -> None:
 @pytest.mark.parametrize("how,fragment", [
     ("truncate", "truncated"),
     ("truncate-header", "truncated"),
+    ("truncate-prefix", "truncated: 20 bytes"),
     ("extra", "corrupted"),
     ("magic", "bad magic"),
     ("header", "checksum"),
@@ -334,6 +337,20 @@ def test_mtx_malformed(write, text: str, fragment: str) -> None:
     with pytest.raises(InputFormatError, match=fragment) as ei:
         read_graph(p)
     assert str(ei.value).startswith(str(p))
+
+
+@pytest.mark.parametrize("body,line,text", [
+    ("3 3 2\n1 2\n2 x\n", 4, "2 x"),
+    ("3 3 2\n1 2\n2 7\n", 4, "2 7"),                   # index beyond the declared size
+])
+def test_mtx_malformed_line_names_file_line_and_text(write, body: str, line: int,
+                                                     text: str) -> None:
+    p = write("bad.mtx", "%%MatrixMarket matrix coordinate pattern general\n% a comment\n"
+              + body)
+    with pytest.raises(InputFormatError) as ei:
+        read_graph(p)
+    assert (ei.value.line, ei.value.text) == (line + 1, text)    # +1: the comment line
+    assert str(ei.value).startswith(f"{p}:{line + 1}: not a valid Matrix Market file")
 
 
 # ------------------------------------------------------------------- real data

@@ -109,6 +109,10 @@ ERRORS = [
     ("a-->b", "expected a vertex name, found '-'", 3),
     ("a-b, -c", "expected a vertex name", 6),
     ("a-b, ?", "expected a vertex name, found '?'", 6),
+    # labels are int32: a larger one is an error at its column, not an OverflowError
+    ("a:99999999999-b", "a label for vertex 'a' after ':' is too large (99999999999", 3),
+    ("a-[2147483648]-b", "an edge label inside '[...]' is too large (2147483648", 4),
+    ("a:2147483647-b", None, None),            # fine: the largest int32 label
 ]
 
 

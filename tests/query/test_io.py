@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -175,3 +176,15 @@ def test_index_of_prefers_names_over_ids() -> None:
 def test_from_edges_with_array_labels_and_no_edges() -> None:
     q = Query.from_edges([], vertex_labels=np.array([3]))
     assert (q.k, q.vertex_labels.tolist()) == (1, [3])
+
+
+@pytest.mark.parametrize("kw,fragment", [
+    ({"edges": [(0, 2**32 + 1)], "k": 2}, "edge endpoint out of range 0..1"),
+    ({"edges": [(0, 1)], "vertex_labels": np.array([2**32 + 5, 5])}, "label is too large"),
+    ({"edges": [(0, 1)], "edge_labels": [2**31]}, "label is too large"),
+    ({"edges": [(0, 1)], "edge_labels": [2**64]}, "int64 range"),
+])
+def test_query_values_beyond_int32_do_not_wrap(kw: dict, fragment: str) -> None:
+    # casting straight to int32 used to turn 0-(2**32+1) into 0-1 and 2**32+5 into 5
+    with pytest.raises(QueryError, match=re.escape(fragment)):
+        Query.from_edges(**kw)

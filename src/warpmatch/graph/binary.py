@@ -160,8 +160,12 @@ def load_binary(path: str | os.PathLike, mmap: bool = True, validate: bool = Fal
         raise bad("the file is empty")
     with open(source, "rb") as fh:
         prefix = fh.read(_PREFIX.size)
-        if len(prefix) < _PREFIX.size or not prefix.startswith(MAGIC):
+        if prefix[:len(MAGIC)] != MAGIC[:len(prefix)]:   # (the file is not empty here)
             raise bad("not a warpmatch binary graph (.wmg): bad magic bytes")
+        if len(prefix) < _PREFIX.size:
+            # the magic (or as much of it as there is) is right: the file was cut short
+            raise bad(f"truncated: {len(prefix)} bytes, shorter than the "
+                      f"{_PREFIX.size}-byte prefix")
         _, version, hlen, crc, _ = _PREFIX.unpack(prefix)
         if version != VERSION:
             raise bad(f"unsupported .wmg version {version} (this warpmatch reads {VERSION})")

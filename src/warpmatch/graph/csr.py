@@ -142,6 +142,11 @@ class Graph:
             raise GraphError(f"src and dst differ in length ({src.size} vs {dst.size})")
         vl = None if vertex_labels is None else _as_int_array(vertex_labels, "vertex_labels")
         el = None if edge_labels is None else _as_int_array(edge_labels, "edge_labels")
+        # labels are stored as int32: a larger one would wrap silently and match wrongly
+        for what, lab in (("vertex_labels", vl), ("edge_labels", el)):
+            if lab is not None and lab.size and int(lab.max()) > INT32_MAX:
+                raise GraphError(f"{what} holds {int(lab.max())}, too large for a label "
+                                 f"(labels are int32, at most {INT32_MAX})")
         id_arr = None if ids is None else _as_int_array(ids, "ids", allow_negative=True)
         if el is not None and el.size != src.size:
             raise GraphError(f"edge_labels has {el.size} entries for {src.size} edges")
@@ -291,7 +296,14 @@ class Graph:
         GraphError
             If an id is not a vertex of the graph (the message names it).
         """
-        ext = np.asarray(external_ids, dtype=np.int64).ravel()
+        try:
+            ext = np.asarray(external_ids, dtype=np.int64).ravel()
+        except OverflowError:
+            # a Python int beyond int64 cannot be an id of any graph (ids are int64)
+            big = next(int(x) for x in np.asarray(external_ids, dtype=object).ravel()
+                       if not -2**63 <= int(x) < 2**63)
+            raise GraphError(f"{what} {big} is not a vertex of {self.name} (it is outside "
+                             "the int64 range of vertex ids)") from None
         if self.ids is None:
             bad = ext[(ext < 0) | (ext >= self.n)]
             if bad.size:

@@ -68,7 +68,8 @@ from .csr import Graph
 
 __all__ = [
     "TveData", "parse_tve", "read_tve", "read_edgelist", "read_vertex_labels", "read_mtx",
-    "read_csv", "read_parquet", "read_graph", "write_graph", "graph_format", "FORMATS",
+    "read_csv", "read_parquet", "read_graph", "write_graph", "graph_format",
+    "output_graph_format", "FORMATS",
 ]
 
 PathLike = str | os.PathLike
@@ -128,6 +129,14 @@ def _line_text(buf: np.ndarray, start: int) -> str:
     chunk = bytes(buf[start:end])
     chunk = chunk.split(b"\n", 1)[0]
     return chunk.decode("utf-8", errors="replace").strip()
+
+
+def _nth_line(buf: np.ndarray, line: int) -> str | None:
+    """The text of 1-based line ``line`` of ``buf`` (error path only), or ``None``."""
+    lines = bytes(buf).split(b"\n", line)
+    if not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].decode("utf-8", errors="replace").strip()
 
 
 def _has_content(buf: np.ndarray) -> bool:
@@ -559,7 +568,17 @@ def read_mtx(path: PathLike, directed: bool = False, *, name: str | None = None)
     try:
         A = scipy.io.mmread(io.BytesIO(raw.tobytes()))
     except Exception as exc:  # scipy/fast_matrix_market raise ValueError, OverflowError, ...
-        raise InputFormatError(source, None, f"not a valid Matrix Market file ({exc})") from None
+        # fast_matrix_market says "Line 4: Invalid integer value."; turn that into
+        # file:line and the offending text like every other reader
+        m = re.match(r"\s*line (\d+):\s*(.*)", str(exc), re.IGNORECASE | re.DOTALL)
+        if m is None:
+            raise InputFormatError(source, None,
+                                   f"not a valid Matrix Market file ({exc})") from None
+        line = int(m.group(1))
+        text = _nth_line(raw, line)
+        raise InputFormatError(source, line, f"not a valid Matrix Market file "
+                                             f"({m.group(2).strip().rstrip('.')})",
+                               text) from None
     A = sp.coo_array(A)
     if A.shape[0] != A.shape[1]:
         raise InputFormatError(source, None, f"the matrix is {A.shape[0]} x {A.shape[1]}; "
@@ -1158,6 +1177,43 @@ def _open_out(path: str) -> Any:
     return gzip.open(path, "wb") if _is_gz(path) else open(path, "wb")
 
 
+def output_graph_format(path: PathLike, format: str | None = None) -> str:
+    """The format :func:`write_graph` writes to ``path``: ``format``, else by extension.
+
+    Unlike :func:`graph_format` it never sniffs (the file does not exist yet),
+    so callers can check a target before doing the work that produces it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The target file; a trailing ``.gz`` is looked through.
+    format : str, optional
+        Force a format (as :func:`graph_format`). The default is ``None``.
+
+    Returns
+    -------
+    str
+        The format name.
+
+    Raises
+    ------
+    GraphError
+        If the format cannot be told from the extension, or is unknown.
+
+    Examples
+    --------
+    >>> output_graph_format("g.wmg"), output_graph_format("g.txt.gz")
+    ('binary', 'edgelist')
+    >>> output_graph_format("g", "csv")
+    'csv'
+    """
+    path_s = os.fspath(path)
+    if not format and _inner_suffix(path_s) not in _EXT:
+        raise GraphError(f"cannot tell the output format of {path_s!r} from its extension; "
+                         f"use one of {', '.join(sorted(_EXT))} (or format=...)")
+    return graph_format(path_s, format)
+
+
 def write_graph(graph: Graph, path: PathLike, format: str | None = None) -> None:
     """Write ``graph`` to a file, vertex ids mapped back to the external ids.
 
@@ -1196,10 +1252,7 @@ def write_graph(graph: Graph, path: PathLike, format: str | None = None) -> None
     in its own atomic rename.
     """
     path_s = os.fspath(path)
-    fmt = graph_format(path_s, format) if format or _inner_suffix(path_s) in _EXT else None
-    if fmt is None:
-        raise GraphError(f"cannot tell the output format of {path_s!r} from its extension; "
-                         f"use one of {', '.join(sorted(_EXT))} (or format=...)")
+    fmt = output_graph_format(path_s, format)
     if fmt == "binary":
         from .binary import save_binary
         save_binary(graph, path_s)

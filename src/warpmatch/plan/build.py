@@ -314,7 +314,8 @@ def _resolve_anchors(graph: Graph, query: Query,
                              f"not the string {ids!r}")
         if isinstance(ids, (int, np.integer)):
             ids = [ids]
-        ext = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=np.int64)
+        # to_internal converts to int64 itself and names an id beyond that range
+        ext = ids if isinstance(ids, np.ndarray) else list(ids)
         internal = graph.to_internal(ext, what=f"anchor id for {query.names[u]}")
         out[u] = np.unique(internal).astype(graph.indices.dtype)
     return out

@@ -64,6 +64,7 @@ from .model import ANY, Query
 __all__ = ["parse_query"]
 
 _SEPARATORS = ",;\n"
+_LABEL_MAX = int(np.iinfo(np.int32).max)
 
 
 def _caret_error(text: str, pos: int, message: str) -> QueryError:
@@ -186,7 +187,11 @@ class _Parser:
                 raise self.error(f"{what} must be a non-negative integer")
             raise self.error(f"expected {what} (a non-negative integer), "
                              f"found {self.describe_here()}")
-        return int(self.text[start:self.pos])
+        value = int(self.text[start:self.pos])
+        if value > _LABEL_MAX:   # labels are int32; a larger one would not fit the arrays
+            raise self.error(f"{what} is too large ({value}; labels are at most {_LABEL_MAX})",
+                             start)
+        return value
 
     # ----------------------------------------------------------- grammar
     def name(self) -> str:

@@ -20,6 +20,15 @@ from ..errors import QueryError
 
 ANY = -1
 MAX_QUERY_VERTICES = 64
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _int64(values: Any, what: str) -> np.ndarray:
+    """``values`` as an int64 array; QueryError for a value beyond the int64 range."""
+    try:
+        return np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        raise QueryError(f"query {what} must be integers in the int64 range") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,15 +67,20 @@ class Query:
             raise QueryError("the query is empty: it needs at least one vertex")
         if k > MAX_QUERY_VERTICES:
             raise QueryError(f"the query has {k} vertices; at most {MAX_QUERY_VERTICES} are supported")
-        e = np.asarray(self.edges, dtype=np.int32).reshape(-1, 2)
-        el = np.asarray(self.edge_labels, dtype=np.int32).reshape(-1)
-        vl = np.asarray(self.vertex_labels, dtype=np.int32).reshape(-1)
+        # check ranges in int64 first: casting straight to int32 wraps large values
+        # silently (an edge 0-(2**32+1) would become 0-1, a label 2**32+5 the label 5)
+        e = _int64(self.edges, "edge endpoints").reshape(-1, 2)
+        el = _int64(self.edge_labels, "edge labels").reshape(-1)
+        vl = _int64(self.vertex_labels, "vertex labels").reshape(-1)
+        if max(int(el.max(initial=ANY)), int(vl.max(initial=ANY))) > _INT32_MAX:
+            raise QueryError(f"a query label is too large (labels are at most {_INT32_MAX})")
+        if e.size and (e.min() < 0 or e.max() >= k):
+            raise QueryError(f"edge endpoint out of range 0..{k - 1}")
+        e, el, vl = e.astype(np.int32), el.astype(np.int32), vl.astype(np.int32)
         if el.size != e.shape[0]:
             raise QueryError(f"{el.size} edge labels for {e.shape[0]} edges")
         if vl.size != k:
             raise QueryError(f"{vl.size} vertex labels for {k} vertices")
-        if e.size and (e.min() < 0 or e.max() >= k):
-            raise QueryError(f"edge endpoint out of range 0..{k - 1}")
         if np.any(e[:, 0] == e[:, 1]):
             u = int(e[e[:, 0] == e[:, 1]][0, 0])
             raise QueryError(f"self-loop on query vertex {self._name(u, self.names)}")
