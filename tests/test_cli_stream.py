@@ -210,6 +210,10 @@ def test_on_invalid_error_and_skip(stream_files, tmp_path: Path) -> None:
     assert j["invalid"] == 1 and j["updates"] == 3 and (j["insertions"], j["deletions"]) == (1, 1)
     assert j["final_count"] == j["initial_count"] and out.exists()
     assert "1 invalid skipped" in res.stdout
+    # which update was skipped, and why, is said on stderr (stdout stays clean)
+    assert ("warpmatch: warning: skipped 1 invalid update (they change nothing); the first: "
+            f"{bad}:4: insert of an existing edge: '{u} {v} +'") in res.stderr
+    assert "warning" not in res.stdout
 
 
 def test_temporal_stream_has_time_column(tmp_path: Path) -> None:

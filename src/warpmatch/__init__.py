@@ -11,6 +11,13 @@ Examples
 >>> q = wm.Query.parse("a-b, b-c, c-a")
 >>> wm.count(g, q), wm.count(g, q, mode="subgraphs")
 (6, 1)
+
+Continuous matching (matches that appear and disappear as edges change):
+
+>>> cm = wm.ContinuousMatcher(g, q, backend="cpu")
+>>> d = cm.apply([(1, 3, "+"), (0, 1, "-")])
+>>> d.plus_counts.tolist(), d.minus_counts.tolist(), cm.count
+([6, 0], [0, 12], 0)
 """
 from __future__ import annotations
 
@@ -28,12 +35,16 @@ from .errors import (
 )
 from .graph import Graph, read_graph, write_graph
 from .query import Query, get_pattern, list_patterns
+from .stream.matcher import ContinuousMatcher, StreamDelta
+from .stream.updates import make_stream, read_updates, replay_temporal, write_updates
 
 __all__ = [
     "__version__",
     "count", "count_result", "match", "explain",
     "Graph", "read_graph", "write_graph",
     "Query", "get_pattern", "list_patterns",
+    "ContinuousMatcher", "StreamDelta", "read_updates", "write_updates", "make_stream",
+    "replay_temporal",
     "WarpmatchError", "InputFormatError", "QueryError", "GraphError",
     "BackendUnavailableError", "BudgetError", "UnknownLabelWarning", "InputCleanupWarning",
 ]

@@ -514,12 +514,11 @@ def convert(source: str, target: str, from_fmt: str | None, to_fmt: str | None,
       warpmatch convert web.txt web.wmg
       warpmatch convert yeast.graph yeast.parquet
     """
-    from ._writers import atomic_path
-    from .graph import write_graph
+    from .graph.formats import output_graph_format
+    out_fmt = output_graph_format(target, to_fmt)     # fail before reading SOURCE
     g, load_s = _load_graph(source, from_fmt, directed, vertex_labels)
     t0 = time.perf_counter()
-    with atomic_path(target) as tmp:
-        write_graph(g, tmp, format=to_fmt)
+    _write_graph_atomic(g, target, out_fmt)
     click.echo(f"wrote {target}: {_graph_line(g)}; read {load_s:.2f} s, "
                f"wrote {time.perf_counter() - t0:.2f} s")
 
@@ -545,17 +544,42 @@ def _label_options(f: Callable) -> Callable:
     return f
 
 
+#: output formats that keep vertex labels (edge lists and Matrix Market drop them)
+_LABEL_FORMATS = ("binary", "tve", "parquet", "csv")
+
+
+def _write_graph_atomic(g: Any, target: str, fmt: str) -> None:
+    """Write ``g`` to ``target`` atomically; warnings name ``target``, not the temporary file."""
+    from ._writers import atomic_path
+    from .graph import write_graph
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with atomic_path(target) as tmp:
+            write_graph(g, tmp, format=fmt)
+    for w in caught:
+        warnings.warn(str(w.message).replace(os.fspath(tmp), target), w.category)
+
+
+def _check_generate_target(out: str, labels: int | None) -> str:
+    """OUT's format, checked before generating (a bad name must not cost the generation)."""
+    from .graph.formats import output_graph_format
+    fmt = output_graph_format(out)
+    if labels and fmt not in _LABEL_FORMATS:
+        raise click.UsageError(f"--labels needs an output format that keeps vertex labels "
+                               f"(.wmg, .graph, .parquet or .csv); {out} would drop them")
+    return fmt
+
+
 def _finish_generated(g: Any, out: str, labels: int | None, zipf: bool, seed: int,
                       t0: float) -> None:
     import dataclasses
 
-    from ._writers import atomic_path
-    from .graph import random_labels, write_graph
+    from .graph import random_labels
+    fmt = _check_generate_target(out, labels)
     if labels:
         vl = random_labels(g.n, labels, "zipf" if zipf else "uniform", seed)
         g = dataclasses.replace(g, vertex_labels=vl)
-    with atomic_path(out) as tmp:
-        write_graph(g, tmp)
+    _write_graph_atomic(g, out, fmt)
     lab = f", {labels} {'zipf' if zipf else 'uniform'} labels" if labels else ""
     click.echo(f"wrote {out}: {_graph_line(g)}{lab}; {time.perf_counter() - t0:.2f} s")
 
@@ -570,8 +594,19 @@ def _finish_generated(g: Any, out: str, labels: int | None, zipf: bool, seed: in
 @_debug_option
 def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int | None,
                   zipf: bool) -> None:
-    """A power-law RMAT/Kronecker graph with 2**SCALE vertices, written to OUT."""
+    """A power-law RMAT/Kronecker graph with 2**SCALE vertices, written to OUT.
+
+    OUT's extension picks the format; .wmg (the binary cache) loads fastest.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+
+    \b
+    Examples:
+      warpmatch generate rmat big.wmg --scale 20 --edge-factor 16 --seed 1
+      warpmatch generate rmat labeled.wmg --scale 16 --labels 8 --zipf
+      warpmatch generate rmat small.txt --scale 10
+    """
     from .graph import rmat
+    _check_generate_target(out, labels)
     t0 = time.perf_counter()
     with warnings.catch_warnings():   # RMAT draws duplicates by design; not worth a warning
         warnings.simplefilter("ignore")
@@ -588,8 +623,18 @@ def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int
 @_label_options
 @_debug_option
 def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None, zipf: bool) -> None:
-    """A Barabási–Albert preferential-attachment graph, written to OUT."""
+    """A Barabási–Albert preferential-attachment graph, written to OUT.
+
+    OUT's extension picks the format; .wmg (the binary cache) loads fastest.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+
+    \b
+    Examples:
+      warpmatch generate ba ba.wmg --n 100000 --m 8 --seed 1
+      warpmatch generate ba ba.graph --n 20000 --m 5 --labels 16 --zipf
+    """
     from .graph import barabasi_albert
+    _check_generate_target(out, labels)
     t0 = time.perf_counter()
     g = barabasi_albert(n, m, seed=seed)
     _finish_generated(g, out, labels, zipf, seed, t0)
@@ -603,7 +648,9 @@ def patterns(as_json: bool) -> None:
     """List the named patterns usable as QUERY.
 
     \b
-    Example:
+    Examples:
+      warpmatch patterns
+      warpmatch patterns --json
       warpmatch count web.txt tailed-triangle
     """
     from .query import get_pattern, list_patterns
@@ -650,6 +697,11 @@ def demo(n: int, m: int, seed: int, pattern_list: str, backend: str, as_json: bo
     pattern twice on the best available backend: all embeddings, and distinct
     subgraphs (found once each through symmetry breaking, not by division).
     The check column verifies embeddings = subgraphs x |Aut(Q)|.
+
+    \b
+    Examples:
+      warpmatch demo
+      warpmatch demo --n 50000 --patterns triangle,4-clique,house --json
     """
     from .api import count_result
     from .engine import resolve_backend
@@ -884,13 +936,15 @@ def _stream_options(f: Callable) -> Callable:
 @click.option("--on-invalid", type=click.Choice(["error", "skip"]), default="error",
               show_default=True,
               help="An update inserting an existing edge, deleting a missing one or making "
-                   "a self-loop: stop with an error naming its line, or skip it (counted).")
+                   "a self-loop: stop with an error naming its line, or skip it (counted; "
+                   "the first one skipped is named on stderr).")
 @click.option("--update-labels/--no-update-labels", "update_labels", default=None,
               help="Text UPDATES: the 4th field is an edge label / there is no label field "
                    "(a 4th field is the timestamp). Default: a '# columns:' header "
                    "decides, else a 4th field is a label and a 5th a timestamp.")
 @click.option("--updates-format", type=click.Choice(["text", "parquet", "csv"]), default=None,
-              help="Format of UPDATES (default: from the extension; stdin is text).")
+              help="Format of UPDATES (default: from the extension; stdin: Parquet if it "
+                   "starts with its magic bytes, else text).")
 @_stream_options
 @_graph_options
 @_json_option
@@ -919,7 +973,11 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
       warpmatch stream web.txt "a-b, b-c, c-d, d-a" updates.parquet -o deltas.parquet
       producer | warpmatch stream g0.wmg triangle - --counts-only --json
       warpmatch stream-gen web.txt --out ups.txt --initial g0.wmg   (make a test stream)
+      warpmatch stream-gen CollegeMsg.txt --temporal --out msg.txt --initial g0.wmg
+      warpmatch stream g0.wmg triangle msg.txt      (replay a 'src dst time' log)
     """
+    import numpy as np
+
     from ._progress import ProgressBar
     from ._writers import atomic_path
     from .api import as_query, describe_count
@@ -944,6 +1002,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     want_rows = output is not None and not counts_only
     n_upd = added = removed = invalid = ins = dels = nbatch = 0
     has_time = False
+    first_skipped = ""                         # where and why, for the warning at the end
     t1 = time.perf_counter()
     with contextlib.ExitStack() as stack:
         writer = None
@@ -962,12 +1021,20 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
             nbatch += 1
             added += int(delta.added)
             removed += int(delta.removed)
+            if not first_skipped and not valid.all():
+                i = int(np.flatnonzero(~valid)[0])
+                first_skipped = f"{batch.where(i)}: {delta.reasons[i]}"
             invalid += int(valid.size - valid.sum())
             ins += int(((batch.op > 0) & valid).sum())
             dels += int(((batch.op < 0) & valid).sum())
             has_time = has_time or batch.time is not None
             bar.update(len(batch))
     seconds = time.perf_counter() - t1
+    if invalid:
+        # --on-invalid skip: say which, so a skipped update is never a silent one
+        click.echo(f"warpmatch: warning: skipped {invalid:,} invalid update"
+                   f"{'' if invalid == 1 else 's'} (they change nothing); the first: "
+                   f"{first_skipped}", err=True)
     final = int(cm.count)
     backend_name = str(cm.backend)
     rate = n_upd / seconds if seconds > 0 else float("inf")

@@ -42,7 +42,8 @@ class Model:
     def run_batch(self, src, dst, op, lab, declared: dict[int, int], all_states: bool = True):
         """Judge a batch sequentially. Returns (codes, states, new_ext, undeclared_first).
 
-        codes[i]: None (valid) or the reason word; states[p] = edge dict of S_p
+        codes[i]: None (valid) or the reason word; undeclared_first: the first valid
+        update that creates an undeclared vertex (labeled graphs); states[p] = edge dict of S_p
         (only ``[S_0, S_B]`` unless ``all_states``).
         """
         states = [dict(self.edges)]
@@ -51,10 +52,6 @@ class Model:
         new_ext: list[int] = []
         undeclared = None
         for i, (u, v, o, l) in enumerate(zip(src, dst, op, lab)):
-            for x in (u, v):
-                if (self.labeled and x not in self.int_of and x not in declared
-                        and undeclared is None):
-                    undeclared = i
             k = self.key(u, v)
             if u == v:
                 codes.append("self-loop")
@@ -71,6 +68,9 @@ class Model:
                 for x in (u, v):
                     if x not in self.int_of and x not in new_ext:
                         new_ext.append(x)
+                        # only a vertex that a valid update creates needs a declaration
+                        if self.labeled and x not in declared and undeclared is None:
+                            undeclared = i
             if all_states:
                 states.append(dict(cur))
         if not all_states:
@@ -277,6 +277,8 @@ def test_batches_match_python_model(sc):
         codes, states, new_ext, undeclared = model.run_batch(src, dst, ups.op.tolist(), lab,
                                                              declared)
         bad = [i for i, c in enumerate(codes) if c is not None]
+        if undeclared is not None and on_invalid == "error" and bad and bad[0] < undeclared:
+            undeclared = None                         # the earlier problem is reported
         if undeclared is not None or (on_invalid == "error" and bad):
             first = undeclared if undeclared is not None else bad[0]
             event("undeclared vertex" if undeclared is not None else "invalid update raised")
@@ -387,6 +389,13 @@ def test_edge_label_rules():
     dg = DynamicGraph(Graph.from_edges([0], [1]))
     with pytest.raises(InputFormatError, match="no edge labels"):
         dg.prepare(ups([(1, 2, 1, 3)]))
+    # without timestamps, a 4th field read as a label may be a timestamp: say how to say so
+    with pytest.raises(InputFormatError, match=r"no edge labels \(if the 4th field is a "
+                                               r"timestamp.*--no-update-labels"):
+        dg.prepare(ups([(1, 2, 1, 3)], line=np.array([1]), source="u.txt"))
+    with pytest.raises(InputFormatError) as exc:
+        dg.prepare(ups([(1, 2, 1, 3)], time=np.array([5])))
+    assert "timestamp" not in str(exc.value)
     b, _ = run(dg, [(1, 2, 1, 0)])          # label 0 is fine
     assert dg.has_edge(2, 1) and dg.edge_label(1, 2) is None
     dl = DynamicGraph(Graph.from_edges([0], [1], edge_labels=[5]))
@@ -434,6 +443,28 @@ def test_new_vertices_labeled_need_declarations():
     with pytest.raises(InputFormatError, match="declared twice"):
         dg.prepare(ups([(7, 8, -1)], new_vertex_ids=np.array([20, 20]),
                        new_vertex_labels=np.array([1, 2])))
+
+
+def test_labeled_invalid_update_at_unknown_vertex_needs_no_declaration():
+    # deleting an edge at an unknown vertex is a delete of a missing edge: it creates no
+    # vertex, so it is skipped (or reported as such), not a missing declaration
+    g = Graph.from_edges([0], [1], vertex_labels=[3, 4], ids=[7, 8])
+    dg = DynamicGraph(g)
+    b, _ = run(dg, [(99, 7, -1), (7, 8, 1), (98, 98, 1), (7, 8, -1)], "skip")
+    assert b.valid.tolist() == [False, False, False, True] and b.n_after == 2
+    assert b.reason[0].startswith("delete of a missing edge")
+    with pytest.raises(InputFormatError, match="update 0: delete of a missing edge"):
+        dg.prepare(ups([(99, 7, -1)]))
+    # the first problem in arrival order is reported: here the undeclared new vertex
+    with pytest.raises(InputFormatError, match="update 0: vertex 50 is new .* no declaration"):
+        dg.prepare(ups([(7, 50, 1), (99, 7, -1)]))
+    # ... and here the invalid update; declared vertices beside undeclared ones work
+    with pytest.raises(InputFormatError, match="update 0: delete of a missing edge"):
+        dg.prepare(ups([(99, 7, -1), (7, 50, 1)]))
+    decl = dict(new_vertex_ids=np.array([60]), new_vertex_labels=np.array([5]))
+    with pytest.raises(InputFormatError, match="update 1: vertex 61 is new"):
+        dg.prepare(ups([(60, 7, 1), (60, 61, 1)], **decl))
+    assert dg.n == 2 and dg.num_edges == 0
 
 
 def test_relocation_growth_and_compaction():

@@ -359,3 +359,45 @@ def test_backend_resolution():
         assert "gpu" in str(exc)
     else:
         assert gpu.name == "gpu"
+
+
+def test_package_exports_continuous_matching():
+    # the interface is warpmatch.ContinuousMatcher(graph, query, backend=...)
+    from warpmatch.stream import updates as wu
+    assert wm.ContinuousMatcher is ContinuousMatcher and wm.StreamDelta is StreamDelta
+    for name in ("read_updates", "write_updates", "make_stream", "replay_temporal"):
+        assert getattr(wm, name) is getattr(wu, name) and name in wm.__all__
+    g = wm.Graph.from_edges([0, 1], [1, 2])
+    cm = wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    assert cm.apply([(0, 2, "+")]).plus_counts.tolist() == [6] and cm.count == 6
+
+
+def test_listing_embeddings_searches_one_row_per_orbit():
+    # listing every embedding would search |Aut(Q)| times the restricted space (8x for a
+    # 4-cycle); the matcher lists one row per orbit and expands it by Aut(Q): same rows
+    oracle, ups = random_stream(4, False, 0, 0, n=12, m=34, B=80)
+    g0 = oracle.graph()
+    cm = ContinuousMatcher(g0, "square", backend="cpu", on_invalid="skip")
+    seen = []
+    run = cm.engine.run
+
+    def spy(view, plans, want):
+        seen.append((plans.multiplier, plans.res_pos.size, want))
+        return run(view, plans, want)
+    cm.engine.run = spy
+    got = deltas(cm, ups, 16)
+    assert seen and all(m == 1 and r > 0 and w for m, r, w in seen)
+    ref = ContinuousMatcher(g0, "square", backend="cpu", on_invalid="skip")
+    ref._listing_plans = lambda: (ref.plans(listing=True), None)       # every embedding
+    assert deltas(ref, ups, 16) == got and ref.count == cm.count
+    assert sum(p for p, *_ in got) > 0
+    # nothing to expand: no symmetry, or a group too large to list (8! automorphisms)
+    labeled = ContinuousMatcher(wm.Graph.from_edges([0], [1], vertex_labels=[1, 2]),
+                                "a:1-b:2", backend="cpu")
+    assert labeled._listing_plans()[1] is None
+    big = ContinuousMatcher(g0, get_pattern("4-clique"), backend="cpu")
+    assert big._listing_plans()[1].shape == (24, 4)
+    k8 = Query.from_edges([(a, b) for a in range(8) for b in range(a + 1, 8)], k=8)
+    huge = ContinuousMatcher(g0, k8, backend="cpu")
+    plans, auts = huge._listing_plans()
+    assert auts is None and plans.res_pos.size == 0 and plans.multiplier == 1

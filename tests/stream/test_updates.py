@@ -257,6 +257,35 @@ def test_read_updates_stdin(monkeypatch) -> None:
     assert u.source == "<stdin>" and u.src.tolist() == [1, 2] and u.line.tolist() == [1, 2]
 
 
+def test_temporal_log_as_updates_gets_a_hint(write) -> None:
+    # the natural mistake: SNAP's CollegeMsg ('src dst unix_time') given as UPDATES
+    p = write("msg.txt", "# SRC DST UNIXTS\n1 2 1082040961\n")
+    with pytest.raises(InputFormatError, match=r"msg.txt:2: op: .*stream-gen LOG --temporal"):
+        read_updates(p)
+    with pytest.raises(InputFormatError) as exc:       # a bad word gets no such hint
+        read_updates(write("w.txt", "1 2 add\n"))
+    assert "stream-gen" not in str(exc.value)
+
+
+def test_stdin_parquet_is_recognised(monkeypatch, tmp_path: Path) -> None:
+    # `cat ups.parquet | warpmatch stream g q -`: stdin has no extension to go by
+    ups = as_updates([(1, 2, "+"), (2, 3, "+"), (1, 2, "-")])
+    write_updates(tmp_path / "u.parquet", ups)
+    data = (tmp_path / "u.parquet").read_bytes()
+    for size in (1, 3, 1 << 20):
+        got = list(iter_update_batches("-", 2, stream=Chunks(data, size), chunk_bytes=size))
+        assert [len(b) for b in got] == [2, 1]
+        assert np.concatenate([b.src for b in got]).tolist() == [1, 2, 1]
+        assert got[0].op.tolist() == [1, 1] and got[1].op.tolist() == [-1]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    u = read_updates("-")
+    assert u.src.tolist() == [1, 2, 1] and u.line.tolist() == [1, 2, 3]
+    # an explicit format wins; short text inputs still work
+    with pytest.raises(InputFormatError, match="<stdin>:1"):
+        list(iter_update_batches("-", 2, stream=io.BytesIO(data), fmt="text"))
+    assert [len(b) for b in iter_update_batches("-", 2, stream=io.BytesIO(b"1 2 +"))] == [1]
+
+
 def test_split_batches_and_file_batches(write) -> None:
     p = write("u.txt", "v 9 1\n" + "".join(f"{i} {i + 1} +\n" for i in range(10)))
     whole = read_updates(p)

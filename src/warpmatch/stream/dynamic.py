@@ -601,9 +601,11 @@ class DynamicGraph:
         InputFormatError
             ``(updates.source, line, reason, "u v +")`` for the first invalid
             update under ``"error"``, and always for a malformed update: bad
-            op, negative new vertex id, undeclared new vertex in a labeled
-            graph, a nonzero or negative edge label the graph cannot hold.
-            Nothing is changed.
+            op, negative new vertex id, a new vertex without declaration in a
+            labeled graph (only one that a valid update creates: an invalid
+            update, such as the delete of an edge at an unknown vertex, creates
+            none), a nonzero or negative edge label the graph cannot hold.
+            Whichever comes first in arrival order is reported. Nothing is changed.
         """
         if on_invalid not in ("error", "skip"):
             raise ValueError(f"on_invalid must be 'error' or 'skip', got {on_invalid!r}")
@@ -627,8 +629,13 @@ class DynamicGraph:
             if not self.has_edge_labels:
                 bad = np.flatnonzero(lab64 != 0)
                 if bad.size:
+                    # without a header a 4th field is a label: often it is a timestamp
+                    hint = "" if updates.time is not None else (
+                        " (if the 4th field is a timestamp, say so: a '# columns: u v op "
+                        "time' header, labels=False, or --no-update-labels)")
                     self._fail(updates, int(bad[0]),
-                               f"edge label {lab64[bad[0]]} but the graph has no edge labels")
+                               f"edge label {lab64[bad[0]]} but the graph has no edge "
+                               f"labels{hint}")
             bad = np.flatnonzero(lab64 > INT32_MAX)
             if bad.size:
                 self._fail(updates, int(bad[0]), "edge label does not fit int32")
@@ -644,7 +651,6 @@ class DynamicGraph:
         unknown = np.flatnonzero(internal < 0)
         n0 = self.n
         new_ids = np.zeros(0, np.int64)
-        new_labels_all = np.zeros(0, np.int32)
         if unknown.size:
             neg = unknown[ext[unknown] < 0]
             if neg.size:
@@ -657,8 +663,6 @@ class DynamicGraph:
             internal[unknown] = n0 + rank[inv]
             new_ids = np.empty(uniq.size, np.int64)
             new_ids[rank] = uniq
-            if self.labeled:
-                new_labels_all = self._declared_labels(updates, new_ids, ext, unknown, first)
             if n0 + uniq.size > INT32_MAX:
                 raise GraphError(f"{self.name}: too many vertices for int32 ids")
 
@@ -675,17 +679,12 @@ class DynamicGraph:
         st = self._out
         K.validate_sequential(ka, kb, op, order, st.start, st.deg, st.nbr, code)
         bad = np.flatnonzero(code)
-        if bad.size and on_invalid == "error":
-            i = int(bad[0])
-            self._fail(updates, i, _REASONS[int(code[i])])
         valid = code == 0
-        reason = [""] * B
-        for i in bad.tolist():
-            reason[i] = f"{_REASONS[int(code[i])]}: {self._update_text(updates, i)!r}"
 
         # ---- new vertices: only those a valid update mentions, renumbered
         new_ext = np.zeros(0, np.int64)
         new_vlab = np.zeros(0, np.int32)
+        created = np.zeros(0, np.int64)
         if new_ids.size:
             prov = internal - n0                      # >= 0 for new vertices
             pos = np.arange(2 * B, dtype=np.int64)
@@ -694,6 +693,27 @@ class DynamicGraph:
             np.minimum.at(firstpos, prov[mask], pos[mask])
             created = np.flatnonzero(firstpos < 2 * B)
             created = created[np.argsort(firstpos[created], kind="stable")]
+        # a labeled graph needs a declaration for every vertex a valid update creates
+        # (only those: an update that is skipped, or that fails as invalid, such as
+        # the delete of an edge at an unknown vertex, creates nothing); the first
+        # problem in arrival order is the one reported
+        undeclared = 2 * B                            # position in ext of the first one
+        new_labels = np.zeros(0, np.int32)
+        if self.labeled and created.size:
+            new_labels, declared = self._declared_labels(updates, new_ids[created])
+            if not declared.all():
+                undeclared = int(firstpos[created][~declared].min())
+        if bad.size and on_invalid == "error" and int(bad[0]) < undeclared // 2:
+            i = int(bad[0])
+            self._fail(updates, i, _REASONS[int(code[i])])
+        if undeclared < 2 * B:
+            self._fail(updates, undeclared // 2,
+                       f"vertex {ext[undeclared]} is new and the graph is vertex-labeled, "
+                       f"but it has no declaration ('v ID LABEL')")
+        reason = [""] * B
+        for i in bad.tolist():
+            reason[i] = f"{_REASONS[int(code[i])]}: {self._update_text(updates, i)!r}"
+        if new_ids.size:                              # the others get -1
             remap = np.full(new_ids.size, -1, np.int64)
             remap[created] = n0 + np.arange(created.size)
             isnew = prov >= 0
@@ -702,7 +722,7 @@ class DynamicGraph:
             b = internal[1::2].copy()
             new_ext = new_ids[created]
             if self.labeled:
-                new_vlab = new_labels_all[created].astype(np.int32)
+                new_vlab = new_labels.astype(np.int32)
         batch = InternalBatch(
             src=a.astype(np.int32), dst=b.astype(np.int32), op=op, elabel=lab,
             valid=valid, reason=reason, n_before=n0, n_after=n0 + int(new_ext.size),
@@ -711,21 +731,18 @@ class DynamicGraph:
         self._pending[batch] = _Pending(self._state, new_ext)
         return batch
 
-    def _declared_labels(self, updates: Updates, new_ids: np.ndarray, ext: np.ndarray,
-                         unknown: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """Labels of the new vertices ``new_ids`` from the batch's declarations."""
+    def _declared_labels(self, updates: Updates,
+                         new_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Labels of the new vertices ``new_ids`` from the batch's declarations.
+
+        Returns ``(labels, declared)``: ``declared[i]`` is False (and
+        ``labels[i]`` meaningless) for a vertex without a declaration.
+        """
         decl_ids, decl_labels = self._declarations(updates)
-        pos = np.searchsorted(decl_ids, new_ids)
-        pos_c = np.minimum(pos, max(decl_ids.size - 1, 0))
-        ok = (decl_ids[pos_c] == new_ids) if decl_ids.size else np.zeros(new_ids.size, bool)
-        if not np.all(ok):
-            missing = set(new_ids[~ok].tolist())
-            where = [int(j) for j in unknown if int(ext[j]) in missing]
-            j = min(where)
-            self._fail(updates, j // 2,
-                       f"vertex {ext[j]} is new and the graph is vertex-labeled, "
-                       f"but it has no declaration ('v ID LABEL')")
-        return decl_labels[pos_c]
+        if not decl_ids.size:
+            return np.zeros(new_ids.size, np.int32), np.zeros(new_ids.size, bool)
+        pos = np.minimum(np.searchsorted(decl_ids, new_ids), decl_ids.size - 1)
+        return decl_labels[pos], decl_ids[pos] == new_ids
 
     def _declarations(self, updates: Updates) -> tuple[np.ndarray, np.ndarray]:
         """Sorted declared ids and their labels, checked once per declaration array.

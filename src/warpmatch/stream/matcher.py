@@ -32,6 +32,7 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 from dataclasses import dataclass
@@ -266,6 +267,7 @@ class ContinuousMatcher:
         self.induced = bool(induced)
         self.on_invalid = on_invalid
         self._plans: dict[str, DeltaPlans] = {}
+        self._auts: np.ndarray | None = None     # see _listing_plans
         self._plans["count"] = self._compile("count")      # validates mode and the query
         self.engine.attach(dg)
         self.added = 0
@@ -303,6 +305,35 @@ class ContinuousMatcher:
         if purpose not in self._plans:
             self._plans[purpose] = self._compile(purpose)
         return self._plans[purpose]
+
+    def _listing_plans(self) -> tuple[DeltaPlans, np.ndarray | None]:
+        """Plans that :meth:`apply` lists with, and the automorphisms to expand their rows by.
+
+        Listing every embedding searches |Aut(Q)| times the restricted search
+        space (8x for a 4-cycle, 24x for a 4-clique), twice (count, then
+        fill). The embeddings an update adds or removes are closed under
+        ``f -> f ∘ σ`` (:mod:`~warpmatch.stream.delta`), so the engine lists one
+        embedding per orbit with the counting plans' restrictions and each row
+        ``M`` becomes the rows ``M[σ]``, ``σ ∈ Aut(Q)`` — the same set of rows.
+        Returns ``(plans, None)`` when there is nothing to expand (subgraphs
+        mode, |Aut| = 1, or a group too large to list).
+        """
+        if "orbits" not in self._plans:
+            count = self.plans(listing=False)
+            auts = None
+            if count.multiplier > 1:
+                from ..query.symmetry import automorphisms
+                try:
+                    auts = np.asarray(automorphisms(self.query, limit=10_000), dtype=np.int64)
+                except QueryError:          # a huge group: list without restrictions
+                    auts = None
+            if auts is not None and auts.shape[0] == count.multiplier:
+                self._plans["orbits"] = dataclasses.replace(count, multiplier=1)
+                self._auts = auts
+            else:
+                self._plans["orbits"] = self.plans(listing=True)
+                self._auts = None
+        return self._plans["orbits"], self._auts
 
     # -------------------------------------------------------------- state
     @property
@@ -346,10 +377,13 @@ class ContinuousMatcher:
         batch = dg.prepare(ups, self.on_invalid)
         view = dg.view(batch)
         want = not counts_only
-        raw = self.engine.run(view, self.plans(want), want)
+        plans, auts = self._listing_plans() if want else (self.plans(False), None)
+        raw = self.engine.run(view, plans, want)
         dg.apply(batch)
         plus_c = np.asarray(raw.plus_counts, dtype=np.int64)
         minus_c = np.asarray(raw.minus_counts, dtype=np.int64)
+        if auts is not None:                # one row per orbit: |Aut| embeddings each
+            plus_c, minus_c = plus_c * auts.shape[0], minus_c * auts.shape[0]
         added, removed = int(plus_c.sum()), int(minus_c.sum())
         self.added += added
         self.removed += removed
@@ -359,6 +393,11 @@ class ContinuousMatcher:
             rows = np.asarray(raw.matches)
             upd = np.asarray(raw.match_update, dtype=np.int64)
             pos = np.asarray(raw.match_sign) > 0
+            if auts is not None:
+                # row M -> rows M[σ] (the embedding f ∘ σ), still grouped by update
+                rows = rows[:, auts].reshape(-1, rows.shape[1])
+                upd = np.repeat(upd, auts.shape[0])
+                pos = np.repeat(pos, auts.shape[0])
             ext = dg.to_external(rows).astype(np.int64, copy=False).reshape(rows.shape)
             plus, minus = ext[pos], ext[~pos]
             plus_u, minus_u = upd[pos], upd[~pos]

@@ -75,6 +75,7 @@ UPDATE_FORMATS = {"text": (".txt", ".updates", ".upd", ".tsv", ".el", ".edges"),
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _STDIN = "<stdin>"
+_PARQUET_MAGIC = b"PAR1"
 
 # ------------------------------------------------------------------ the scanner
 # status codes of _scan_updates (0 = OK as in _tokenize)
@@ -444,6 +445,12 @@ class _TextParser:
                 msg += " (a 4th field is an edge label, a 5th a timestamp)"
         elif status == _BAD_OP:
             msg = "op: expected +, -, 1, -1, insert or delete"
+            fields = text.split()
+            if len(fields) > 2 and fields[2].replace(".", "", 1).isdigit():
+                # the natural mistake: an edge list with times (SNAP's CollegeMsg) or weights
+                msg += (" (a 'src dst time' log, such as SNAP's CollegeMsg, is not an update "
+                        "stream: 'warpmatch stream-gen LOG --temporal --out ups.txt "
+                        "--initial g0.wmg', or replay_temporal() in Python, turns it into one)")
         elif status == _BAD_TIME:
             msg = "timestamp: expected a number"
         elif status == _BIG_LABEL:
@@ -624,7 +631,8 @@ def read_updates(path: PathLike, *, labels: bool | None = None,
         else a 4th field, if any, is the label and a 5th the timestamp.
     fmt : str, optional
         ``"text"``, ``"parquet"`` or ``"csv"``. The default is ``None``: by
-        extension (content sniffed for unknown extensions; stdin is text).
+        extension (content sniffed for unknown extensions; stdin: Parquet if it
+        starts with Parquet's magic bytes, else text).
 
     Returns
     -------
@@ -657,6 +665,8 @@ def read_updates(path: PathLike, *, labels: bool | None = None,
         data = _stdin_binary().read()
         if isinstance(data, str):
             data = data.encode("utf-8")
+        if fmt is None and data[:4] == _PARQUET_MAGIC:
+            f = "parquet"               # `cat ups.parquet | ...`: stdin has no extension
         if f == "text":
             return _read_text(np.frombuffer(data, np.uint8), source, labels)
         return _read_table_bytes(data, source, f)
@@ -717,7 +727,26 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
         yield from split_batches(ups, batch_size)
         return
     fh = stream if stream is not None else _stdin_binary()
-    yield from _stream_text(fh, source, labels, batch_size, chunk_bytes)
+    head = b""
+    if fmt is None:
+        # stdin has no extension: Parquet is told by its magic bytes (a text line
+        # is longer than 4 bytes, so reading them does not wait for a second line)
+        while len(head) < len(_PARQUET_MAGIC):
+            got = fh.read(len(_PARQUET_MAGIC) - len(head))
+            if not got:
+                break
+            head += got.encode("utf-8") if isinstance(got, str) else got
+        if head == _PARQUET_MAGIC:
+            parts = [head]
+            while True:                 # a raw stream's read() may return only a part
+                got = fh.read(chunk_bytes)
+                if not got:
+                    break
+                parts.append(got.encode("utf-8") if isinstance(got, str) else got)
+            data = b"".join(parts)
+            yield from split_batches(_read_table_bytes(data, source, "parquet"), batch_size)
+            return
+    yield from _stream_text(fh, source, labels, batch_size, chunk_bytes, head)
 
 
 def split_batches(updates: Updates, batch_size: int) -> Iterator[Updates]:
@@ -751,10 +780,10 @@ def split_batches(updates: Updates, batch_size: int) -> Iterator[Updates]:
 
 
 def _stream_text(fh: Any, source: str, labels: bool | None, batch_size: int,
-                 chunk_bytes: int) -> Iterator[Updates]:
+                 chunk_bytes: int, head: bytes = b"") -> Iterator[Updates]:
     read = getattr(fh, "read1", None) or fh.read
     parser: _TextParser | None = None
-    pending = b""                              # an incomplete last line
+    pending = head                             # an incomplete last line (or the bytes sniffed)
     cols: dict[str, np.ndarray] | None = None  # parsed updates; cols[k][cur:] not handed on
     cur = 0
     decl: dict[str, np.ndarray] | None = None  # every declaration so far
