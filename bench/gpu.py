@@ -153,6 +153,7 @@ class CpuRunner:
         self.proc = None
 
     def _start(self) -> None:
+        t = time.perf_counter()
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker, args=(child, self.dir), daemon=True)
@@ -160,6 +161,8 @@ class CpuRunner:
         if not self.conn.poll(600):
             raise RuntimeError("cpu worker did not start")
         self.conn.recv()
+        print(f"# cpu worker ready (graph loaded, JIT warm) in {time.perf_counter() - t:.1f} s",
+              flush=True)
 
     def run(self, kind: str, plan, limit, timeout: float):
         if self.proc is None:
@@ -216,7 +219,7 @@ def bench_unlabeled(args, edges: int, rows: list, results: dict) -> None:
     info = {"vertices": g.n, "edges": g.num_edges, "max_degree": g.max_degree, "gen_s": gen_s}
     print(f"# power-law graph {edges:.0e}: {info}", flush=True)
     results[f"graph_{edges:.0e}"] = info
-    pats = [(p, get_pattern(p)) for p in SMALL]
+    pats = [(p, get_pattern(p)) for p in (args.patterns.split(",") if args.patterns else SMALL)]
     if edges in args.stmatch_on:
         pats += [(q.name, q) for q in read_pattern_collection(DATA / "patterns" / "stmatch24.txt")]
     T = args.pattern_time
@@ -227,20 +230,29 @@ def bench_unlabeled(args, edges: int, rows: list, results: dict) -> None:
     prof_c = GpuEngine(model="coarse", profile=True, time_limit_s=T)
     cpu = CpuRunner(g) if edges in args.cpu_on else None
     gpu_run(fine, g, build_plan(g, get_pattern("triangle")))   # upload the graph once
+    def step(what: str, out: tuple) -> tuple:
+        # one line per run as it ends, so that a run cut short still says where it was
+        print(f"#   {name} {what}: {_fmt_t(out[1])} s ({_fmt_t(out[0])})", flush=True)
+        return out
+
     for name, q in pats:
+        t = time.perf_counter()
         plan = build_plan(g, q, mode="embeddings", purpose="count")
-        r_f, t_f, s_f = gpu_run(fine, g, plan)
-        r_n, t_n, _ = gpu_run(naive, g, plan) if args.naive else (None, None, {})
-        r_c, t_c, s_c = gpu_run(coarse, g, plan) if args.coarse else (None, None, {})
+        print(f"# {name}: plan {time.perf_counter() - t:.2f} s", flush=True)
+        r_f, t_f, s_f = step("fine", gpu_run(fine, g, plan))
+        r_n, t_n, _ = step("naive", gpu_run(naive, g, plan)) if args.naive else (None, None, {})
+        r_c, t_c, s_c = (step("coarse", gpu_run(coarse, g, plan)) if args.coarse
+                         else (None, None, {}))
         idle_f = idle_c = None
         if edges in args.profile_on and name in SMALL:
-            idle_f = gpu_run(prof_f, g, plan)[2].get("idle_rate")
-            idle_c = gpu_run(prof_c, g, plan)[2].get("idle_rate")
+            idle_f = step("fine profiled", gpu_run(prof_f, g, plan))[2].get("idle_rate")
+            idle_c = step("coarse profiled", gpu_run(prof_c, g, plan))[2].get("idle_rate")
         r_cpu = t_cpu = None
         if cpu is not None and name in SMALL and (not args.cpu_patterns
                                                   or name in args.cpu_patterns.split(",")):
             out = cpu.run("count", plan, None, args.cpu_time)
             r_cpu, t_cpu = out if out is not None else (None, None)
+            step("cpu", (r_cpu, t_cpu))
         mult = plan.multiplier
         for r in (r_n, r_c, r_cpu):
             if isinstance(r, int) and isinstance(r_f, int) and r != r_f:
@@ -384,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edges", default="1e7", help="power-law sizes, comma-separated ('' none)")
     ap.add_argument("--stmatch-on", default="1e7", help="sizes that also run stmatch24")
+    ap.add_argument("--patterns", default="",
+                    help="small patterns of the power-law section, comma-separated "
+                         f"(default: {','.join(SMALL)})")
     ap.add_argument("--cpu-on", default="1e7,1e8", help="sizes that also run the cpu engine")
     ap.add_argument("--profile-on", default="1e7", help="sizes with idle-lane profiling")
     ap.add_argument("--pattern-time", type=float, default=60.0)
