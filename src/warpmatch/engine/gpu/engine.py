@@ -148,6 +148,23 @@ def device_graph_bytes(graph: Graph) -> int:
     return b
 
 
+def cuda_available(device: int = 0) -> tuple[bool, str]:
+    """``(True, "")`` if CuPy loads and CUDA device ``device`` exists, else ``(False, why)``."""
+    try:
+        import cupy as cp
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        return False, (f"CuPy is not installed or cannot load ({exc.__class__.__name__}: "
+                       f"{exc}); install warpmatch[cuda13] or warpmatch[cuda12]")
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"no CUDA device is usable ({exc})"
+    if n <= device:
+        return False, (f"no CUDA device {device}: {n} device(s) found"
+                       if n else "no CUDA device found")
+    return True, ""
+
+
 def resident_blocks(cp: Any, fn: Any, threads: int, sms: int) -> int:
     """Blocks of ``threads`` threads of kernel ``fn`` (a ``cupy.RawKernel``) that the
     device runs at once: the occupancy calculator's blocks per SM times the SMs."""
@@ -247,19 +264,7 @@ class GpuEngine:
     # ------------------------------------------------------------ protocol
     def available(self) -> tuple[bool, str]:
         """``(True, "")`` if CuPy and a CUDA device are present, else ``(False, reason)``."""
-        try:
-            import cupy as cp
-        except Exception as exc:  # ImportError, or a broken CUDA install
-            return False, (f"CuPy is not installed or cannot load ({exc.__class__.__name__}: "
-                           f"{exc}); install warpmatch[cuda13] or warpmatch[cuda12]")
-        try:
-            n = cp.cuda.runtime.getDeviceCount()
-        except Exception as exc:
-            return False, f"no CUDA device is usable ({exc})"
-        if n <= self.device:
-            return False, (f"no CUDA device {self.device}: {n} device(s) found"
-                           if n else "no CUDA device found")
-        return True, ""
+        return cuda_available(self.device)
 
     def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
         """Number of raw matches of ``plan`` in ``graph`` (not multiplied).

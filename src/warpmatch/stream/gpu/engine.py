@@ -50,7 +50,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...engine.gpu.engine import resident_blocks
+from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
 from .cache import POLICIES, Dcsr, pack_rows, parallel_copy, row_bytes, select_rows
@@ -304,19 +304,7 @@ class GpuDeltaEngine:
     # ------------------------------------------------------------ protocol
     def available(self) -> tuple[bool, str]:
         """``(True, "")`` if CuPy and a CUDA device are present, else ``(False, reason)``."""
-        try:
-            import cupy as cp
-        except Exception as exc:
-            return False, (f"CuPy is not installed or cannot load ({exc.__class__.__name__}: "
-                           f"{exc}); install warpmatch[cuda13] or warpmatch[cuda12]")
-        try:
-            n = cp.cuda.runtime.getDeviceCount()
-        except Exception as exc:
-            return False, f"no CUDA device is usable ({exc})"
-        if n <= self.device:
-            return False, (f"no CUDA device {self.device}: {n} device(s) found"
-                           if n else "no CUDA device found")
-        return True, ""
+        return cuda_available(self.device)
 
     def attach(self, graph: Any) -> None:
         """Bind to a dynamic graph; device state is (re)built lazily on the next batch."""

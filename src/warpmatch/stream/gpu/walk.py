@@ -49,33 +49,11 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .._cpu_delta import _lower_bound, _row   # the CPU delta engine's row access
 from ..types import BatchView, DeltaPlans
 
 __all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "degree_scores",
            "default_walks", "max_row", "max_row_overlay", "Workspace"]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lower_bound(arr, lo, hi, x):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _row(x, start, deg, idx, off):
-    """``(overlay?, lo, hi)`` of ``x``'s row in one direction (as the engines read it)."""
-    r = idx[x]
-    if r < 0:
-        if x >= start.shape[0] or x >= deg.shape[0]:
-            return 0, np.int64(0), np.int64(0)
-        lo = np.int64(start[x])
-        return 0, lo, lo + deg[x]
-    return 1, np.int64(off[r]), np.int64(off[r + 1])
 
 
 @njit(cache=True, nogil=True, inline="always")
