@@ -30,6 +30,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -392,6 +393,10 @@ def bench_labeled(args, rows: list, results: dict) -> None:
     results["labeled_summary"] = summary
 
 
+class _Stopped(Exception):
+    """The run was told to stop (SIGTERM) before its sections finished."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edges", default="1e7", help="power-law sizes, comma-separated ('' none)")
@@ -434,14 +439,24 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"device": props["name"].decode() if isinstance(props["name"], bytes)
                      else str(props["name"]), "cpus": os.cpu_count(), "argv": sys.argv}
     rows: list = []
-    if args.ablation_patterns:
-        bench_ablation(args, results)
-    for e in sizes(args.edges):
-        bench_unlabeled(args, e, rows, results)
-    if args.hub:
-        bench_hub(args, rows, results)
-    if args.labeled_per_set:
-        bench_labeled(args, rows, results)
+
+    def stop(signum, frame):   # `timeout` sends SIGTERM: keep what was measured
+        raise _Stopped(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        if args.ablation_patterns:
+            bench_ablation(args, results)
+        for e in sizes(args.edges):
+            bench_unlabeled(args, e, rows, results)
+        if args.hub:
+            bench_hub(args, rows, results)
+        if args.labeled_per_set:
+            bench_labeled(args, rows, results)
+    except (_Stopped, KeyboardInterrupt) as exc:
+        print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
+              flush=True)
+        results["stopped_early"] = True
     results["rows"] = rows
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with open(Path(args.out) / "gpu_bench.json", "w") as f:
