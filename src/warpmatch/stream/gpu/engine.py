@@ -450,6 +450,8 @@ class _DeviceState:
         self.eng = eng
         self.hostmap = _HostMap(cp)
         self.staging = _Staging(cp)
+        # compile (or load) the parallel staging copy now, not inside the first large batch
+        parallel_copy(np.empty(1 << 21, np.uint8), np.zeros(1 << 21, np.uint8))
         props = cp.cuda.runtime.getDeviceProperties(eng.device)
         self.sms = int(props["multiProcessorCount"])
         self.dummy = cp.zeros(2, dtype=cp.int64)
