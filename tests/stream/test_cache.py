@@ -214,3 +214,14 @@ def test_pack_rows_is_dcsr_of_the_storage(ba):
 def test_degree_scores(ba):
     view = view_from_graph(ba, [0], [1], [1])
     assert np.array_equal(degree_scores(view), np.diff(ba.indptr).astype(float))
+
+
+def test_parallel_copy_small_and_large():
+    from warpmatch.stream.gpu.cache import parallel_copy
+    rng = np.random.default_rng(0)
+    for size in (0, 17, (1 << 20) + 3, 5_000_001):
+        src = rng.integers(0, 256, size=size, dtype=np.uint8)
+        dst = np.zeros(size + 8, dtype=np.uint8)
+        parallel_copy(dst[3:3 + size], src)
+        assert np.array_equal(dst[3:3 + size], src)
+        assert not dst[:3].any() and not dst[3 + size:].any()
