@@ -58,9 +58,12 @@ def _row(x, start, deg, idx, off):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _edge(x, c, p, lab, start, deg, nbr, elab, idx, off, onbr, oelab, ins, dl):
-    """Is ``c`` in ``x``'s row alive at state ``p`` (with label ``lab``, -1 any)?"""
-    ov, lo, hi = _row(x, start, deg, idx, off)
+def _search(ov, lo, hi, c, p, lab, nbr, elab, onbr, oelab, ins, dl):
+    """Is ``c`` alive at state ``p`` in the row ``[lo, hi)`` (label ``lab``, -1 any)?
+
+    ``ov == 0``: a storage row of ``nbr``/``elab``; else an overlay row of
+    ``onbr``/``oelab`` whose entries live while ``ins < p <= dl``.
+    """
     if ov == 0:
         q = _lower_bound(nbr, lo, hi, c)
         if q < hi and nbr[q] == c:
@@ -78,6 +81,13 @@ def _edge(x, c, p, lab, start, deg, nbr, elab, idx, off, onbr, oelab, ins, dl):
             return el == lab
         q += 1
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _edge(x, c, p, lab, start, deg, nbr, elab, idx, off, onbr, oelab, ins, dl):
+    """Is ``c`` in ``x``'s row alive at state ``p`` (with label ``lab``, -1 any)?"""
+    ov, lo, hi = _row(x, start, deg, idx, off)
+    return _search(ov, lo, hi, c, p, lab, nbr, elab, onbr, oelab, ins, dl)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -49,7 +49,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .._cpu_delta import _lower_bound, _row   # the CPU delta engine's row access
+from .._cpu_delta import _row, _search   # the CPU delta engine's row access
 from ..types import BatchView, DeltaPlans
 
 __all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "degree_scores",
@@ -69,28 +69,6 @@ def _add(acc, x, w):
         rv[q] = x
         rw[q] = w
     rn[0] = q + 1
-
-
-@njit(cache=True, nogil=True)
-def _search(ov, lo, hi, c, p, lab, nbr, elab, onbr, oelab, ins, dl):
-    """Is ``c`` alive at state ``p`` in the row ``[lo, hi)`` (label ``lab``, -1 any)?"""
-    if ov == 0:
-        q = _lower_bound(nbr, lo, hi, c)
-        if q < hi and nbr[q] == c:
-            if lab == -1:
-                return True
-            el = elab[q] if elab.shape[0] > 0 else 0
-            return el == lab
-        return False
-    q = _lower_bound(onbr, lo, hi, c)
-    while q < hi and onbr[q] == c:
-        if ins[q] < p and p <= dl[q]:
-            if lab == -1:
-                return True
-            el = oelab[q] if oelab.shape[0] > 0 else 0
-            return el == lab
-        q += 1
-    return False
 
 
 @njit(cache=True, nogil=True)
