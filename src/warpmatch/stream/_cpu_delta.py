@@ -29,20 +29,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..engine._cpu_kernels import _lower_bound   # the static CPU engine's binary search
+
 #: "no upper bound" for candidates (ids are int32)
 BIG = np.int64(1) << np.int64(62)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lower_bound(arr, lo, hi, x):
-    """First index in ``[lo, hi)`` with ``arr[index] >= x`` (``hi`` if none)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @njit(cache=True, nogil=True, inline="always")
