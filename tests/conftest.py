@@ -133,3 +133,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     root = data_root()
     state = "found" if root.is_dir() else "NOT found: real-data tests will be skipped"
     return [f"warpmatch shared data: {root} ({state})"]
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write(name, text) -> path of a new file in tmp_path."""
+    def _write(name: str, text: str | bytes) -> Path:
+        p = tmp_path / name
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text)
+        return p
+    return _write

@@ -25,18 +25,6 @@ from warpmatch.stream.updates import (as_updates, iter_update_batches, make_stre
                                       write_updates)
 
 
-@pytest.fixture
-def write(tmp_path: Path):
-    def _write(name: str, text: str | bytes) -> Path:
-        p = tmp_path / name
-        if isinstance(text, bytes):
-            p.write_bytes(text)
-        else:
-            p.write_text(text)
-        return p
-    return _write
-
-
 def same(a: Updates, b: Updates, line: bool = True) -> None:
     """Field-by-field equality of two update streams."""
     for f in ("src", "dst", "op", "label", "time", "new_vertex_ids", "new_vertex_labels") + (
