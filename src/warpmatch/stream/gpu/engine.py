@@ -697,11 +697,15 @@ class _DeviceState:
 
     # ----------------------------------------------------------------- cache
     def _budget(self, view: BatchView) -> int:
-        """Cache bytes: explicit, or a fraction of the bytes of caching every row."""
+        """Cache bytes: explicit, or a fraction of the bytes of caching every row.
+
+        Recomputed (O(n)) only when the storage is reallocated, not for every batch
+        that adds vertices: degrees drift slowly, and the fraction is a sizing knob.
+        """
         eng = self.eng
         if eng.cache_bytes is not None:
             return eng.cache_bytes
-        key = (self.storage_key, view.n)
+        key = self.storage_key
         if key != self.budget_key:
             self.budget_key = key
             self.budget_val = int(eng.cache_fraction * self._storage_bytes(view))
