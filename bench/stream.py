@@ -11,7 +11,8 @@ stream is replayed on one :class:`~warpmatch.stream.dynamic.DynamicGraph`
 same batch views**, so the policies and the CPU engine see identical work:
 
 - GPU engine with each cache policy (``none`` = zero-copy only, ``degree``,
-  ``random-walk`` = GCSM, ``device`` = whole graph on the GPU): updates/s,
+  ``random-walk`` = GCSM's estimator sampled on the GPU, ``random-walk-cpu`` =
+  GCSM's random walks on the host cores, ``device`` = whole graph on the GPU): updates/s,
   mean per-batch latency, bytes read from host memory per batch, cache hit rate;
 - the CPU delta engine (``--cpu-threads``, all cores by default);
 - cache coverage (GCSM §VI-D): of the top 1% / 5% most-read vertices (true row
@@ -119,8 +120,16 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
     t_dyn = time.perf_counter() - t
     plans = compile_delta_plans(q)
     policies = args.policies.split(",")
-    engines = {p: GpuDeltaEngine(cache=p, cache_fraction=args.cache_fraction, seed=args.seed)
-               for p in policies}
+    def engine(p: str) -> GpuDeltaEngine:
+        # "random-walk-cpu": the random-walk policy with GCSM's walks on the host
+        cache = p[:-len("-cpu")] if p.endswith("-cpu") else p
+        kw = {"estimator": "cpu"} if p.endswith("-cpu") else {}
+        if cache == "random-walk" and not kw:
+            kw = {"sample_rate": args.sample_rate, "continue_rate": args.continue_rate}
+        return GpuDeltaEngine(cache=cache, cache_fraction=args.cache_fraction, seed=args.seed,
+                              **kw)
+
+    engines = {p: engine(p) for p in policies}
     prof = GpuDeltaEngine(cache="none", profile=True)
     for e in list(engines.values()) + [prof]:
         e.attach(dg)
@@ -183,7 +192,7 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
             ends = np.concatenate([b.src[b.valid], b.dst[b.valid]]).astype(np.int64)
             touched[ends[ends < true.size]] = True
             record["coverage"] = {p: _cover(true, touched, engines[p].last_cached)
-                                  for p in policies if p in ("degree", "random-walk")}
+                                  for p in policies if p.startswith(("degree", "random-walk"))}
             record["oracle_reads_served"] = _oracle(true, touched, np.asarray(view.b_deg),
                                                     args.cache_fraction)
             record["accessed_vertices"] = int(np.count_nonzero(true[~touched]))
@@ -231,7 +240,8 @@ def table(results: dict) -> str:
         if not pols:
             continue
         head = f"{'batch':>6} " + " ".join(f"{p + ' upd/s':>17}" for p in pols)
-        head += f" {'cpu upd/s':>11} {'rw/none':>8} {'rw/deg':>7} {'rw/cpu':>8} {'dev/cpu':>8}"
+        head += (f" {'cpu upd/s':>11} {'rw/none':>8} {'rw/deg':>7} {'rw/rwcpu':>8} {'rw/cpu':>8}"
+                 f" {'dev/cpu':>8}")
         head += f" {'host MB/b none':>14} {'rw':>8} {'hit rw':>7}"
         lines.append(head)
         for size, rec in R["sizes"].items():
@@ -244,6 +254,8 @@ def table(results: dict) -> str:
             row += f" {cpu:>11,.0f}"
             row += f" {best / ups['none'] if 'none' in ups else float('nan'):>8.2f}"
             row += f" {best / ups['degree'] if 'degree' in ups else float('nan'):>7.2f}"
+            rwc = ups.get("random-walk-cpu")
+            row += f" {best / rwc if rwc else float('nan'):>8.2f}"
             row += f" {best / cpu:>8.1f}"
             row += f" {ups['device'] / cpu if 'device' in ups else float('nan'):>8.1f}"
             hb = {p: np.mean(v["host_bytes"]) / 2**20 for p, v in rec["gpu"].items()}
@@ -279,7 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="64,256,1024,4096,8192")
     ap.add_argument("--updates-per-size", type=int, default=16384)
     ap.add_argument("--max-batches", type=int, default=32)
-    ap.add_argument("--policies", default="none,degree,random-walk,device")
+    ap.add_argument("--policies", default="none,degree,random-walk,random-walk-cpu,device")
+    ap.add_argument("--sample-rate", type=float, default=1 / 16,
+                    help="random-walk (GPU estimator): sub-task sampling probability")
+    ap.add_argument("--continue-rate", type=float, default=0.25,
+                    help="random-walk (GPU estimator): continuation probability")
     ap.add_argument("--cache-fraction", type=float, default=0.1)
     ap.add_argument("--cpu-threads", type=int, default=0, help="0: all cores")
     ap.add_argument("--cpu-time", type=float, default=60.0, help="CPU engine seconds per query")

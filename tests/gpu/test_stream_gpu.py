@@ -74,6 +74,13 @@ def _same(gpu, cpu, k, lists):
         assert _rows(gpu, k) == _rows(cpu, k)
 
 
+#: every policy, plus the host-side (GCSM walk) estimator and a full-rate device sample
+VARIANTS = [(p, {}) for p in POLICIES] + [
+    ("random-walk", {"estimator": "cpu"}),
+    ("random-walk", {"sample_rate": 1.0, "continue_rate": 1.0}),
+]
+
+
 GRAPHS = {
     "ba": lambda: barabasi_albert(300, 5, seed=2),
     "labeled": lambda: Graph.from_edges(*np.random.default_rng(5).integers(120, size=(2, 900)),
@@ -115,8 +122,8 @@ def test_gpu_equals_cpu_every_policy(graphs, gname, text, induced):
                                         directed=g.directed, has_edge_labels=labeled)
             want = purpose == "list"
             ref = cpu.run(view, plans, want)
-            for policy in POLICIES:
-                eng = _engine(cache=policy, cache_fraction=0.3, seed=1)
+            for policy, kw in VARIANTS:
+                eng = _engine(cache=policy, cache_fraction=0.3, seed=1, **kw)
                 eng.attach(None)
                 got = eng.run(view, plans, want)
                 _same(got, ref, q.k, want)
@@ -144,8 +151,9 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
     true, per = exact_access(view, plans)
     stats = {}
     for policy in POLICIES:
-        # many walks: this checks the cache machinery, not the default number of walks
-        eng = _engine(cache=policy, cache_fraction=1.0, profile=True, walks=20_000)
+        # a full sample: this checks the cache machinery, not the default sampling rates
+        eng = _engine(cache=policy, cache_fraction=1.0, profile=True, sample_rate=1.0,
+                      continue_rate=1.0)
         got = eng.run(view, plans, False)
         assert np.array_equal(got.plus_counts, per[:, 0] * plans.multiplier)
         # the device's row reads are exactly the traversal's (same choices, same order)
@@ -162,6 +170,32 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
     assert len(set(total.values())) == 1
 
 
+def test_gpu_sample_estimates_row_reads(graphs):
+    """The sampling kernel at rate 1 reads exactly what the counting kernel reads; at lower
+    rates its Horvitz-Thompson estimate is unbiased (mean over seeds near the truth)."""
+    g = graphs["ba"]
+    rng = np.random.default_rng(4)
+    s, d, o, _ = _batch(g, rng, 64)
+    view = view_from_graph(g, s, d, o, allocator=pinned_allocator())
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    true, _ = exact_access(view, plans)
+    eng = _engine(cache="random-walk", sample_rate=1.0, continue_rate=1.0, estimate_decay=0.0)
+    eng.run(view, plans, False)
+    est = eng._dev.est.get()[: true.size]
+    assert np.array_equal(est, true.astype(np.float32))
+    runs = []
+    for seed in range(48):
+        eng = _engine(cache="random-walk", sample_rate=0.5, continue_rate=0.5,
+                      estimate_decay=0.0, seed=seed)
+        eng.run(view, plans, False)
+        runs.append(eng._dev.est.get()[: true.size].astype(np.float64))
+    mean = np.mean(runs, axis=0)
+    assert abs(mean.sum() / true.sum() - 1) < 0.1
+    top = np.argsort(-true)[:10]              # the most-read rows, estimated closely
+    assert np.all(np.abs(mean[top] / true[top] - 1) < 0.35)
+    assert not np.array_equal(runs[0], runs[1])   # the seed matters
+
+
 def _stream_case(directed: bool):
     rng = np.random.default_rng(21)
     if directed:
@@ -175,12 +209,12 @@ def _stream_case(directed: bool):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-@pytest.mark.parametrize("policy", POLICIES)
-def test_dynamic_graph_stream(directed, policy):
+@pytest.mark.parametrize("policy,kw", VARIANTS)
+def test_dynamic_graph_stream(directed, policy, kw):
     dyn = pytest.importorskip("warpmatch.stream.dynamic")
     from warpmatch.stream.types import Updates
     g, q, rng = _stream_case(directed)
-    eng = _engine(cache=policy, cache_fraction=0.2)
+    eng = _engine(cache=policy, cache_fraction=0.2, **kw)
     dg_gpu = dyn.DynamicGraph(g, slack=0.0, allocator=eng.allocator)   # rows move and grow
     dg_cpu = dyn.DynamicGraph(g, slack=0.0)
     eng.attach(dg_gpu)
@@ -218,8 +252,9 @@ def test_matcher_backend_gpu():
     assert cm_gpu.count == cm_cpu.count
 
 
-@pytest.mark.parametrize("policy", ["auto", "none", "random-walk"])
-def test_hub_and_new_vertices_across_batches(policy):
+@pytest.mark.parametrize("policy,kw", [("auto", {}), ("none", {}), ("random-walk", {}),
+                                       ("random-walk", {"estimator": "cpu"}), ("degree", {})])
+def test_hub_and_new_vertices_across_batches(policy, kw):
     """A hub endpoint's subtree is cut into sub-tasks; the device row index and overlay
     map are refreshed incrementally as batches add vertices and move rows."""
     mt = pytest.importorskip("warpmatch.stream.matcher")
@@ -232,7 +267,7 @@ def test_hub_and_new_vertices_across_batches(policy):
     g = Graph.from_edges(src, dst, n=n, warn=False)
     q = Query.parse("a-b, b-c, c-d, d-a")
     cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", on_invalid="skip", cache=policy,
-                                  cache_fraction=0.2)
+                                  cache_fraction=0.2, **kw)
     cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", on_invalid="skip")
     for step in range(5):
         s = np.concatenate([np.zeros(20, np.int64), rng.integers(1, n, 40),

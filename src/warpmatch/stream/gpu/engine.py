@@ -10,13 +10,17 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    :class:`~warpmatch.stream.dynamic.DynamicGraph`), or registered with
    ``cudaHostRegister`` here whenever a storage array object changes.
 2. Per batch, a cache policy scores vertices — ``"random-walk"``: GCSM's
-   binomial-merged random walks from the batch's updates (:mod:`.walk`,
-   eq. 3); ``"degree"``: GCSM's degree-based baseline; ``"none"``: no cache
-   (zero-copy only); ``"device"``: the whole storage mirrored in device memory
-   — and the best rows within ``cache_bytes`` are packed in DCSR (:mod:`.cache`)
-   and copied to the device with one DMA. ``"auto"`` (the default) mirrors
-   the graph when it fits on the device and uses the random-walk cache when it
-   does not. Every policy keeps the *row index* (start and length of each
+   estimate of each row's reads (eq. 3), by default from a random sample of
+   the batch's execution forest run by the delta kernel itself on the device
+   (``estimator="gpu"``, kernels/delta.cu "Sampling"), or from GCSM's
+   binomial-merged random walks on the host cores (``estimator="cpu"``,
+   :mod:`.walk`); ``"degree"``: GCSM's degree-based baseline; ``"none"``: no
+   cache (zero-copy only); ``"device"``: the whole storage mirrored in device
+   memory — and the best rows within ``cache_bytes`` are packed in DCSR
+   (:mod:`.cache`): selected and gathered on the device from the mapped host
+   storage (``"gpu"`` estimator and ``"degree"``), or packed on the host and
+   copied with one DMA (``"cpu"``). ``"auto"`` (the default) mirrors the graph
+   when it fits on the device and uses the random-walk cache when it does not. Every policy keeps the *row index* (start and length of each
    storage row, 12 bytes a vertex) on the device, so only a row's entries
    are read through PCIe.
 3. The batch's overlay (timestamped rows of the touched vertices, small) and
@@ -35,12 +39,15 @@ the cache hit rate, and the time of each step.
 What differs from GCSM: matching follows per-update states instead of GCSM's
 N/N' lists (see :mod:`warpmatch.stream.types`); the cache never holds a
 touched row, so DCSR needs one offset per row (:mod:`.cache`); the degree
-policy keeps its rows across batches (degrees drift slowly) and drops the
-rows a batch touched until its next rebuild, where GCSM's random-walk cache
-is rebuilt for every batch as in the paper; rows are chosen by estimated
-reads per cached byte rather than by reads; the number of walks is capped
-at one per root (:func:`.walk.default_walks`) and the walks run on all
-cores; the row index lives on the device.
+policy keeps its selection across batches (degrees drift slowly) and
+re-gathers its rows every batch; rows are chosen by estimated reads per
+cached byte rather than by reads; the default estimator samples on the GPU
+(each deeper partial match continues with a fixed probability instead of
+GCSM's ``1/D``, and the estimate is averaged over batches) because GCSM's
+walks on the host cost more than the kernel they speed up (measured on an
+H100 with 16 host cores; ``bench/stream.py``); the CPU walks are capped at one
+per root (:func:`.walk.default_walks`) and run on all cores; the row index
+lives on the device.
 """
 from __future__ import annotations
 
@@ -54,7 +61,7 @@ from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
 from .cache import POLICIES, Dcsr, pack_rows, parallel_copy, row_bytes, select_rows
-from .walk import Workspace, default_walks, degree_scores, estimate_access_sparse
+from .walk import Workspace, default_walks, estimate_access_sparse
 
 __all__ = ["GpuDeltaEngine", "pinned_allocator"]
 
@@ -216,11 +223,31 @@ class GpuDeltaEngine:
     cache_fraction : float, optional
         Cache size as a fraction of the graph's adjacency bytes when
         ``cache_bytes`` is ``None``. The default is ``0.1``.
+    estimator : {"gpu", "cpu"}, optional
+        Where policy ``"random-walk"`` estimates the batch's row reads.
+        ``"gpu"`` (the default): the delta kernel's sampling mode runs a random
+        part of the batch's execution forest on the device (a sub-task with
+        probability ``sample_rate``, every deeper partial match with probability
+        ``continue_rate``; Horvitz-Thompson weights as in GCSM's eq. 3), and the
+        rows are selected and gathered on the device. ``"cpu"``: GCSM's
+        binomial-merged walks on the host cores (:mod:`.walk`), rows packed on
+        the host and copied.
+    sample_rate : float, optional
+        ``"gpu"`` estimator: probability that a sub-task (a task's 32 depth-2
+        candidates) is sampled. The default is ``1/16``.
+    continue_rate : float, optional
+        ``"gpu"`` estimator: probability that a sampled partial match above the
+        last level is extended further. The default is ``0.25``.
+    estimate_decay : float, optional
+        ``"gpu"`` estimator: weight of the previous batches' estimate in this
+        batch's (an exponential average, since the hot rows of a stream change
+        slowly; ``0`` uses this batch's sample alone). The default is ``0.5``.
     walks : int or None, optional
-        Random walks per batch (``M``). The default is ``None``: GCSM's
-        ``|ΔE| D^(n-2) / 32^n``, clipped (:func:`.walk.default_walks`).
+        ``"cpu"`` estimator: random walks per batch (``M``). The default is
+        ``None``: GCSM's ``|ΔE| D^(n-2) / 32^n``, clipped
+        (:func:`.walk.default_walks`).
     seed : int, optional
-        Seed of the random walks. The default is ``0``.
+        Seed of the random walks and samples. The default is ``0``.
     warps_per_block : int, optional
         The default is ``4``.
     list_rows : int, optional
@@ -252,7 +279,7 @@ class GpuDeltaEngine:
 
     Examples
     --------
-    >>> eng = GpuDeltaEngine(cache="random-walk", cache_fraction=0.05)
+    >>> eng = GpuDeltaEngine(cache="random-walk", cache_fraction=0.05, sample_rate=0.1)
     >>> eng.available()[0] in (True, False)
     True
     """
@@ -260,7 +287,9 @@ class GpuDeltaEngine:
     name = "gpu"
 
     def __init__(self, cache: str = "auto", cache_bytes: int | None = None,
-                 cache_fraction: float = 0.1, walks: int | None = None, seed: int = 0,
+                 cache_fraction: float = 0.1, estimator: str = "gpu",
+                 sample_rate: float = 1 / 16, continue_rate: float = 0.25,
+                 estimate_decay: float = 0.5, walks: int | None = None, seed: int = 0,
                  warps_per_block: int = 4, list_rows: int = 1 << 22, profile: bool = False,
                  device: int = 0, pinned: bool = True) -> None:
         if cache != "auto" and cache not in POLICIES:
@@ -270,11 +299,22 @@ class GpuDeltaEngine:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
         if not 0.0 <= float(cache_fraction) <= 1.0:
             raise ValueError(f"cache_fraction must be in [0, 1], got {cache_fraction}")
+        if estimator not in ("gpu", "cpu"):
+            raise ValueError(f"estimator must be 'gpu' or 'cpu', got {estimator!r}")
+        for nm, v in (("sample_rate", sample_rate), ("continue_rate", continue_rate)):
+            if not 0.0 < float(v) <= 1.0:
+                raise ValueError(f"{nm} must be in (0, 1], got {v}")
+        if not 0.0 <= float(estimate_decay) < 1.0:
+            raise ValueError(f"estimate_decay must be in [0, 1), got {estimate_decay}")
         if not 1 <= int(warps_per_block) <= 32:
             raise ValueError(f"warps_per_block must be in 1..32, got {warps_per_block}")
         self.cache = cache
         self.cache_bytes = None if cache_bytes is None else int(cache_bytes)
         self.cache_fraction = float(cache_fraction)
+        self.estimator = estimator
+        self.sample_rate = float(sample_rate)
+        self.continue_rate = float(continue_rate)
+        self.estimate_decay = float(estimate_decay)
         self.walks = walks
         self.seed = int(seed)
         self.warps_per_block = int(warps_per_block)
@@ -462,15 +502,14 @@ class _DeviceState:
         self.vlab_n = 0
         self.prev_touched: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
         self.prev_slots: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
-        # degree policy: persistent selection and its device rows
-        self.deg_sel: np.ndarray | None = None
+        # degree policy: persistent selection (device ids); "gpu" estimator: its estimate
+        self.deg_sel: Any = None
         self.deg_key: tuple | None = None
-        self.deg_stale = np.zeros(0, np.int64)
+        self.est: Any = None                 # float32 estimated row reads per vertex
         self.cache_arrays: list[Any] = []
         self.budget_key: tuple | None = None
         self.budget_val = 0
         self.ws = Workspace()
-        self.prev_touched_all = np.zeros(0, np.int64)
         # row index (all policies) and storage mirror (policy "device")
         self.ix: list[tuple[Any, Any]] = []
         self.ix_key: tuple | None = None
@@ -490,15 +529,17 @@ class _DeviceState:
         self.hostmap.close()
 
     # --------------------------------------------------------------- helpers
-    def _module(self, k: int, list_mode: bool) -> Any:
+    def _module(self, k: int, list_mode: bool, sample: bool = False) -> Any:
         eng = self.eng
-        key = (k, list_mode, eng.profile, eng.warps_per_block, eng.device)
+        profile = eng.profile and not sample
+        key = (k, list_mode, profile, sample, eng.warps_per_block, eng.device)
         mod = _MODULES.get(key)
         if mod is None:
             t = time.perf_counter()
             defines = "\n".join([f"#define WM_K {k}", f"#define WM_WARPS {eng.warps_per_block}",
                                  f"#define WM_LIST {int(list_mode)}",
-                                 f"#define WM_PROFILE {int(eng.profile)}",
+                                 f"#define WM_PROFILE {int(profile)}",
+                                 f"#define WM_SAMPLE {int(sample)}",
                                  f"#define WM_PLAN_CAP {PLAN_CAP}"])
             mod = self.cp.RawModule(code=defines + "\n" + _source(), options=("-std=c++17",))
             mod.compile()
@@ -741,8 +782,127 @@ class _DeviceState:
             st["copy_bytes"] += dc.nbytes
         return arrays
 
+    def _clear_slots(self, dirs: int) -> None:
+        empty = np.zeros(0, np.int64)
+        for d in range(dirs):
+            self._scatter(self.slot[d], self.prev_slots[d], empty, empty)
+            self.prev_slots[d] = empty
+
+    def _select_device(self, score: Any, budget: int, exclude: np.ndarray, dirs: int,
+                       labeled: bool) -> Any:
+        """The best rows by ``score`` per cached byte within ``budget`` (device ids, int32).
+
+        The device counterpart of :func:`.cache.select_rows` (greedy knapsack by
+        density); rows without a storage row or in ``exclude`` are never chosen.
+        """
+        cp = self.cp
+        n_ix = self.ix_n
+        s = score[:n_ix]
+        if exclude.size:
+            ex = exclude[exclude < n_ix]
+            if ex.size:
+                s = s.copy()
+                s[cp.asarray(ex)] = 0
+        ids = cp.flatnonzero(s > 0)
+        if ids.size == 0 or budget <= 0:
+            return cp.zeros(0, dtype=cp.int32)
+        per = 8 if labeled else 4
+        cost = cp.zeros(ids.size, dtype=cp.int64)
+        for d in range(dirs):
+            cost += self.ix[d][1][ids].astype(cp.int64) * per + 12
+        order = cp.argsort(-(s[ids].astype(cp.float64) / cost))
+        ids = ids[order]
+        cut = int(cp.count_nonzero(cp.cumsum(cost[order]) <= budget))
+        return ids[:cut].astype(cp.int32)
+
+    def _gather(self, view: BatchView, sel: Any, dirs: int, entries: list, k: int,
+                st: dict) -> list[Any]:
+        """Copy the storage rows of ``sel`` (device ids) into DCSR on the device, reading
+        the host storage by zero-copy, and point the slot maps at them."""
+        cp = self.cp
+        labeled = view.b_elab.size > 0
+        fn = self._module(k, False).get_function("wm_gather_rows")
+        sel_h = cp.asnumpy(sel).astype(np.int64)
+        arrays = []
+        read = 0
+        for d in range(dirs):
+            off = cp.zeros(int(sel.size) + 1, dtype=cp.int64)
+            if sel.size:
+                cp.cumsum(self.ix[d][1][sel].astype(cp.int64), out=off[1:])
+            m = int(off[-1])
+            col = cp.empty(max(m, 1), dtype=cp.int32)
+            lab = cp.empty(max(m, 1), dtype=cp.int32) if labeled else None
+            if m:
+                grid = (max(1, min((int(sel.size) + 7) // 8, 32 * self.sms)),)
+                for src, dst in ((entries[d][0], col), (entries[d][1], lab)):
+                    if dst is not None:
+                        fn(grid, (256,), (sel, np.int64(sel.size), self.ix[d][0], off,
+                                          np.uint64(src), dst))
+                        read += 4 * m
+            self._scatter(self.slot[d], self.prev_slots[d], sel_h,
+                          np.arange(sel_h.size, dtype=np.int32))
+            self.prev_slots[d] = sel_h
+            arrays.append((off, col, lab))
+        st["gather_bytes"] = read
+        return arrays
+
+    def _estimate_gpu(self, view: BatchView, k: int, T: int, ptrs: np.ndarray,
+                      plan_buf: np.ndarray, st: dict) -> tuple[Any, int]:
+        """The ``"gpu"`` estimator: the sampling kernel (kernels/delta.cu, "Sampling") adds
+        this batch's weighted row reads to the decayed estimate ``self.est``.
+
+        Runs with no cache (the slot maps must be clear). Returns the batch's
+        sub-task prefix sums and count, which the counting pass reuses.
+        """
+        cp = self.cp
+        eng = self.eng
+        t = time.perf_counter()
+        if self.est is None or self.est.size < self.n_dev or not self.incremental:
+            new = cp.zeros(self.n_dev, dtype=cp.float32)
+            if self.est is not None and self.incremental:
+                new[: self.est.size] = self.est
+            self.est = new
+        if eng.estimate_decay > 0:
+            self.est *= np.float32(eng.estimate_decay)
+        else:
+            self.est.fill(0)
+        mod = self._module(k, False, sample=True)
+        _set_const(cp, mod, ptrs, plan_buf)
+        q0, q = eng.sample_rate, eng.continue_rate
+        w = np.array([1.0 / (q0 * q ** max(d - 2, 0)) for d in range(k + 1)], dtype=np.float32)
+        thr = np.array([min(1 << 32, int(round(x * 2.0 ** 32))) for x in (q0, q)],
+                       dtype=np.uint64)
+        for name, val in (("wm_s_acc", np.array([self.est.data.ptr], dtype=np.uint64)),
+                          ("wm_s_w", w), ("wm_s_thr", thr),
+                          ("wm_s_seed", np.array([(eng.seed * 0x9E3779B97F4A7C15
+                                                   + eng._batches) % (1 << 64)],
+                                                 dtype=np.uint64))):
+            cp.ndarray((val.size,), dtype=val.dtype, memptr=mod.get_global(name)).set(val)
+        sub_ptr, subtasks = self._subtasks(mod, T)
+        if subtasks:
+            fn = mod.get_function("wm_delta")
+            counters = cp.zeros(_C_N, dtype=cp.uint64)
+            fn((self._blocks(fn, subtasks),), (eng.warps_per_block * 32,),
+               (np.int64(0), np.int64(subtasks), sub_ptr, np.int64(0), np.int64(T), counters,
+                self.dummy, self.dummy, self.dummy, self.dummy, self.dummy, np.int64(0)))
+            st["sample_host_bytes"] = int(counters[_C_B_STORE].get())
+        cp.cuda.get_current_stream().synchronize()
+        st["sample_s"] = time.perf_counter() - t
+        return sub_ptr, subtasks
+
+    def _subtasks(self, mod: Any, T: int) -> tuple[Any, int]:
+        """Every task's depth-2 list cut into sub-tasks (kernels/delta.cu, "Work"):
+        the exclusive prefix sums over tasks and the total."""
+        cp = self.cp
+        chunks = cp.empty(T, dtype=cp.int64)
+        mod.get_function("wm_delta_len")((max(1, min((T + 255) // 256, 32 * self.sms)),),
+                                         (256,), (np.int64(0), np.int64(T), chunks))
+        sub_ptr = cp.zeros(T + 1, dtype=cp.int64)
+        cp.cumsum(chunks, out=sub_ptr[1:])
+        return sub_ptr, int(sub_ptr[-1].get())
+
     def _cache(self, view: BatchView, plans: DeltaPlans, policy: str, touched: list[np.ndarray],
-               st: dict) -> list[Any]:
+               entries: list, st: dict) -> list[Any]:
         """Fill the slot maps per policy; returns the per-direction cache arrays.
 
         Rows are chosen by estimated reads per cached byte (greedy knapsack), not by
@@ -751,16 +911,22 @@ class _DeviceState:
         row of a pair (measured on a 10^7-edge power-law graph, batch 4096, 10%
         cache: the estimate served 64% of a diamond query's row reads ranked by
         density, 19% ranked by reads).
+
+        Policies "random-walk" with the ``"gpu"`` estimator and "degree" select
+        and gather on the device (:meth:`_select_device`, :meth:`_gather`),
+        rebuilding the whole cache every batch as GCSM does: the gather reads
+        only the cached bytes, so a rebuild costs about as much as one
+        cache-sized PCIe transfer. The degree policy keeps its selection until the
+        storage is reallocated (degrees drift slowly) and re-gathers its rows,
+        since applying a batch rewrites the rows it touched.
         """
         eng = self.eng
         dirs = 2 if view.directed else 1
-        empty = np.zeros(0, np.int64)
-        st["estimate_s"] = 0.0
+        st["estimate_s"] = st.get("sample_s", 0.0)
         st["pack_s"] = 0.0
+        labeled = view.b_elab.size > 0
         if policy in ("none", "device"):
-            for d in range(dirs):
-                self._scatter(self.slot[d], self.prev_slots[d], empty, empty)
-                self.prev_slots[d] = empty
+            self._clear_slots(dirs)
             self.deg_sel = None
             eng.last_cached = np.zeros(0, np.int32)
             st["cached_rows"] = 0
@@ -770,8 +936,15 @@ class _DeviceState:
         budget = self._budget(view)
         tt = np.unique(np.concatenate(touched[:dirs]))
         t = time.perf_counter()
-        if policy == "random-walk":
-            # GCSM §III steps 2-3: estimate, select and pack anew for every batch
+        if policy == "random-walk" and eng.estimator == "gpu":
+            sel = self._select_device(self.est, budget, tt, dirs, labeled)
+            self.cp.cuda.get_current_stream().synchronize()
+            st["estimate_s"] += time.perf_counter() - t
+            t = time.perf_counter()
+            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
+            eng.last_cached = self.prev_slots[0].astype(np.int32)
+        elif policy == "random-walk":
+            # GCSM §III steps 2-3 on the host: estimate, select and pack anew per batch
             T = int(np.count_nonzero(view.batch.valid)) * plans.num_plans
             walks = eng.walks
             if walks is None:
@@ -796,31 +969,22 @@ class _DeviceState:
             self.cache_arrays = self._upload(view, sel, dirs, st)
             eng.last_cached = sel
         else:
-            # degree policy: one selection per storage layout; rows that a batch touched
-            # are stale once it is applied, so they leave the cache until the next rebuild
+            # degree policy (GCSM's baseline): one selection per storage layout
             key = (self.storage_key, budget)
-            stale = self.deg_stale
-            if (self.deg_sel is None or key != self.deg_key or not self.incremental
-                    or stale.size > 0.1 * max(self.deg_sel.size, 1)):
-                ids = np.arange(view.n, dtype=np.int64)
-                cost = self._cost(view, ids)
-                sel = select_rows(degree_scores(view) / cost, cost, budget, None)
+            if self.deg_sel is None or key != self.deg_key or not self.incremental:
+                cp = self.cp
+                score = self.ix[0][1][: self.ix_n].astype(cp.float32)
+                if dirs == 2:
+                    score += self.ix[1][1][: self.ix_n]
+                self.deg_sel = self._select_device(score, budget, np.zeros(0, np.int64), dirs,
+                                                   labeled)
+                self.deg_key = key
+                cp.cuda.get_current_stream().synchronize()
                 st["estimate_s"] = time.perf_counter() - t
                 t = time.perf_counter()
-                self.deg_sel = sel
-                self.deg_key = key
-                self.deg_stale = np.zeros(0, np.int64)
-                self.cache_arrays = self._upload(view, sel, dirs, st)
-            else:
-                drop = self.prev_touched_all
-                drop = drop[np.isin(drop, self.deg_sel)] if drop.size else drop
-                if drop.size:
-                    for d in range(dirs):
-                        self.slot[d][self.cp.asarray(drop)] = -1
-                    self.deg_stale = np.union1d(self.deg_stale, drop)
-            sel = self.deg_sel
-            eng.last_cached = (np.setdiff1d(sel, self.deg_stale).astype(np.int32)
-                               if self.deg_stale.size else sel)
+            self.cache_arrays = self._gather(view, self.deg_sel, dirs, entries, plans.k, st)
+            eng.last_cached = self.prev_slots[0].astype(np.int32)
+        self.cp.cuda.get_current_stream().synchronize()
         st["pack_s"] = time.perf_counter() - t
         st["cached_rows"] = int(eng.last_cached.size)
         st["cache_device_bytes"] = int(sum(int(a[0].nbytes) + int(a[1].nbytes)
@@ -935,10 +1099,6 @@ class _DeviceState:
             eng.last_cached = np.zeros(0, np.int32)
             st["engine_s"] = time.perf_counter() - t_all
             return RawDelta(plus, minus, *(empty if want_matches else (None,) * 3))
-        cache_arrays = list(self._cache(view, plans, policy, touched, st))
-        while len(cache_arrays) < 2:
-            cache_arrays.append(cache_arrays[0] if cache_arrays else (self.dummy, self.dummy,
-                                                                      None))
         n_store = min(n, *(a.shape[0] for s, dg, _, _ in self._sources(view)[:dirs]
                            for a in (s, dg)))
         acc = None
@@ -950,34 +1110,49 @@ class _DeviceState:
         def cptr(a: Any) -> int:
             return 0 if a is None else int(a.data.ptr)
 
-        vals = [index[0][0], index[1][0], index[0][1], index[1][1],
-                int(self.oidx[0].data.ptr), int(self.oidx[1].data.ptr),
-                ovl[0]["off"], ovl[1]["off"],
-                int(self.slot[0].data.ptr), int(self.slot[1].data.ptr),
-                cptr(cache_arrays[0][0]), cptr(cache_arrays[1][0]),
-                entries[0][0], entries[1][0], cptr(cache_arrays[0][1]), cptr(cache_arrays[1][1]),
-                ovl[0]["nbr"], ovl[1]["nbr"]]                                      # nbr[6]
-        if labeled:
-            vals += [entries[0][1], entries[1][1], cptr(cache_arrays[0][2]),
-                     cptr(cache_arrays[1][2]), ovl[0]["elab"], ovl[1]["elab"]]
-        else:
-            vals += [0] * 6
-        vals += [ovl[0]["ins"], ovl[1]["ins"], ovl[0]["dl"], ovl[1]["dl"]]
-        vals += [vlab] + upd
-        row_base_slot = len(vals)
-        vals += [0, cptr(acc)]
-        ptrs = np.zeros(39, dtype=np.uint64)
-        ptrs[: len(vals)] = np.array(vals, dtype=np.uint64)
-        ptrs[36] = np.uint64(valid.size)
-        tail = ptrs[37:].view(np.int32)
-        tail[0] = P
-        tail[1] = n
-        tail[2] = n_store
+        def constants(cache_arrays: list) -> tuple[np.ndarray, int]:
+            """The kernel's constant block (struct WmDelta) for these cache arrays."""
+            cache_arrays = list(cache_arrays)
+            while len(cache_arrays) < 2:
+                cache_arrays.append(cache_arrays[0] if cache_arrays
+                                    else (self.dummy, self.dummy, None))
+            vals = [index[0][0], index[1][0], index[0][1], index[1][1],
+                    int(self.oidx[0].data.ptr), int(self.oidx[1].data.ptr),
+                    ovl[0]["off"], ovl[1]["off"],
+                    int(self.slot[0].data.ptr), int(self.slot[1].data.ptr),
+                    cptr(cache_arrays[0][0]), cptr(cache_arrays[1][0]),
+                    entries[0][0], entries[1][0], cptr(cache_arrays[0][1]),
+                    cptr(cache_arrays[1][1]), ovl[0]["nbr"], ovl[1]["nbr"]]       # nbr[6]
+            if labeled:
+                vals += [entries[0][1], entries[1][1], cptr(cache_arrays[0][2]),
+                         cptr(cache_arrays[1][2]), ovl[0]["elab"], ovl[1]["elab"]]
+            else:
+                vals += [0] * 6
+            vals += [ovl[0]["ins"], ovl[1]["ins"], ovl[0]["dl"], ovl[1]["dl"]]
+            vals += [vlab] + upd
+            slot = len(vals)
+            vals += [0, cptr(acc)]
+            ptrs = np.zeros(39, dtype=np.uint64)
+            ptrs[: len(vals)] = np.array(vals, dtype=np.uint64)
+            ptrs[36] = np.uint64(valid.size)
+            tail = ptrs[37:].view(np.int32)
+            tail[0] = P
+            tail[1] = n
+            tail[2] = n_store
+            return ptrs, slot
+
         plan_buf = _pack_plans(plans)
+        T = int(valid.size) * P
+        pre = None
+        if policy == "random-walk" and eng.estimator == "gpu":
+            # the sample runs on the storage alone: last batch's cache rows are stale
+            self._clear_slots(dirs)
+            pre = self._estimate_gpu(view, k, T, constants([])[0], plan_buf, st)
+        cache_arrays = list(self._cache(view, plans, policy, touched, entries, st))
+        ptrs, row_base_slot = constants(cache_arrays)
         # --------------------------------------------------------- count pass
         mod = self._module(k, False)
         _set_const(cp, mod, ptrs, plan_buf)
-        T = int(valid.size) * P
         need = _C_N + 2 * max(B, 1)
         if self.res is None or self.res.size < need:
             self.res = cp.empty(max(need, 2 * (self.res.size if self.res is not None else 0)),
@@ -991,12 +1166,7 @@ class _DeviceState:
         cp.cuda.get_current_stream().synchronize()
         t = time.perf_counter()
         # every task's depth-2 list, cut into sub-tasks (kernels/delta.cu, "Work")
-        chunks = cp.empty(T, dtype=cp.int64)
-        mod.get_function("wm_delta_len")((max(1, min((T + 255) // 256, 32 * self.sms)),),
-                                         (256,), (np.int64(0), np.int64(T), chunks))
-        sub_ptr = cp.zeros(T + 1, dtype=cp.int64)
-        cp.cumsum(chunks, out=sub_ptr[1:])
-        subtasks = int(sub_ptr[-1].get())
+        sub_ptr, subtasks = pre if pre is not None else self._subtasks(mod, T)
         blocks = self._blocks(fn, subtasks)
         if subtasks:
             fn((blocks,), (eng.warps_per_block * 32,),
@@ -1044,7 +1214,6 @@ class _DeviceState:
 
     def _finish_batch(self, touched: list[np.ndarray]) -> None:
         self.prev_touched = touched
-        self.prev_touched_all = np.unique(np.concatenate(touched))
 
     def _list(self, k: int, P: int, B: int, valid: np.ndarray, per_upd: np.ndarray,
               ptrs: np.ndarray, row_base_slot: int, plan_buf: np.ndarray,

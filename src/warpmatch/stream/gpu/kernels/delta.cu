@@ -5,6 +5,8 @@
 //   WM_K        query vertices;  WM_WARPS  warps per block
 //   WM_LIST     1: write matches;  0: count per update
 //   WM_PROFILE  1: count row reads per vertex into g.acc (cache-coverage studies)
+//   WM_SAMPLE   1: the access-frequency estimator (see "Sampling" below): no counts,
+//               weighted row reads per vertex into wm_s_acc
 //   WM_PLAN_CAP ints of the packed delta plans in constant memory
 //
 // Work: a task is (valid update u, delta plan j); it is cut into sub-tasks of
@@ -30,6 +32,21 @@
 //                              memory by zero-copy (GCSM's pinned + mapped lists),
 //                              or from the device mirror (policy "device")
 // Row kinds: 0/1 storage out/in, 2/3 cache, 4/5 overlay.
+//
+// Sampling (WM_SAMPLE, GCSM §IV on the GPU): the same kernel estimates how often
+// each vertex's rows will be read, by running a random part of the batch's
+// execution forest. A sub-task runs with probability q0 (hash of the seed and the
+// sub-task id below wm_s_thr[0]); below it, every surviving partial match is
+// extended further with probability q (wm_s_thr[1]), independently, and a row read
+// made while testing candidates of depth d adds wm_s_w[d] = 1 / (q0 q^(d-2)), the
+// inverse of the probability that the node is reached, to wm_s_acc[vertex]. That
+// is eq. (3)'s Horvitz-Thompson estimator, with GCSM's continuation probability
+// |V|/D per node (1/D per child) replaced by a fixed q per child, so that the
+// estimate of every vertex is unbiased and its cost a chosen fraction of the
+// batch's work, spent on the device instead of on host cores.
+#ifndef WM_SAMPLE
+#define WM_SAMPLE 0
+#endif
 
 #define WM_FULL 0xffffffffu
 
@@ -60,6 +77,20 @@ struct WmDelta {
 
 __constant__ WmDelta g;
 __constant__ int wm_plan[WM_PLAN_CAP];
+#if WM_SAMPLE
+__constant__ float* wm_s_acc;                 // estimated row reads per vertex
+__constant__ float wm_s_w[WM_K + 1];          // weight of a read at depth d
+__constant__ unsigned long long wm_s_thr[2];  // sub-task, continuation: coin < thr (thr <= 2^32)
+__constant__ unsigned long long wm_s_seed;
+
+// splitmix64 finaliser: a counter-based coin, so a sample depends on the seed only
+__device__ __forceinline__ unsigned int wm_coin(unsigned long long a, unsigned long long b) {
+  unsigned long long z = wm_s_seed + a * 0x9E3779B97F4A7C15ull + b * 0xD1B54A32D192ED03ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (unsigned int)((z ^ (z >> 31)) >> 32);
+}
+#endif
 
 // packed plan layout: wm_plan[0..13] = offsets of the arrays below (engine.py)
 #define WM_O_ORDER 0
@@ -95,6 +126,9 @@ struct WmCnt {
   unsigned long long el[3];
   unsigned long long row[3];
   int on;   // 0: a repeated read (a sub-task's root checks): not profiled
+#if WM_SAMPLE
+  float w;  // weight of this lane's reads at the current depth
+#endif
 };
 
 #if WM_K > 2
@@ -161,6 +195,8 @@ __device__ __forceinline__ void wm_touch(int x, int kind, WmCnt& c) {
   c.row[wm_src(kind)] += 1;
 #if WM_PROFILE
   if (c.on) atomicAdd(g.acc + x, 1ull);
+#elif WM_SAMPLE
+  if (c.on) atomicAdd(wm_s_acc + x, c.w);
 #else
   (void)x;
 #endif
@@ -341,6 +377,9 @@ extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
 #pragma unroll
     for (int q = 0; q < 3; ++q) { c.el[q] = 0; c.row[q] = 0; }
     c.on = 0;
+#if WM_SAMPLE
+    c.w = 0.f;
+#endif
     int m[WM_K];
 #pragma unroll
     for (int q = 0; q < WM_K; ++q) m[q] = 0;
@@ -369,6 +408,10 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
 #pragma unroll
   for (int q = 0; q < 3; ++q) { cnt.el[q] = 0; cnt.row[q] = 0; }
   cnt.on = 1;
+#if WM_SAMPLE
+  cnt.w = 0.f;
+  long long cur_s = 0;   // the current sub-task (warp-uniform): the coins' key
+#endif
   (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
   (void)S;
   int m[WM_K];
@@ -381,7 +424,7 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
   while (true) {
     if (level < base) {
       // the sub-task is done: flush its count, take the next one
-#if !WM_LIST
+#if !WM_LIST && !WM_SAMPLE
       if (lane == 0 && found) atomicAdd((sign > 0 ? plus : minus) + u, found);
 #endif
       found = 0;
@@ -390,7 +433,14 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
       s = __shfl_sync(WM_FULL, s, 0);
       if (s >= s_end) break;
       int ok = 0;
+#if WM_SAMPLE
+      cur_s = s;
+      const bool sampled = (unsigned long long)wm_coin((unsigned long long)s, 0x5157ull)
+                           < wm_s_thr[0];
+      if (lane == 0 && sampled) {
+#else
       if (lane == 0) {
+#endif
         // the task holding sub-task s: the last t with sub_ptr[t] <= s
         long long lo = 0, hi = n_tasks;
         while (hi - lo > 1) {
@@ -401,6 +451,9 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
         // the root's reads are made (and counted) once per task, by its first sub-task
         WmCnt tmp = cnt;
         tmp.on = chunk == 0;
+#if WM_SAMPLE
+        tmp.w = wm_s_w[2];
+#endif
         int gn, ln, kd;
         long long of;
         ok = wm_root(t_base + lo, u, j, p, sign, m, gn, of, ln, kd, tmp);
@@ -486,7 +539,18 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
     const int d = level + 1;
     int c = -1, ngen = 0, nlen = 0, nkind = 0;
     long long noff = 0;
+#if WM_SAMPLE
+    cnt.w = wm_s_w[d];
+#endif
+#if WM_SAMPLE
+    // a survivor below the last level continues with probability q (see "Sampling")
+    const bool tested = has && wm_task(d, j, p, S, e, off, m, c, ngen, noff, nlen, nkind, cnt);
+    const bool valid = tested && (d == WM_K - 1 || wm_coin((unsigned long long)cur_s * 64 + d,
+        ((unsigned long long)(unsigned)c << 32) | (unsigned)wm_get(m, d - 1))
+        < wm_s_thr[1]);
+#else
     const bool valid = has && wm_task(d, j, p, S, e, off, m, c, ngen, noff, nlen, nkind, cnt);
+#endif
     if (d == WM_K - 1) {
       const unsigned vm = __ballot_sync(WM_FULL, valid);
       if (vm) {
@@ -533,6 +597,9 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
 #endif
   }
   (void)lt_mask;
+#if WM_SAMPLE
+  (void)cur_s;
+#endif
 #pragma unroll
   for (int q = 0; q < 3; ++q) {
     const unsigned long long a = wm_warp_sum(cnt.el[q]);
@@ -541,6 +608,22 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
       if (a) atomicAdd(counters + WM_C_EL_HOST + q, a);
       if (b) atomicAdd(counters + WM_C_ROW_HOST + q, b);
     }
+  }
+}
+
+// Gather the storage rows of `rows` into a DCSR cache (the random-walk and degree
+// policies): row i goes to dst[c_off[i] .. c_off[i+1]) from src[start[rows[i]] ..],
+// src being the host storage mapped into the device (zero-copy). One warp per row.
+extern "C" __global__ void wm_gather_rows(const int* __restrict__ rows, long long nrows,
+                                          const long long* __restrict__ start,
+                                          const long long* __restrict__ c_off,
+                                          const int* __restrict__ src, int* __restrict__ dst) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  for (long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5); i < nrows;
+       i += warps) {
+    const long long a = c_off[i], b = c_off[i + 1], s = start[rows[i]] - a;
+    for (long long q = a + lane; q < b; q += 32) dst[q] = src[s + q];
   }
 }
 
