@@ -49,7 +49,7 @@ from ...plan.plan import Plan
 from ..base import Progress
 from .render import plan_signature, render_functions, render_plan
 
-_KERNEL_FILES = ("common.cuh", "bfs.cu", "fine.cu", "coarse.cu")
+_KERNEL_FILES = ("warp.cuh", "common.cuh", "bfs.cu", "fine.cu", "coarse.cu")
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
 _GRAPHS: "weakref.WeakKeyDictionary[Graph, _DeviceGraph]" = weakref.WeakKeyDictionary()
@@ -105,7 +105,7 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
         f"#define WM_STEAL {int(steal)}",
         f"#define WM_PROFILE {int(profile)}",
     ])
-    return "\n".join([render_plan(plan), defines, _source("common.cuh"),
+    return "\n".join([render_plan(plan), defines, _source("warp.cuh"), _source("common.cuh"),
                       render_functions(plan), _source("bfs.cu"), _source(f"{kernel}.cu")])
 
 

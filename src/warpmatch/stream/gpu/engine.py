@@ -80,7 +80,10 @@ _MEMTYPE_HOST = 1
 
 def _source() -> str:
     if not _SOURCE:
-        _SOURCE.append(resources.files(__package__).joinpath("kernels", "delta.cu").read_text())
+        # the warp helpers shared with the static engine (gMatch's task-pool step)
+        warp = resources.files("warpmatch.engine.gpu").joinpath("kernels", "warp.cuh")
+        delta = resources.files(__package__).joinpath("kernels", "delta.cu")
+        _SOURCE.append(warp.read_text() + "\n" + delta.read_text())
     return _SOURCE[0]
 
 

@@ -1,7 +1,7 @@
 // warpmatch GPU engine: declarations shared by every kernel.
 //
 // Compiled at run time by NVRTC (no host headers). The source the engine
-// compiles is, in order: the plan's #defines (render.py), this file, the
+// compiles is, in order: the plan's #defines (render.py), warp.cuh, this file, the
 // plan's generated device functions (render.py), then one or more kernel
 // files (bfs.cu, fine.cu, coarse.cu). Options come in as -D macros:
 //   WM_WARPS    warps per block (fine/coarse kernels)
@@ -11,8 +11,6 @@
 //   WM_PROFILE  1: count warp steps and tasks, for the idle-lane rate (gMatch 2.3)
 #ifndef WM_COMMON_CUH
 #define WM_COMMON_CUH
-
-#define WM_FULL 0xffffffffu
 
 // The data graph and the plan's candidate sets, in device memory. Set once per
 // launch through the module's constant memory (all lanes read the same
@@ -85,16 +83,6 @@ struct WmStack {
   int wn[WM_LEVELS];
   unsigned char owner[32];   // scratch: task-pool position -> lane of its entry
 };
-
-template <class T>
-__device__ __forceinline__ T wm_min(T a, T b) { return a < b ? a : b; }
-template <class T>
-__device__ __forceinline__ T wm_max(T a, T b) { return a > b ? a : b; }
-
-__device__ __forceinline__ unsigned long long wm_warp_sum(unsigned long long x) {
-  for (int s = 16; s > 0; s >>= 1) x += __shfl_down_sync(WM_FULL, x, s);
-  return x;
-}
 
 // Counter slots shared by the fine and coarse kernels (unsigned long long).
 #define WM_C_POOL 0      // next pool item to fetch

@@ -231,44 +231,10 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
     if (p >= n) { --level; continue; }
 
     // ---- hand the next 32 tasks of this level's virtual task pool to the lanes
-    const int j = p + lane;
-    const bool considered = (WM_BATCH || lane == 0) && j < n;
-    const int rem = considered ? S.len[level][j] - (lane == 0 ? o : 0) : 0;
-    const int r = wm_min(rem, 32);
-    int incl = r;
-    for (int s = 1; s < 32; s <<= 1) {
-      const int t = __shfl_up_sync(WM_FULL, incl, s);
-      if (lane >= s) incl += t;
-    }
-    const int excl = incl - r;
-    const int total = __shfl_sync(WM_FULL, incl, 31);
-    const bool owner = r > 0 && excl < 32;
-    if (owner) S.owner[excl] = (unsigned char)lane;
-    const unsigned starts = __reduce_or_sync(WM_FULL, owner ? (1u << excl) : 0u);
-    // entries consumed by this step; the first one that is not keeps the cursor
-    const bool consumed = (WM_BATCH || lane == 0) && excl <= 32 && rem <= 32 - excl;
-    const unsigned cm = __ballot_sync(WM_FULL, consumed);
-    int F = __ffs(~cm) - 1;
-    if (cm == WM_FULL) F = 32;
-    // tasks this step takes from each entry that it does not finish
-    const int taken = considered ? wm_max(0, 32 - excl) : 0;
-    const int takenF = __shfl_sync(WM_FULL, taken, F & 31);
-    __syncwarp();
-    const int ntask = wm_min(total, 32);
+    int e, off;
+    const int ntask = wm_hand_out(S.len[level], p, o, n, &S.wp[level], &S.wo[level], S.owner,
+                                  WM_BATCH, lane, e, off);
     const bool has = lane < ntask;
-    int e = 0, off = 0;
-    if (has) {
-      const unsigned below = starts & (lane == 31 ? WM_FULL : ((2u << lane) - 1u));
-      const int s = 31 - __clz(below);
-      const int ol = S.owner[s];
-      e = p + ol;
-      off = lane - s + (ol == 0 ? o : 0);
-    }
-    __syncwarp();
-    if (lane == 0) {
-      S.wp[level] = p + F;
-      S.wo[level] = F < 32 ? (F == 0 ? o : 0) + takenF : 0;
-    }
 #if WM_PROFILE
     if (lane == 0) { steps += 1; tasks += (unsigned long long)ntask; }
 #endif

@@ -1,7 +1,8 @@
 // warpmatch GPU delta engine: incremental matching of one batch (GCSM §V-C) with
 // gMatch's fine-grained warp execution (gMatch §4-5, as in engine/gpu/kernels/fine.cu).
 //
-// Compiled by NVRTC (no host headers) with -D style #defines prepended by engine.py:
+// Compiled by NVRTC (no host headers) with -D style #defines and
+// engine/gpu/kernels/warp.cuh (shared warp helpers) prepended by engine.py:
 //   WM_K        query vertices;  WM_WARPS  warps per block
 //   WM_LIST     1: write matches;  0: count per update
 //   WM_PROFILE  1: count row reads per vertex into g.acc (cache-coverage studies)
@@ -48,7 +49,6 @@
 #define WM_SAMPLE 0
 #endif
 
-#define WM_FULL 0xffffffffu
 
 struct WmDelta {
   const long long* b_start[2];
@@ -150,10 +150,6 @@ struct WmStack {
   unsigned char owner[32];
 };
 
-template <class T>
-__device__ __forceinline__ T wm_min(T a, T b) { return a < b ? a : b; }
-template <class T>
-__device__ __forceinline__ T wm_max(T a, T b) { return a > b ? a : b; }
 
 // m[] stays in registers: every index is resolved by unrolled compares
 __device__ __forceinline__ int wm_get(const int (&m)[WM_K], int i) {
@@ -330,10 +326,6 @@ __device__ bool wm_task(int d, int j, int p, const WmStack& S, int e, int off, i
   return true;
 }
 
-__device__ __forceinline__ unsigned long long wm_warp_sum(unsigned long long x) {
-  for (int s = 16; s > 0; s >>= 1) x += __shfl_down_sync(WM_FULL, x, s);
-  return x;
-}
 
 #ifndef WM_CHUNK
 #define WM_CHUNK 32
@@ -500,42 +492,10 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
     if (p_ >= n) { --level; continue; }
 
     // ---- hand the next 32 tasks of this level's virtual task pool to the lanes
-    const int jj = p_ + lane;
-    const bool considered = jj < n;
-    const int rem = considered ? S.len[level][jj] - (lane == 0 ? o : 0) : 0;
-    const int r = wm_min(rem, 32);
-    int incl = r;
-    for (int s = 1; s < 32; s <<= 1) {
-      const int tv = __shfl_up_sync(WM_FULL, incl, s);
-      if (lane >= s) incl += tv;
-    }
-    const int excl = incl - r;
-    const int total = __shfl_sync(WM_FULL, incl, 31);
-    const bool owner = r > 0 && excl < 32;
-    if (owner) S.owner[excl] = (unsigned char)lane;
-    const unsigned starts = __reduce_or_sync(WM_FULL, owner ? (1u << excl) : 0u);
-    const bool consumed = considered && excl <= 32 && rem <= 32 - excl;
-    const unsigned cm = __ballot_sync(WM_FULL, consumed);
-    int F = __ffs(~cm) - 1;
-    if (cm == WM_FULL) F = 32;
-    const int taken = considered ? wm_max(0, 32 - excl) : 0;
-    const int takenF = __shfl_sync(WM_FULL, taken, F & 31);
-    __syncwarp();
-    const int ntask = wm_min(total, 32);
+    int e, off;
+    const int ntask = wm_hand_out(S.len[level], p_, o, n, &S.wp[level], &S.wo[level], S.owner,
+                                  true, lane, e, off);
     const bool has = lane < ntask;
-    int e = 0, off = 0;
-    if (has) {
-      const unsigned below = starts & (lane == 31 ? WM_FULL : ((2u << lane) - 1u));
-      const int s = 31 - __clz(below);
-      const int ol = S.owner[s];
-      e = p_ + ol;
-      off = lane - s + (ol == 0 ? o : 0);
-    }
-    __syncwarp();
-    if (lane == 0) {
-      S.wp[level] = p_ + F;
-      S.wo[level] = F < 32 ? (F == 0 ? o : 0) + takenF : 0;
-    }
     const int d = level + 1;
     int c = -1, ngen = 0, nlen = 0, nkind = 0;
     long long noff = 0;
