@@ -56,13 +56,23 @@ __device__ __forceinline__ void wm_load_pool(WmStack& S, const int* __restrict__
 
 #if WM_STEAL
 // Work stealing as a ticket queue: an idle warp takes a ticket (head++) and
-// waits for record[ticket]; a busy warp that sees tickets waiting (head > tail)
-// donates records into slots tail.. (reserved with a CAS among the few donors)
-// and counts the receivers as busy before publishing, so "busy == 0 and no
-// record for my ticket" means the search is over. One atomic per idle warp, no
-// retry storms on a shared word.
+// waits for the record of its ticket; a busy warp that sees tickets waiting
+// (head > tail) donates records for tickets tail.. (reserved with a CAS among the
+// few donors) and counts the receivers as busy before publishing, so "busy == 0
+// and no record for my ticket" means the search is over. One atomic per idle
+// warp, no retry storms on a shared word.
+//
+// The records form a ring of rec_cap slots: ticket T uses slot T % rec_cap, and
+// recflag[slot] is T + 1 once T's record is published, -(T + 1) once its
+// receiver has loaded it. A donor writing ticket T >= rec_cap waits for ticket
+// T - rec_cap to be loaded (at most `warps` tickets are outstanding and rec_cap
+// is 8x that, so in practice it never waits). An earlier version used every
+// slot once: after rec_cap donations stealing stopped for the rest of the
+// launch, and on a 10^8-edge power-law graph the hubs' subtrees ran on single
+// warps (4-clique 9.5 s, every run at exactly rec_cap steals).
 __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st,
-                          int* __restrict__ rec, int* __restrict__ recflag, int rec_cap) {
+                          int* __restrict__ rec, int* __restrict__ recflag, int rec_cap,
+                          const unsigned long long* counters) {
   int l = base, kind = 0, mid = 0;
   for (; l <= level; ++l) {
     if (l > WM_K - 3 && l != base) break;   // only donate subtrees, not single checks
@@ -80,7 +90,7 @@ __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st
     int t;
     while (true) {
       t = *vt;
-      want = wm_min(want, wm_min(*vh - t, rec_cap - t));
+      want = wm_min(want, wm_min(*vh - t, rec_cap));
       if (want <= 0) { want = 0; break; }
       if (atomicCAS(&st->tail, t, t + want) == t) break;
     }
@@ -93,7 +103,16 @@ __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st
   if (lane < want) {
     // kind 1: entries [n - want, n); kind 2: offsets [mid, len) of the one entry
     const int e = kind == 1 ? n - want + lane : S.wp[l];
-    int* r = rec + (long long)(slot + lane) * WM_REC;
+    const int ticket = slot + lane;
+    const int ring = ticket % rec_cap;
+    if (ticket >= rec_cap) {
+      // the slot's previous ticket must have been loaded (or the search stopped)
+      volatile int* vf = recflag + ring;
+      volatile const unsigned long long* vc = counters;
+      while (*vf != -(ticket - rec_cap + 1) && !vc[WM_C_OVERFLOW] && !vc[WM_C_ABORT])
+        __nanosleep(128);
+    }
+    int* r = rec + (long long)ring * WM_REC;
     int i = e;
     for (int j = l; j >= 0; --j) {
       r[j] = S.v[j][i];
@@ -103,7 +122,7 @@ __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st
     r[WM_K + 1] = kind == 1 ? 0 : mid;
     r[WM_K + 2] = S.len[l][e];
     __threadfence();
-    atomicExch(recflag + slot + lane, 1);
+    atomicExch(recflag + ring, ticket + 1);
   }
   __syncwarp();
   if (lane == 0) {
@@ -113,7 +132,7 @@ __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st
 }
 
 // Take a ticket and wait for its record or for global termination.
-// Returns the record's slot, or -1.
+// Returns the ticket (its record is in slot ticket % rec_cap), or -1.
 __device__ int wm_wait(WmSteal* st, int* __restrict__ recflag,
                        unsigned long long* counters, unsigned long long deadline, int lane,
                        int rec_cap) {
@@ -123,16 +142,16 @@ __device__ int wm_wait(WmSteal* st, int* __restrict__ recflag,
     const int T = atomicAdd(&st->head, 1);
     volatile int* vb = &st->busy;
     volatile int* vt = &st->tail;
-    volatile int* vf = recflag + (T < rec_cap ? T : 0);
+    volatile int* vf = recflag + T % rec_cap;
     volatile unsigned long long* vc = counters;
     unsigned nap = 256;   // back off: idle warps polling slow the busy ones
     while (true) {
-      if (T < rec_cap && *vf) { slot = T; break; }
+      if (*vf == T + 1) { slot = T; break; }
       if (deadline && wm_now() > deadline) atomicExch(counters + WM_C_ABORT, 1ull);
       if (vc[WM_C_OVERFLOW] || vc[WM_C_ABORT]) break;
       if (*vb == 0) {
         __threadfence();
-        if (T < rec_cap && *vf) { slot = T; break; }
+        if (*vf == T + 1) { slot = T; break; }
         if (*vt <= T) break;     // nobody holds work and no record is coming
       }
       __nanosleep(nap);
@@ -146,12 +165,19 @@ __device__ int wm_wait(WmSteal* st, int* __restrict__ recflag,
   return __shfl_sync(WM_FULL, slot, 0);
 }
 
-// Load a donated record as a single entry at levels 0..L; returns L.
-__device__ __forceinline__ int wm_load_record(WmStack& S, const int* __restrict__ rec,
-                                              int slot, int lane) {
-  const int* r = rec + (long long)slot * WM_REC;
-  const int L = r[WM_K];
+// Load the record of `ticket` as a single entry at levels 0..L and free its slot;
+// returns L.
+__device__ __forceinline__ int wm_load_record(WmStack& S, const int* rec,
+                                              int* __restrict__ recflag, int rec_cap,
+                                              int ticket, int lane) {
+  int L = 0;
   if (lane == 0) {
+    // volatile: the slot is reused, so no cached copy of an older record may be read
+    const volatile int* vr = rec + (long long)(ticket % rec_cap) * WM_REC;
+    int r[WM_REC];
+#pragma unroll
+    for (int j = 0; j < WM_REC; ++j) r[j] = vr[j];
+    L = r[WM_K];
     for (int j = 0; j <= L; ++j) { S.v[j][0] = r[j]; S.p[j][0] = 0; }
     int gn, ln;
     long long st;
@@ -161,7 +187,10 @@ __device__ __forceinline__ int wm_load_record(WmStack& S, const int* __restrict_
     S.wp[L] = 0;
     S.wo[L] = r[WM_K + 1];
     S.wn[L] = 1;
+    __threadfence();
+    atomicExch(recflag + ticket % rec_cap, -(ticket + 1));   // the slot may be reused
   }
+  L = __shfl_sync(WM_FULL, L, 0);
   __syncwarp();
   return L;
 }
@@ -207,7 +236,7 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
       const int slot = wm_wait(st, recflag, counters, deadline, lane, rec_cap);
       if (slot >= 0 && wm_stopped(counters)) break;
       if (slot < 0) break;
-      level = base = wm_load_record(S, rec, slot, lane);
+      level = base = wm_load_record(S, rec, recflag, rec_cap, slot, lane);
       continue;
 #else
       break;
@@ -222,9 +251,10 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
       int give = 0;
       if (lane == 0) {
         const int t = *((volatile int*)&st->tail);
-        give = *((volatile int*)&st->head) > t && t < rec_cap;   // tickets are waiting
+        give = *((volatile int*)&st->head) > t;   // tickets are waiting
       }
-      if (__shfl_sync(WM_FULL, give, 0)) wm_donate(S, base, level, lane, st, rec, recflag, rec_cap);
+      if (__shfl_sync(WM_FULL, give, 0))
+        wm_donate(S, base, level, lane, st, rec, recflag, rec_cap, counters);
     }
 #endif
     const int p = S.wp[level], o = S.wo[level], n = S.wn[level];
