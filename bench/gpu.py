@@ -50,9 +50,11 @@ def power_law_gpu(edges: int, seed: int, hub: int = 0, name: str = "powerlaw"):
     import cupy as cp
     from warpmatch.graph.csr import Graph
     n = max(16, edges // 8)
-    w = (cp.arange(n, dtype=cp.float64) + 100.0) ** (-2.0 / 3.0)
-    cdf = cp.cumsum(w)
-    cdf /= cdf[-1]
+    # the CDF on the host: a float scan on the device (CUB's decoupled look-back) may
+    # associate differently from run to run, and the graph then differs by a few edges
+    w = (np.arange(n, dtype=np.float64) + 100.0) ** (-2.0 / 3.0)
+    cdf_h = np.cumsum(w)
+    cdf = cp.asarray(cdf_h / cdf_h[-1])
     rs = cp.random.RandomState(seed)
     draw = int(edges * 1.08)
     u = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
