@@ -388,6 +388,9 @@ def test_demo_small() -> None:
             "5-cycle"} <= rows.keys()
     for p in rows.values():
         assert p["embeddings"] == p["subgraphs"] * p["automorphisms"] and p["check"]
+        sample = p["check_sample"]
+        assert 0 < sample["vertices"] <= 32 and sample["embeddings"] <= 20_000
+        assert sample["subgraphs"] > 0          # the sample is dense: the check is not vacuous
     assert rows["triangle"]["automorphisms"] == 6 and rows["square"]["automorphisms"] == 8
     header = next(ln for ln in res.stdout.splitlines() if ln.startswith("pattern"))
     assert "embeddings" in header and "subgraphs" in header and "backend" in header
@@ -403,6 +406,38 @@ def test_demo_counts_match_reference() -> None:
         assert p["embeddings"] == wm.count(g, p["pattern"], backend="reference")
         assert p["subgraphs"] == wm.count(g, p["pattern"], mode="subgraphs", backend="reference")
 
+
+def _count_plus_one(monkeypatch) -> None:
+    from warpmatch.engine.reference import ReferenceEngine
+    count = ReferenceEngine.count
+    monkeypatch.setattr(ReferenceEngine, "count", lambda self, g, plan, progress=None:
+                        count(self, g, plan, progress) + 1)
+
+
+def _no_symmetry_breaking(monkeypatch) -> None:
+    from warpmatch.plan import build
+    sb = build.symmetry_breaking
+    monkeypatch.setattr(build, "symmetry_breaking",
+                        lambda q, colors=None: ([], sb(q, colors=colors)[1]))
+
+
+@pytest.mark.parametrize("bug", [_count_plus_one, _no_symmetry_breaking])
+def test_demo_check_catches_a_wrong_engine(monkeypatch, bug) -> None:
+    """The check column is independent of the counts it checks.
+
+    It used to compare embeddings with subgraphs x |Aut|, both from one
+    symmetry-broken search, so an engine or restriction bug still read "ok".
+    """
+    args = ["demo", "--n", "300", "--m", "3", "--patterns", "triangle,square",
+            "--backend", "reference"]
+    bug(monkeypatch)
+    res = run(*args)
+    assert_clean_error(res, "reference engine disagree", "triangle", "square")
+    assert res.stdout.count("MISMATCH") == 2
+    monkeypatch.undo()
+    res = run(*args)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.count("ok (") == 2 and "check (sample)" in res.stdout
 
 # ------------------------------------------------------------ error paths
 def test_error_missing_graph() -> None:

@@ -282,6 +282,21 @@ def test_error_paths(stream_files, tmp_path: Path) -> None:
     assert not (tmp_path / "u.txt").exists() and not (tmp_path / "g.wmg").exists()
 
 
+def test_stream_gen_checks_output_names_first(stream_files, tmp_path: Path) -> None:
+    # the format used to be told from the temporary file, after the work: the error
+    # named '.g0.foo.partial-XXXX.foo' instead of the user's --initial
+    gen = ["stream-gen", stream_files["graph"], "--out", tmp_path / "u.txt"]
+    res = run(*gen, "--initial", tmp_path / "g0.foo")
+    assert_clean_error(res, f"'{tmp_path / 'g0.foo'}'", "output format")
+    assert ".partial" not in res.stderr
+    # checked before GRAPH is read: a missing GRAPH is not what is reported
+    res = run("stream-gen", tmp_path / "none.txt", "--out", tmp_path / "u.txt",
+              "--initial", tmp_path / "g0.foo")
+    assert_clean_error(res, "g0.foo")
+    assert_clean_error(run(*gen[:3], tmp_path / "u.parquet.gz", "--initial",
+                           tmp_path / "g0.wmg"), "u.parquet.gz", "drop the .gz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
 def test_stream_gen_outputs_replay_to_source(stream_files, tmp_path: Path) -> None:
     src = wm.read_graph(stream_files["graph"])
     res = run("stream-gen", stream_files["graph"], "--out", tmp_path / "u.parquet",

@@ -214,6 +214,9 @@ def test_csv_column_selection_and_headerless(write) -> None:
     assert edge_set(g) == {(1, 2, 4), (2, 3, 5)}
     h = read_graph(write("n.csv", "1,2,99\n2,3,98\n"))     # no header: first two columns
     assert edge_set(h) == {(1, 2), (2, 3)}
+    # write_graph's layout: an empty dst declares a vertex (an isolated one here)
+    v = read_graph(write("v.csv", "src,dst\n1,2\n4,\n"))
+    assert edge_set(v) == {(1, 2)} and v.ids.tolist() == [1, 2, 4]
     d = read_graph(write("s.csv", "src,dst,label\n1,2,3\n"))
     assert edge_set(d) == {(1, 2, 3)}
 
@@ -227,6 +230,10 @@ def test_csv_column_selection_and_headerless(write) -> None:
     ("src,dst,label\n1,2,3\n2,3,\n", 3, "edge row without a value in column 'label'"),
     ("src,dst,label\n1,2,3\n2,3,3000000000\n", 3, "too large (labels are int32)"),
     ("1,2\n,3\n", 2, "is empty (null)"),
+    # an empty target is a vertex row only in write_graph's src,dst layout; here it
+    # used to be read silently as a vertex-only row
+    ("1,2\n2,3\n3,\n", 3, "column 'column2' is empty (null); an edge needs both endpoints"),
+    ("from,to\n1,2\n4,\n", 3, "column 'to' is empty (null)"),
 ])
 def test_csv_malformed_names_file_and_line(write, text: str, line: int, fragment: str) -> None:
     p = write("bad.csv", text)
@@ -266,6 +273,7 @@ def test_parquet_foreign_table_and_column_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize("table,kw,fragment", [
     ({"src": [1, -2], "dst": [2, 3]}, {}, "row 1: column 'src': -2 is negative"),
     ({"src": [1, 2], "dst": [2, None]}, {"vertex_label_col": "x"}, "no vertex label column"),
+    ({"a": [1, 2], "b": [2, None]}, {}, "row 1: column 'b' is empty (null); an edge needs"),
     ({"src": [1, None], "dst": [2, 3]}, {}, "row 1: column 'src' is empty"),
     ({"src": pa.array([1, 2**64 - 1], pa.uint64()), "dst": [2, 3]}, {}, "too large for int64"),
     ({"src": [1.0, 2.5], "dst": [2, 3]}, {}, "row 1: column 'src': 2.5 is not an integer"),

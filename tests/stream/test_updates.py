@@ -315,6 +315,20 @@ def test_round_trip_all_formats(tmp_path: Path) -> None:
     same(read_updates(tmp_path / "x.bin"), ref, line=False)
 
 
+def test_writer_picks_the_format_the_reader_will(tmp_path: Path) -> None:
+    # the writer used to ignore a .gz'd table extension and write text, which the reader
+    # (looking through the .gz) then failed to read as CSV
+    ups = as_updates([(1, 2, "+"), (2, 3, "-")])
+    write_updates(tmp_path / "u.csv.gz", ups)
+    with gzip.open(tmp_path / "u.csv.gz", "rt") as fh:
+        assert fh.readline().startswith("src,dst,op")
+    same(read_updates(tmp_path / "u.csv.gz"), ups, line=False)
+    assert wu.output_update_format("u.csv.gz") == "csv"
+    assert wu.output_update_format("u.log") == "text"
+    with pytest.raises(InputFormatError, match=r"u.parquet.gz: Parquet .* drop the .gz"):
+        write_updates(tmp_path / "u.parquet.gz", ups)
+    assert not list(tmp_path.glob("u.parquet*"))
+
 def test_write_is_atomic(tmp_path: Path, monkeypatch) -> None:
     with pytest.raises(FileNotFoundError):
         write_updates(tmp_path / "missing" / "u.txt", as_updates([(1, 2, "+")]))

@@ -32,7 +32,9 @@ Formats
     or ``label_col``). A table written by :func:`write_graph` may also hold
     *vertex rows*: rows whose ``dst`` is null declare vertex ``src``
     (isolated vertices) with its label in column ``vertex_label``; this is how
-    vertex labels and isolated vertices survive a round trip. A CSV file
+    vertex labels and isolated vertices survive a round trip. Only a table
+    with a ``dst`` (or vertex-label) column has vertex rows: elsewhere an
+    empty target, such as the CSV line ``3,``, is an error. A CSV file
     whose first line is all integers has no header.
 ``binary`` (``.wmg``)
     The memory-mapped cache of :mod:`warpmatch.graph.binary`.
@@ -634,7 +636,8 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
     if s_name == d_name:
         raise InputFormatError(source, None, f"source and target are the same column {s_name!r}")
 
-    def ints(name_: str, allow_null: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    def ints(name_: str, allow_null: bool,
+             null_hint: str = "") -> tuple[np.ndarray, np.ndarray | None]:
         col = table.column(name_)
         typ = col.type
         if pa.types.is_dictionary(typ):
@@ -649,7 +652,7 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
             valid = np.asarray(pc.is_valid(col))
             if not allow_null:
                 r = int(np.flatnonzero(~valid)[0])
-                raise locate(r, f"column {name_!r} is empty (null)")
+                raise locate(r, f"column {name_!r} is empty (null){null_hint}")
             col = col.fill_null(0)
         if pa.types.is_floating(typ):
             arr = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -678,7 +681,13 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
         return arr, valid
 
     src, _ = ints(s_name, allow_null=False)
-    dst, dvalid = ints(d_name, allow_null=True)
+    # Vertex rows (an empty target) are documented for write_graph's layout only: a column
+    # named "dst" (unlabeled isolated vertices are written as "4,") or a vertex-label column.
+    # Elsewhere, e.g. a headerless "3," line, an empty target is a broken edge, not a vertex.
+    vertex_rows = d_name == "dst" or v_name is not None
+    dst, dvalid = ints(d_name, allow_null=vertex_rows,
+                       null_hint="; an edge needs both endpoints (only a table with a "
+                                 "'dst' column declares vertices by empty targets)")
     if table.num_rows == 0:
         raise InputFormatError(source, None, "the table has no rows")
 
@@ -754,7 +763,10 @@ def read_csv(path: PathLike, directed: bool = False, *, src_col: str | None = No
         Edge-label column. The default is ``label`` if present, else none.
     vertex_label_col : str, optional
         Vertex-label column of vertex rows (rows with an empty ``dst``). The
-        default is ``vertex_label`` if present.
+        default is ``vertex_label`` if present. Without a vertex-label column
+        only a column named ``dst`` may be empty (:func:`write_graph` writes
+        an isolated unlabeled vertex as ``4,``); in a headerless file, or one
+        whose target column has another name, an empty target is an error.
     delimiter : str, optional
         The field separator. The default is ``","``.
     name : str, optional
@@ -768,8 +780,8 @@ def read_csv(path: PathLike, directed: bool = False, *, src_col: str | None = No
     ------
     InputFormatError
         With ``file:line`` and the text for a non-integer, negative or
-        over-int64 value or a wrong number of fields; for an empty file or a
-        missing column.
+        over-int64 value, a wrong number of fields or an empty field that may
+        not be empty; for an empty file or a missing column.
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv

@@ -65,7 +65,7 @@ from ..graph.formats import _csv_row_line, _line_text, _read_bytes, _Table
 from .types import DELETE, INSERT, Updates
 
 __all__ = ["read_updates", "iter_update_batches", "split_batches", "as_updates", "write_updates",
-           "make_stream", "replay_temporal", "UPDATE_FORMATS"]
+           "output_update_format", "make_stream", "replay_temporal", "UPDATE_FORMATS"]
 
 PathLike = str | os.PathLike
 
@@ -572,7 +572,8 @@ def _make_updates(cols: dict[str, np.ndarray], source: str,
 
 
 # ------------------------------------------------------------------- formats
-def _update_format(path: PathLike, fmt: str | None) -> str:
+def _named_update_format(path: PathLike, fmt: str | None) -> str | None:
+    """``fmt`` checked, else the format ``path``'s extension names (``.gz`` looked through)."""
     if fmt:
         f = fmt.lower().lstrip(".")
         f = {"pq": "parquet", "txt": "text"}.get(f, f)
@@ -587,6 +588,13 @@ def _update_format(path: PathLike, fmt: str | None) -> str:
     for f, exts in UPDATE_FORMATS.items():
         if ext in exts:
             return f
+    return None
+
+
+def _update_format(path: PathLike, fmt: str | None) -> str:
+    f = _named_update_format(path, fmt)
+    if f is not None:
+        return f
     if os.fspath(path) != "-" and os.path.isfile(path):
         with open(path, "rb") as fh:
             if fh.read(4) == b"PAR1":
@@ -1247,6 +1255,48 @@ def _from_columns(src: Any, dst: Any, op: Any, label: Any, time: Any, source: st
 
 
 # ------------------------------------------------------------------- writer
+def output_update_format(path: PathLike, fmt: str | None = None) -> str:
+    """The format :func:`write_updates` writes to ``path``: ``fmt``, else by extension.
+
+    It decides as :func:`read_updates` will when reading the file back
+    (``.gz`` looked through), except that it never sniffs: the file does not
+    exist yet, so callers can check a target before doing the work that
+    produces it. An unknown extension means text.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The target file.
+    fmt : str, optional
+        ``"text"``, ``"parquet"`` or ``"csv"``. The default is ``None``: by
+        extension.
+
+    Returns
+    -------
+    str
+        ``"text"``, ``"parquet"`` or ``"csv"``.
+
+    Raises
+    ------
+    InputFormatError
+        If ``fmt`` is unknown, or ``path`` asks for gzip-compressed Parquet
+        (Parquet compresses inside the file; the reader would not look
+        through the ``.gz``).
+
+    Examples
+    --------
+    >>> output_update_format("u.parquet"), output_update_format("u.csv.gz")
+    ('parquet', 'csv')
+    >>> output_update_format("u.log"), output_update_format("u", "pq")
+    ('text', 'parquet')
+    """
+    f = _named_update_format(path, fmt) or "text"
+    if f == "parquet" and Path(os.fspath(path)).suffix.lower() == ".gz":
+        raise InputFormatError(os.fspath(path), None, "Parquet is compressed inside the file; "
+                               "drop the .gz")
+    return f
+
+
 def write_updates(path: PathLike, updates: Updates, fmt: str | None = None) -> None:
     """Write an update stream, atomically (temporary file, then rename).
 
@@ -1255,14 +1305,14 @@ def write_updates(path: PathLike, updates: Updates, fmt: str | None = None) -> N
     path : str or os.PathLike
         The target. ``.parquet``/``.pq``: a table ``src, dst, op (int8 +1/-1)
         [, label][, time][, vertex_label]`` with vertex declarations as rows
-        whose ``dst`` is null; ``.csv``: the same table as CSV (ops ``+``/``-``);
-        anything else:
+        whose ``dst`` is null; ``.csv``: the same table as CSV (ops ``+``/``-``,
+        ``.csv.gz`` compresses); anything else:
         text, ``v ID LABEL`` lines first, then ``u v +|- [label] [time]`` under a
         ``# columns:`` header (``.gz`` compresses).
     updates : Updates
     fmt : str, optional
         ``"text"``, ``"parquet"`` or ``"csv"``. The default is ``None``: by
-        extension (text when unknown).
+        extension, as :func:`output_update_format` (text when unknown).
 
     Examples
     --------
@@ -1277,8 +1327,7 @@ def write_updates(path: PathLike, updates: Updates, fmt: str | None = None) -> N
 
     from .._writers import atomic_path
 
-    f = _update_format(path, fmt) if fmt or Path(os.fspath(path)).suffix.lower() in {
-        e for exts in UPDATE_FORMATS.values() for e in exts} else "text"
+    f = output_update_format(path, fmt)
     n = len(updates)
     if f in ("parquet", "csv"):
         nv = int(updates.new_vertex_ids.size)
@@ -1307,8 +1356,10 @@ def write_updates(path: PathLike, updates: Updates, fmt: str | None = None) -> N
                 pq.write_table(table, os.fspath(tmp))
             else:
                 import pyarrow.csv as pcsv
-                pcsv.write_csv(table, os.fspath(tmp), pcsv.WriteOptions(quoting_style="none",
-                                                                        quoting_header="none"))
+                # "detect": .csv.gz is gzipped, as the reader (pyarrow) expects
+                with pa.output_stream(os.fspath(tmp), compression="detect") as out:
+                    pcsv.write_csv(table, out, pcsv.WriteOptions(quoting_style="none",
+                                                                 quoting_header="none"))
         return
     import pyarrow.csv as pcsv
     opts = pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
