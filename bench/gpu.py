@@ -268,7 +268,10 @@ def bench_unlabeled(args, edges: int, rows: list, results: dict) -> None:
                    f">{args.cpu_time:g}" if cpu and name in SMALL and (
                        not args.cpu_patterns or name in args.cpu_patterns.split(",")) else None),
                "idle_fine": idle_f, "idle_coarse": idle_c, "compile_s": s_f.get("compile_s"),
-               "pool_depth": s_f.get("pool_depth"), "steals": s_f.get("steals")}
+               "pool_depth": s_f.get("pool_depth"), "pool_size": s_f.get("pool_size"),
+               "steals": s_f.get("steals"), "warps": s_f.get("warps"),
+               # where the fine time went: the BFS phase (roots, expansion, shuffle) vs DFS
+               "bfs_s": s_f.get("bfs_s"), "search_s": s_f.get("search_s")}
         rows.append(row)
         print(json.dumps(row), flush=True)
     if cpu is not None:
