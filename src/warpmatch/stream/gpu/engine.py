@@ -272,7 +272,11 @@ class GpuDeltaEngine:
         Facts about the last batch: ``host_bytes`` (zero-copy reads),
         ``cache_bytes_read``, ``overlay_bytes``, ``rows_host``, ``rows_cache``,
         ``rows_overlay``, ``cache_hit_rate``, ``cached_rows``,
-        ``cache_device_bytes``, ``copy_bytes`` and the seconds of each step.
+        ``cache_device_bytes``, ``copy_bytes``, ``sample_host_bytes`` (the
+        ``"gpu"`` estimator's zero-copy reads), ``gather_bytes`` (cache rows
+        gathered from host memory by policies "random-walk" with the ``"gpu"``
+        estimator and "degree"), and the seconds of each step
+        (``estimate_s`` includes the sampling kernel, ``sample_s`` alone).
     totals : dict
         The same counters summed over every batch since :meth:`attach`.
     last_cached : numpy.ndarray
