@@ -319,6 +319,112 @@ def test_unknown_label_may_appear_later():
     assert cm.count == wm.count(cm.graph.snapshot(), q) == 2
 
 
+# ------------------------------------------- new labeled vertices from Python objects
+# G_0: a 4-cycle 0-1-2-3 with chord 0-2 (label 0) and vertex 4 (label 7) on 0 and 1
+LABELED_G0 = dict(src=[0, 1, 2, 3, 0, 4, 4], dst=[1, 2, 3, 0, 2, 0, 1],
+                  vertex_labels=[0, 0, 0, 0, 7])
+LABELED_Q = "a:7-b:0, b-c:0, c-a"         # a triangle through a label-7 vertex
+# declarations before, between and after the updates that use them (60 is declared after
+# its first update; 70 is never used); 61 has label 3, so its triangles do not match
+STREAM_ITEMS = [("v", 50, 7), (50, 0, "+"), (50, 1, "+"), (50, 60, "+"), (60, 0, "+"),
+                ("v", 60, 0), ("v", 61, 3), (61, 0, "+"), (61, 1, "+"), (50, 61, "+"),
+                (4, 50, "+"), (50, 1, "-"), ("v", 70, 7)]
+STREAM_TEXT = ("# the same stream as a text file\nv 50 7\n50 0 +\n50 1 +\n50 60 +\n60 0 +\n"
+               "v 60 0\nv 61 3\n61 0 +\n61 1 +\n50 61 +\n4 50 +\n50 1 -\nv 70 7\n")
+
+
+def _delta_rows(d: StreamDelta) -> list:
+    return [(int(d.plus_counts[i]), int(d.minus_counts[i]),
+             sorted(map(tuple, d.plus[d.plus_update == i].tolist())),
+             sorted(map(tuple, d.minus[d.minus_update == i].tolist()))) for i in range(len(d))]
+
+
+@pytest.mark.parametrize("mode", ["embeddings", "subgraphs"])
+def test_declared_vertices_from_a_list_equal_the_text_file(write, mode):
+    from warpmatch.stream.updates import as_updates, read_updates
+    g0 = wm.Graph.from_edges(**LABELED_G0)
+    from_file = read_updates(write("ups.txt", STREAM_TEXT))
+    from_list = as_updates(STREAM_ITEMS)
+    for f in ("src", "dst", "op", "new_vertex_ids", "new_vertex_labels"):
+        np.testing.assert_array_equal(getattr(from_list, f), getattr(from_file, f), err_msg=f)
+    assert from_list.label is None and from_file.label is None
+    mapping = {"src": from_file.src.tolist(), "dst": from_file.dst.tolist(),
+               "op": ["+" if o > 0 else "-" for o in from_file.op],
+               "vertex_id": [50, 60, 61, 70], "vertex_label": [7, 0, 3, 7]}
+    got = {}
+    for name, ups in (("file", from_file), ("list", STREAM_ITEMS), ("mapping", mapping)):
+        cm = ContinuousMatcher(g0, LABELED_Q, mode=mode, backend="cpu")
+        got[name] = _delta_rows(cm.apply(ups))
+        assert cm.graph.to_internal([50, 60, 61]).tolist() == [5, 6, 7]
+        assert cm.graph.vertex_labels.tolist() == [0, 0, 0, 0, 7, 7, 0, 3]   # 70: never used
+        assert cm.count == wm.count(cm.graph.snapshot(), LABELED_Q, mode=mode)
+    assert got["list"] == got["file"] == got["mapping"]
+    # each delta is the difference of static recounts (one update per batch: the
+    # declarations travel with every slice of the list, as with a file)
+    cm = ContinuousMatcher(g0, LABELED_Q, mode=mode, backend="cpu")
+    prev = cm.count
+    assert prev == wm.count(g0, LABELED_Q, mode=mode) > 0
+    steps = []
+    for d in cm.apply_batches(STREAM_ITEMS, 1):
+        now = wm.count(cm.graph.snapshot(), LABELED_Q, mode=mode)
+        assert d.net == now - prev and cm.count == now
+        steps += _delta_rows(d)
+        prev = now
+    assert steps == got["list"]
+    # the label-7 vertex 50 is the a of every new match (50-0-1, 50-0-60); the triangles
+    # through the label-3 vertex 61 (61-0-1, 61-0-50, 61-1-50) and 4-50-0 (two label-7
+    # vertices) make none; deleting 50-1 removes 50-0-1
+    plus = [p for p, _, _, _ in steps]
+    assert plus[0] == 0 and plus[1] > 0 and plus[2] == 0 and plus[3] > 0
+    assert plus[4:] == [0] * 5 and steps[8][1] == plus[1]
+    assert all(row[0] == 50 for _, _, rows, _ in steps for row in rows)
+
+
+def test_new_vertex_label_decides_the_matches():
+    g0 = wm.Graph.from_edges(**LABELED_G0)
+    out = {}
+    for lab in (3, 0, 7):
+        items = [("v", 50, 7), (50, 0, "+"), (50, 1, "+"), (50, 61, "+"), (61, 0, "+"),
+                 ("v", 61, lab)]
+        cm = ContinuousMatcher(g0, LABELED_Q, backend="cpu")
+        d = cm.apply(items)
+        assert cm.count == wm.count(cm.graph.snapshot(), LABELED_Q)
+        out[lab] = d.plus_counts.tolist()
+    # update 3 closes the triangle 50-61-0: with a = 50 (label 7) it matches only when
+    # 61 has label 0, as b or c (2 embeddings); labels 3 and 7 fit no query vertex there
+    assert out[3] == [0, 2, 0, 0] and out[7] == [0, 2, 0, 0]
+    assert out[0] == [0, 2, 0, 2]
+
+
+def test_undeclared_new_vertex_error_names_every_way_to_declare_it():
+    g0 = wm.Graph.from_edges(**LABELED_G0)
+    cm = ContinuousMatcher(g0, LABELED_Q, backend="cpu")
+    before = cm.count
+    with pytest.raises(InputFormatError) as ei:
+        cm.apply([("v", 50, 7), (50, 0, "+"), (50, 9, "+")])
+    msg = str(ei.value)
+    assert "update 1: vertex 9 is new and the graph is vertex-labeled" in msg
+    for way in ("'v 9 LABEL' line", "('v', 9, LABEL) tuple", "vertex_id=[9]",
+                "vertex_label=[LABEL]", "empty dst"):
+        assert way in msg, (way, msg)
+    assert cm.count == before and cm.graph.n == 5           # nothing changed
+    d = cm.apply([("v", 50, 7), (50, 0, "+"), (50, 9, "+"), ("v", 9, 0), (9, 0, "+")])
+    assert d.plus_counts.tolist() == [0, 0, 2] and cm.graph.vertex_labels[-1] == 0
+    with pytest.raises(InputFormatError, match="update 1: vertex label -1 is negative"):
+        cm.apply([(50, 1, "+"), ("v", 11, -1)])
+    # an unlabeled graph creates vertices implicitly and ignores declarations
+    cm = ContinuousMatcher(wm.Graph.from_edges([0], [1]), "triangle", backend="cpu")
+    assert cm.apply([("v", 9, 4), (9, 0, "+"), (9, 1, "+")]).plus_counts.tolist() == [0, 6]
+
+
+def test_matcher_doctests():
+    import doctest
+
+    import warpmatch.stream.matcher as mod
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
+
+
 def test_dynamic_graph_in_place_and_no_initial_count():
     dg = DynamicGraph(wm.Graph.from_edges([0, 1, 2], [1, 2, 0]))
     cm = ContinuousMatcher(dg, "triangle", backend="cpu", count_initial=False)

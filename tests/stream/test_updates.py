@@ -424,7 +424,8 @@ def test_as_updates_forms() -> None:
 @pytest.mark.parametrize("obj, fragment", [
     ([(1, 2, "?")], "update 0: op '?'"),
     ([(1, 2, "+"), (1, 2)], "update 1: expected 3 fields"),
-    ([(1, 2)], "update 0: expected a tuple (u, v, op[, label]), found 2"),
+    ([(1, 2)], "update 0: expected a tuple (u, v, op[, label]) or a vertex declaration "
+               "('v', id, label), found 2"),
     ([(1, -2, "+")], "update 0: target id -2 is negative"),
     ([(1.5, 2, "+")], "update 0: source id 1.5 is not an integer"),
     ([(1, 2, "+", 2**31)], "update 0: edge label 2147483648 is too large"),
@@ -441,6 +442,113 @@ def test_as_updates_errors(obj, fragment: str) -> None:
     assert fragment in str(ei.value), str(ei.value)
     with pytest.raises(TypeError):
         as_updates("updates.txt")
+
+
+def test_as_updates_declarations_equal_the_text_file(write, tmp_path: Path) -> None:
+    # ("v", id, label) tuples stand where a text file has its 'v ID LABEL' lines: anywhere,
+    # before, between and after the updates; both give the same Updates (lines aside)
+    items = [("v", 100, 3), (1, 100, "+", 2), (100, 2, "-", 0), ("V", 7, 0),
+             (7, 1, "insert", 5), ("v", 2**40, 2**31 - 1)]
+    text = "v 100 3\n1 100 + 2\n100 2 - 0\nV 7 0\n7 1 insert 5\nv 1099511627776 2147483647\n"
+    ref = read_updates(write("u.txt", text))
+    got = as_updates(items)
+    same(got, ref, line=False)
+    assert got.new_vertex_ids.tolist() == [100, 7, 2**40]          # in the order given
+    assert got.new_vertex_ids.dtype == np.int64 and got.new_vertex_labels.dtype == np.int32
+    assert got.label.tolist() == [2, 0, 5] and got.line is None and got.source == "<array>"
+    # numpy scalars, lists instead of tuples, and a generator work too
+    same(as_updates(iter([["v", np.int64(100), np.int32(3)]] + items[1:])), ref, line=False)
+    # the mapping form: vertex_id/vertex_label arrays beside the update columns ...
+    cols = {"src": ref.src, "dst": ref.dst, "op": ref.op, "label": ref.label,
+            "vertex_id": np.array([100, 7, 2**40]), "vertex_label": [3, 0, 2**31 - 1]}
+    same(as_updates(cols), ref, line=False)
+    # ... or the rows of an update table (a None dst declares vertex src), as to_pydict gives
+    rows = {"src": [100, 1, 100, 7, 7, 2**40], "dst": [None, 100, 2, None, 1, None],
+            "op": [None, "+", "-", None, 1, None], "label": [None, 2, 0, None, 5, None],
+            "vertex_label": [3, None, None, 0, None, 2**31 - 1]}
+    same(as_updates(rows), ref, line=False)
+    same(as_updates(pa.table(dict(rows, op=[None, "+", "-", None, "+", None]))), ref,
+         line=False)
+    # a Parquet/CSV file written from it reads back the same
+    for name in ("w.parquet", "w.csv", "w.txt"):
+        write_updates(tmp_path / name, got)
+        same(read_updates(tmp_path / name), ref, line=False)
+    # declarations only: zero updates, as a file of 'v' lines
+    only = as_updates([("v", 5, 1), ("v", 6, 2)])
+    same(only, read_updates(write("v.txt", "v 5 1\nv 6 2\n")), line=False)
+    assert len(only) == 0 and list(split_batches(only, 4))[0] is only
+    same(as_updates({"src": [5, 6], "dst": [None, None], "op": [None, None],
+                     "vertex_label": [1, 2]}), only, line=False)
+    # declarations are kept whole by every slice (as a file's are by split_batches)
+    for b in split_batches(got, 2):
+        assert b.new_vertex_ids is got.new_vertex_ids
+
+
+def test_as_updates_declarations_hold_for_the_whole_batch() -> None:
+    # a declaration after the update that creates the vertex still labels it, exactly as
+    # a 'v' line after that update does in a text file read whole (DynamicGraph.prepare)
+    from warpmatch.stream.dynamic import DynamicGraph
+    g = Graph.from_edges([0], [1], vertex_labels=[4, 4])
+    for items in ([("v", 9, 6), (0, 9, "+")], [(0, 9, "+"), ("v", 9, 6)]):
+        dg = DynamicGraph(g)
+        dg.apply(dg.prepare(as_updates(items)))
+        assert dg.vertex_labels.tolist() == [4, 4, 6]
+    dg = DynamicGraph(g)                         # a declaration no update uses creates nothing
+    dg.apply(dg.prepare(as_updates([("v", 9, 6), (0, 1, "-")])))
+    assert dg.n == 2
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    ([(1, 2, "+"), ("v", 9)], "update 1: a vertex declaration reads ('v', id, label), "
+                              "found 2 fields"),
+    ([("v", 9, 1, 2)], "update 0: a vertex declaration reads ('v', id, label), found 4"),
+    ([("v", 9, 1), (1, 2, "+"), ("v", -3, 1)], "update 2: vertex id -3 is negative"),
+    ([("v", 9, -1)], "update 0: vertex label -1 is negative"),
+    ([(1, 2, "+"), ("v", 9.0, 1)], "update 1: vertex id 9.0 is not an integer"),
+    ([("v", 9, "7")], "update 0: vertex label '7' is not an integer"),
+    ([("v", 9, True)], "update 0: vertex label True is not an integer"),
+    ([("v", 9, None)], "update 0: vertex label None is not an integer"),
+    ([("v", 9, 2**31)], "update 0: vertex label 2147483648 is too large (labels are int32)"),
+    ([("v", 2**63, 1)], "update 0: vertex id 9223372036854775808 is too large for int64"),
+    ([("v", 9, 1), (9, 2, "+"), ("v", 9, 1)], "update 2: vertex 9 is declared twice"),
+    ([("x", 9, 1)], "update 0: source id 'x' is not an integer (a vertex declaration reads"),
+    ([("v", 9, 1), "v 10 2"], "update 1: expected a tuple (u, v, op[, label]) or a vertex "
+                              "declaration ('v', id, label), not a string"),
+    ([("v", 9, 1), 5], "update 1: expected a tuple"),
+    # update errors name the position in the list, declarations counted
+    ([("v", 9, 1), (1, 2, "+"), (9, -2, "+")], "update 2: target id -2 is negative"),
+    ([("v", 9, 1), (9, 2, "?")], "update 1: op '?'"),
+    ([("v", 9, 1), (9, 2, "+"), (9, 3)], "update 2: expected 3 fields (u, v, op) like the first"),
+    ([("v", 9, 1), (9, 2)], "update 1: expected a tuple (u, v, op[, label]) or a vertex "
+                            "declaration ('v', id, label), found 2 fields"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": [9, 10], "vertex_label": [1]},
+     "vertex_id and vertex_label differ in length (2, 1)"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": [9]}, "vertex_label is missing"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": 9, "vertex_label": 1},
+     "vertex_id must be a 1-D sequence"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": [9, -10], "vertex_label": [1, 1]},
+     "vertex declaration 1: vertex id -10 is negative"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": np.array([9, 10]),
+      "vertex_label": np.array([1, 2**31])}, "vertex declaration 1: vertex label 2147483648 "
+                                             "is too large"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": [9, 9], "vertex_label": [1, 1]},
+     "vertex declaration 1: vertex 9 is declared twice"),
+    ({"src": [1], "dst": [2], "op": [1], "vertex_id": [9.5], "vertex_label": [1]},
+     "vertex declaration 0: vertex id 9.5 is not an integer"),
+    ({"src": [3, 1], "dst": [None, 2], "op": [None, 1], "vertex_label": [-4, None]},
+     "update 0: vertex label -4 is negative"),
+    ({"src": [3, 1], "dst": [None, 2], "op": [None, 1], "vertex_label": [4]},
+     "columns need one length; got src 2, dst 2, op 2, vertex_label 1"),
+    ({"src": [3, 3], "dst": [None, None], "op": [None, None], "vertex_label": [1, 2]},
+     "update 1: vertex 3 is declared twice"),
+    ({"src": [3, 1], "dst": [None, 2], "op": [None, 1]},
+     "update 0: target id is None; a row with an empty dst declares vertex src only with a "
+     "'vertex_label'"),
+])
+def test_as_updates_declaration_errors(obj, fragment: str) -> None:
+    with pytest.raises(InputFormatError) as ei:
+        as_updates(obj)
+    assert fragment in str(ei.value), str(ei.value)
 
 
 # --------------------------------------------------------------- make_stream

@@ -707,9 +707,13 @@ class DynamicGraph:
             i = int(bad[0])
             self._fail(updates, i, _REASONS[int(code[i])])
         if undeclared < 2 * B:
+            vid = int(ext[undeclared])
             self._fail(updates, undeclared // 2,
-                       f"vertex {ext[undeclared]} is new and the graph is vertex-labeled, "
-                       f"but it has no declaration ('v ID LABEL')")
+                       f"vertex {vid} is new and the graph is vertex-labeled, but it has no "
+                       f"declaration: give its label by a 'v {vid} LABEL' line in an update "
+                       f"file, a ('v', {vid}, LABEL) tuple among a list of updates, "
+                       f"vertex_id=[{vid}] and vertex_label=[LABEL] in a mapping, or a row "
+                       f"with src {vid}, an empty dst and its vertex_label in a table")
         reason = [""] * B
         for i in bad.tolist():
             reason[i] = f"{_REASONS[int(code[i])]}: {self._update_text(updates, i)!r}"

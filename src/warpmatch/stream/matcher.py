@@ -349,13 +349,21 @@ class ContinuousMatcher:
 
         Parameters
         ----------
-        updates : Updates, tuple of arrays, 2-D array or iterable
-            The batch, in the graph file's id space:
-            :class:`~warpmatch.stream.types.Updates`, ``(src, dst, op[, label])``
-            arrays, or an iterable of ``(u, v, op[, label])`` with ``op`` one of
-            ``"+"``/``"-"``, ``1``/``-1`` (see :func:`warpmatch.stream.updates.as_updates`).
-            All of it is one batch; cut long streams with :meth:`Updates.slice`
-            or use :meth:`apply_batches`.
+        updates : Updates, iterable, mapping, pyarrow.Table, tuple of arrays or 2-D array
+            The batch, in the graph file's id space (any form
+            :func:`~warpmatch.stream.updates.as_updates` accepts):
+            :class:`~warpmatch.stream.types.Updates`, an iterable of
+            ``(u, v, op[, label])`` with ``op`` one of ``"+"``/``"-"``,
+            ``1``/``-1``, a mapping ``{"src": ..., "dst": ..., "op": ...}``,
+            a pyarrow table, ``(src, dst, op[, label])`` arrays or an
+            ``(n, 3|4)`` array. On a vertex-labeled graph every new vertex
+            needs its label: a ``("v", id, label)`` tuple anywhere in the
+            iterable, or ``vertex_id``/``vertex_label`` keys in the mapping
+            (a table: a row with a null ``dst`` and a ``vertex_label``). The
+            declaration holds for the whole batch, as a text file's
+            ``v ID LABEL`` line does; the vertex joins the graph with the first
+            valid update that names it. All of it is one batch; cut long
+            streams with :meth:`Updates.slice` or use :meth:`apply_batches`.
         counts_only : bool, optional
             Return only per-update counts (faster: symmetry breaking applies
             when counting embeddings). The default is ``False``: also the
@@ -368,8 +376,28 @@ class ContinuousMatcher:
         Raises
         ------
         InputFormatError
-            A malformed update, or an invalid one under ``on_invalid="error"``
-            (nothing is changed then).
+            A malformed update or declaration, a new vertex of a vertex-labeled
+            graph without a declaration, or an invalid update under
+            ``on_invalid="error"`` (nothing is changed then).
+
+        Examples
+        --------
+        Vertex 9 is new, with label 7, which the query's vertex ``a`` asks for:
+
+        >>> import warpmatch as wm
+        >>> g = wm.Graph.from_edges([0, 1], [1, 2], vertex_labels=[0, 0, 0])
+        >>> cm = ContinuousMatcher(g, "a:7-b, b-c, c-a", mode="subgraphs", backend="cpu")
+        >>> d = cm.apply([("v", 9, 7), (9, 0, "+"), (9, 1, "+")])
+        >>> d.plus_counts.tolist(), d.plus.tolist(), d.columns
+        ([0, 1], [[9, 0, 1]], ['a', 'b', 'c'])
+        >>> cm.graph.vertex_labels.tolist(), cm.count
+        ([0, 0, 0, 7], 1)
+        >>> d = cm.apply({"src": [5], "dst": [2], "op": ["+"],
+        ...               "vertex_id": [5], "vertex_label": [0]})
+        >>> cm.apply([(9, 6, "+")])
+        Traceback (most recent call last):
+        ...
+        warpmatch.errors.InputFormatError: <array>: update 0: vertex 6 is new ... ('v', 6, ...
         """
         from .updates import as_updates
         ups = as_updates(updates)

@@ -8,7 +8,8 @@ module turns files, stdin, Python objects and graphs into streams:
   update files (and stdin, in chunks, so ``producer | warpmatch stream ...``
   works while the producer runs);
 - :func:`as_updates` accepts what Python callers naturally have (arrays,
-  tuples, pyarrow tables);
+  tuples, mappings, pyarrow tables), with vertex declarations as the files
+  have them (``("v", id, label)`` tuples, ``vertex_id``/``vertex_label``);
 - :func:`write_updates` writes a stream back (text or Parquet, atomically);
 - :func:`make_stream` derives a stream from a static graph by the method of
   the continuous-matching papers (GCSM §VI-A, following RapidFlow and Sun et
@@ -48,6 +49,7 @@ Errors name the source and the line (text, CSV) or row (Parquet):
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -928,10 +930,12 @@ def _table_to_updates(table: Any, source: str, locate: Any,
             raise InputFormatError(source, None, f"column {name!r} has type {typ}; "
                                                  "expected integers")
         valid = np.asarray(pc.is_valid(col)) if col.null_count else None
-        arr = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False)) if col.null_count \
-            else np.asarray(col.to_numpy(zero_copy_only=False))
-        if pa.types.is_null(typ):
+        if pa.types.is_null(typ):       # every entry null (e.g. only vertex rows): no fill
             arr = np.zeros(len(col), np.int64)
+        elif col.null_count:
+            arr = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False))
+        else:
+            arr = np.asarray(col.to_numpy(zero_copy_only=False))
         sel = np.arange(arr.size) if rows is None else rows
         if valid is not None and not valid[sel].all():
             fail(int(sel[np.flatnonzero(~valid[sel])[0]]), f"column {name!r} is empty (null)")
@@ -1095,18 +1099,44 @@ def _empty(source: str) -> Updates:
 def as_updates(obj: Any, *, source: str = "<array>") -> Updates:
     """Turn what a Python caller has into :class:`Updates`.
 
+    Every form except bare arrays can also declare new vertices and their
+    labels, which a vertex-labeled graph needs for each vertex an update
+    introduces (an unlabeled graph creates vertices implicitly and ignores
+    declarations). The forms mirror the file formats: ``("v", id, label)`` is
+    the text format's ``v ID LABEL`` line, and ``vertex_label`` is the update
+    tables' column.
+
     Parameters
     ----------
-    obj : Updates, tuple of arrays, mapping, pyarrow.Table, 2-D array or iterable
+    obj : Updates, iterable, mapping, pyarrow.Table, tuple of arrays or 2-D array
         - an :class:`Updates` (returned as is);
-        - a tuple ``(src, dst, op[, label])`` of numpy arrays, or a mapping
-          with keys ``src``, ``dst``, ``op`` (and optionally ``label``,
-          ``time``);
-        - a pyarrow table with those columns;
-        - a 2-D integer array with rows ``(u, v, op[, label])``;
-        - an iterable of tuples ``(u, v, op[, label])``.
+        - an iterable of update tuples ``(u, v, op[, label])`` (every update
+          with an edge label, or none) and vertex declarations
+          ``("v", id, label)``;
+        - a mapping with keys ``src``, ``dst``, ``op`` and optionally
+          ``label``, ``time`` (one entry per update), and for new vertices
+          ``vertex_id`` and ``vertex_label`` (one entry per declared vertex;
+          their length need not be the number of updates). A mapping with
+          ``vertex_label`` but no ``vertex_id`` is read in the layout of an
+          update table instead (as ``pyarrow.Table.to_pydict()`` gives it):
+          a row whose ``dst`` is ``None`` declares vertex ``src`` with the
+          label in ``vertex_label``, which is ``None`` on the update rows;
+        - a pyarrow table with those columns (declarations as rows with a
+          null ``dst``, as :func:`read_updates` reads Parquet and CSV);
+        - a tuple ``(src, dst, op[, label])`` of 1-D numpy arrays, or a 2-D
+          integer array with rows ``(u, v, op[, label])``; these cannot
+          declare vertices (use a mapping).
 
         ``op`` is ``+1``/``-1``, ``"+"``/``"-"`` or ``"insert"``/``"delete"``.
+        Ids and labels are non-negative integers (labels fit int32).
+
+        Declarations may stand anywhere among the updates: exactly as the
+        ``v`` lines of a text file read by :func:`read_updates`, they are
+        collected (in the order given) into ``new_vertex_ids`` /
+        ``new_vertex_labels`` and hold for every update of the result, those
+        before them included. A declared vertex is created, with its label,
+        by the first valid update that names it; a declaration that no valid
+        update uses creates nothing. A vertex is declared at most once.
     source : str, optional
         The name used in error messages. The default is ``"<array>"``.
 
@@ -1117,18 +1147,40 @@ def as_updates(obj: Any, *, source: str = "<array>") -> Updates:
     Raises
     ------
     InputFormatError
-        Naming the update (``<array>, update i``) for a bad op, a negative,
-        non-integer or too large id or label, or a tuple of the wrong length.
+        Naming the position in ``obj`` (``<array>: update i``; in an
+        iterable or table, declarations count as positions too) or, for the
+        ``vertex_id``/``vertex_label`` arrays, ``vertex declaration i``:
+        for a bad op, a negative, non-integer or too large id or label, a
+        tuple of the wrong length, or a vertex declared twice.
+    TypeError
+        For a path or a string (files are read by :func:`read_updates`).
 
     Examples
     --------
-    >>> u = as_updates([(1, 2, "+"), (2, 3, -1), (3, 4, "insert", 7)])
-    Traceback (most recent call last):
-    ...
-    warpmatch.errors.InputFormatError: <array>: update 2: expected 3 fields ... found 4: ...
     >>> u = as_updates([(1, 2, "+"), (2, 3, -1)])
     >>> u.op.tolist()
     [1, -1]
+
+    Vertex 9 is new: declare it with its label (here 7), anywhere in the batch.
+
+    >>> u = as_updates([(1, 9, "+"), ("v", 9, 7), (9, 2, "insert")])
+    >>> u.src.tolist(), u.dst.tolist(), u.new_vertex_ids.tolist(), u.new_vertex_labels.tolist()
+    ([1, 9], [9, 2], [9], [7])
+    >>> m = as_updates({"src": [1, 9], "dst": [9, 2], "op": ["+", "+"],
+    ...                 "vertex_id": [9], "vertex_label": [7]})
+    >>> m.new_vertex_ids.tolist(), m.new_vertex_labels.tolist()
+    ([9], [7])
+
+    Errors name the position in the input:
+
+    >>> as_updates([(1, 2, "+"), ("v", 9, -7)])
+    Traceback (most recent call last):
+    ...
+    warpmatch.errors.InputFormatError: <array>: update 1: vertex label -7 is negative ...
+    >>> as_updates([(1, 2, "+"), (2, 3, -1), (3, 4, "insert", 7)])
+    Traceback (most recent call last):
+    ...
+    warpmatch.errors.InputFormatError: <array>: update 2: expected 3 fields ... found 4: ...
     """
     if isinstance(obj, Updates):
         return obj
@@ -1136,10 +1188,7 @@ def as_updates(obj: Any, *, source: str = "<array>") -> Updates:
         import pyarrow as pa
         if isinstance(obj, (pa.Table, pa.RecordBatch)):
             table = obj if isinstance(obj, pa.Table) else pa.Table.from_batches([obj])
-
-            def locate(row: int, message: str) -> InputFormatError:
-                return InputFormatError(source, None, f"update {row}: {message}")
-            return _table_to_updates(table, source, locate)
+            return _table_to_updates(table, source, _row_locate(source))
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         pass
 
@@ -1148,12 +1197,7 @@ def as_updates(obj: Any, *, source: str = "<array>") -> Updates:
 
     if isinstance(obj, dict) or (hasattr(obj, "keys") and hasattr(obj, "__getitem__")
                                  and not isinstance(obj, np.ndarray)):
-        keys = set(obj.keys())
-        if not {"src", "dst", "op"} <= keys:
-            raise InputFormatError(source, None, "a mapping of updates needs keys src, dst, "
-                                                 f"op (got {', '.join(map(str, keys))})")
-        return _from_columns(obj["src"], obj["dst"], obj["op"], obj.get("label"),
-                             obj.get("time"), source, fail)
+        return _from_mapping(obj, source, fail)
     if isinstance(obj, tuple) and 3 <= len(obj) <= 4 and all(
             isinstance(a, np.ndarray) and a.ndim == 1 for a in obj):
         return _from_columns(obj[0], obj[1], obj[2], obj[3] if len(obj) == 4 else None, None,
@@ -1166,31 +1210,188 @@ def as_updates(obj: Any, *, source: str = "<array>") -> Updates:
                              obj[:, 3] if obj.shape[1] == 4 else None, None, source, fail)
     if isinstance(obj, (str, bytes, os.PathLike)):
         raise TypeError("as_updates takes updates, not a path; use read_updates(path)")
-    # an iterable of (u, v, op[, label]) tuples: a Python loop, for small inputs
-    rows = []
+    return _from_tuples(obj, source, fail)
+
+
+def _row_locate(source: str) -> Any:
+    """``locate`` for :func:`_table_to_updates` on a caller's table: ``update ROW``."""
+    def locate(row: int, message: str) -> InputFormatError:
+        return InputFormatError(source, None, f"update {row}: {message}")
+    return locate
+
+
+_TUPLE_FORMS = "a tuple (u, v, op[, label]) or a vertex declaration ('v', id, label)"
+
+
+def _from_tuples(obj: Any, source: str, fail: Any) -> Updates:
+    """An iterable of update tuples and ``("v", id, label)`` declarations (a Python loop,
+    for small inputs). Errors name the position in the iterable, declarations counted,
+    as a text file's line numbers count its ``v`` lines."""
+    rows: list[tuple] = []
+    at: list[int] = []                 # position of each update in the iterable
+    decl: list[tuple] = []             # (id, label) of each declaration ...
+    decl_at: list[int] = []            # ... and its position
     width = None
     for i, t in enumerate(obj):
+        if isinstance(t, (str, bytes)):
+            fail(i, f"expected {_TUPLE_FORMS}, not a string (update files are read by "
+                    "read_updates)", repr(t))
         try:
             t = tuple(t)
         except TypeError:
-            fail(i, "expected a tuple (u, v, op[, label])", repr(t))
+            fail(i, f"expected {_TUPLE_FORMS}", repr(t))
+        if t and isinstance(t[0], str):
+            if t[0] not in ("v", "V"):
+                fail(i, f"source id {t[0]!r} is not an integer (a vertex declaration reads "
+                        "('v', id, label))", repr(t))
+            if len(t) != 3:
+                fail(i, f"a vertex declaration reads ('v', id, label), found {len(t)} fields",
+                     repr(t))
+            decl.append(t[1:])
+            decl_at.append(i)
+            continue
         if width is None:
             width = len(t)
             if width not in (3, 4):
-                fail(i, f"expected a tuple (u, v, op[, label]), found {width} fields", repr(t))
+                fail(i, f"expected {_TUPLE_FORMS}, found {width} fields", repr(t))
         elif len(t) != width:
             names = "u, v, op" + (", label" if width == 4 else "")
             fail(i, f"expected {width} fields ({names}) like the first update, found {len(t)}",
                  repr(t))
         rows.append(t)
+        at.append(i)
+
+    def fail_decl(j: int, msg: str) -> None:
+        fail(decl_at[j], msg, repr(("v",) + tuple(decl[j])))
+
+    vids, vlab = _declarations([d[0] for d in decl], [d[1] for d in decl], fail_decl)
     if not rows:
-        return _empty(source)
+        return dataclasses.replace(_empty(source), new_vertex_ids=vids, new_vertex_labels=vlab)
+
+    def fail_row(j: int, msg: str, text: str | None = None) -> None:
+        fail(at[j], msg, repr(rows[j]) if text is None else text)
+
     cols = list(zip(*rows))
-    return _from_columns(_int_column(cols[0], "source id", fail),
-                         _int_column(cols[1], "target id", fail),
-                         np.array(cols[2], dtype=object),
-                         _int_column(cols[3], "label", fail) if width == 4 else None,
-                         None, source, fail)
+    ups = _from_columns(_int_column(cols[0], "source id", fail_row),
+                        _int_column(cols[1], "target id", fail_row),
+                        np.array(cols[2], dtype=object),
+                        _int_column(cols[3], "label", fail_row) if width == 4 else None,
+                        None, source, fail_row)
+    return dataclasses.replace(ups, new_vertex_ids=vids, new_vertex_labels=vlab)
+
+
+def _from_mapping(obj: Any, source: str, fail: Any) -> Updates:
+    """A mapping of columns (``vertex_id``/``vertex_label`` declare vertices), or of the
+    rows of an update table (``vertex_label`` without ``vertex_id``: null-dst rows)."""
+    keys = set(obj.keys())
+    if not {"src", "dst", "op"} <= keys:
+        raise InputFormatError(source, None, "a mapping of updates needs keys src, dst, op "
+                                             "(optional: label, time, and vertex_id with "
+                                             "vertex_label to declare new vertices; got "
+                                             f"{', '.join(map(str, keys)) or 'none'})")
+    if "vertex_label" in keys and "vertex_id" not in keys:
+        return _mapping_as_table(obj, keys, source)
+    if "vertex_id" in keys and "vertex_label" not in keys:
+        raise InputFormatError(source, None, "a mapping declares new vertices with both "
+                                             "vertex_id and vertex_label (one entry per "
+                                             "vertex); vertex_label is missing")
+    dst = obj["dst"]
+    if not (isinstance(dst, np.ndarray) and dst.dtype.kind != "O") and np.ndim(dst) == 1:
+        none = next((i for i, x in enumerate(dst) if x is None), None)
+        if none is not None:
+            fail(none, "target id is None; a row with an empty dst declares vertex src only "
+                       "with a 'vertex_label' entry (the update-table layout), or declare "
+                       "new vertices with vertex_id and vertex_label")
+    ups = _from_columns(obj["src"], obj["dst"], obj["op"], obj.get("label"), obj.get("time"),
+                        source, fail)
+    if "vertex_id" not in keys:
+        return ups
+    ids, labels = obj["vertex_id"], obj["vertex_label"]
+    for name, val in (("vertex_id", ids), ("vertex_label", labels)):
+        if isinstance(val, (str, bytes)) or np.ndim(val) != 1:
+            raise InputFormatError(source, None, f"{name} must be a 1-D sequence of integers "
+                                                 "(one entry per declared vertex)")
+    if len(ids) != len(labels):
+        raise InputFormatError(source, None, f"vertex_id and vertex_label differ in length "
+                                             f"({len(ids)}, {len(labels)})")
+
+    def fail_decl(j: int, msg: str) -> None:
+        raise InputFormatError(source, None, f"vertex declaration {j}: {msg}")
+
+    vids, vlab = _declarations(ids, labels, fail_decl)
+    return dataclasses.replace(ups, new_vertex_ids=vids, new_vertex_labels=vlab)
+
+
+def _mapping_as_table(obj: Any, keys: set, source: str) -> Updates:
+    """A mapping in the layout of an update table, read by the table reader."""
+    import pyarrow as pa
+    cols: dict[str, Any] = {}
+    for k in ("src", "dst", "op", "label", "time", "vertex_label"):
+        if k not in keys:
+            continue
+        v = obj[k]
+        if isinstance(v, (str, bytes)) or np.ndim(v) != 1:
+            raise InputFormatError(source, None, f"{k} must be a 1-D sequence (one entry "
+                                                 "per row)")
+        if k == "op" and not (isinstance(v, np.ndarray) and v.dtype.kind in "iuf"):
+            # ops may mix numbers and words; vertex rows have None
+            v = [None if x is None else str(x) for x in v]
+        cols[k] = v
+    lengths = {k: len(v) for k, v in cols.items()}
+    if len(set(lengths.values())) > 1:
+        raise InputFormatError(
+            source, None, "a mapping with vertex_label but no vertex_id is read as the rows of "
+            "an update table (a row whose dst is None declares vertex src), so its columns "
+            f"need one length; got {', '.join(f'{k} {n}' for k, n in lengths.items())} "
+            "(or give the declared ids in vertex_id, one per vertex_label)")
+    try:
+        table = pa.table(cols)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+        raise InputFormatError(source, None, f"the mapping cannot be read as the rows of an "
+                                             f"update table ({exc})") from None
+    return _table_to_updates(table, source, _row_locate(source))
+
+
+def _declarations(ids: Any, labels: Any, fail: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Checked int64 ids and int32 labels of vertex declarations (one per vertex, in the
+    order given); ``fail(j, message)`` raises for declaration ``j``."""
+    vids = _decl_values(ids, "vertex id", _INT64_MAX, "is too large for int64", fail)
+    vlab = _decl_values(labels, "vertex label", _INT32_MAX, "is too large (labels are int32)",
+                        fail)
+    if vids.size > 1:
+        order = np.argsort(vids, kind="stable")
+        again = order[1:][vids[order][1:] == vids[order][:-1]]
+        if again.size:
+            j = int(again.min())             # the first repeat in the order given
+            fail(j, f"vertex {int(vids[j])} is declared twice")
+    return vids, vlab.astype(np.int32)
+
+
+def _decl_values(values: Any, what: str, maximum: int, too_large: str,
+                 fail: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        arr = values.ravel()
+        if arr.size and arr.dtype == np.uint64 and arr.max() > np.uint64(maximum):
+            j = int(np.argmax(arr > np.uint64(maximum)))
+            fail(j, f"{what} {int(arr[j])} {too_large}")
+        arr = arr.astype(np.int64)
+        neg = np.flatnonzero(arr < 0)
+        if neg.size:
+            fail(int(neg[0]), f"{what} {int(arr[neg[0]])} is negative (ids and labels must "
+                              "be >= 0)")
+        big = np.flatnonzero(arr > maximum)
+        if big.size:
+            fail(int(big[0]), f"{what} {int(arr[big[0]])} {too_large}")
+        return arr
+    vals = list(values.ravel()) if isinstance(values, np.ndarray) else list(values)
+    for j, x in enumerate(vals):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            fail(j, f"{what} {x!r} is not an integer")
+        if x < 0:
+            fail(j, f"{what} {x} is negative (ids and labels must be >= 0)")
+        if x > maximum:
+            fail(j, f"{what} {x} {too_large}")
+    return np.array([int(x) for x in vals], dtype=np.int64)
 
 
 def _int_column(values: Any, what: str, fail: Any) -> np.ndarray:
