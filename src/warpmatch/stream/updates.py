@@ -34,9 +34,10 @@ One update per line, fields separated by any whitespace::
 ``# columns:`` header a 4th field is the edge label and a 5th the timestamp
 (``labels=False`` makes the 4th the timestamp). Timestamps are integers or
 decimals and must not decrease. Text is tokenised by a compiled numba scanner
-over the raw bytes (the approach of :mod:`warpmatch.graph._tokenize`, whose
-byte-level helpers it reuses) because an update file, like an edge list, can
-hold 10^8 lines; there is no Python loop per line.
+over the raw bytes, built from the line, token and integer steps of
+:mod:`warpmatch.graph._tokenize` (so blank lines, comments and ids read as in
+an edge list), because an update file, like an edge list, can hold 10^8
+lines; there is no Python loop per line.
 
 Tables (``.parquet``/``.pq``/``.csv``): columns ``src``, ``dst``, ``op``
 (integers ``1``/``-1`` or the strings above), optional ``label`` and ``time``.
@@ -80,51 +81,14 @@ _STDIN = "<stdin>"
 _PARQUET_MAGIC = b"PAR1"
 
 # ------------------------------------------------------------------ the scanner
-# status codes of _scan_updates (0 = OK as in _tokenize)
-_OK, _NOT_INT, _NEG, _OVERFLOW, _TOO_FEW, _TOO_MANY = 0, 1, 2, 3, 4, 5
+# status codes of _scan_updates: those of _tokenize for the integer fields and the
+# field count, then the update-specific ones
+_OK, _NOT_INT, _NEG, _OVERFLOW = tk.OK, tk.NOT_INTEGER, tk.NEGATIVE, tk.OVERFLOW
+_TOO_FEW, _TOO_MANY = tk.TOO_FEW, tk.TOO_MANY
 _BAD_OP, _BAD_TIME, _BIG_LABEL, _BAD_VLINE = 6, 7, 8, 9
 
 # row kinds
 _ROW_UPDATE, _ROW_VERTEX = 0, 1
-
-
-@njit(cache=True, nogil=True)
-def _token_end(buf, i):  # pragma: no cover - compiled
-    n = buf.size
-    while i < n and buf[i] != 10 and not tk._is_space(buf[i]):
-        i += 1
-    return i
-
-
-@njit(cache=True, nogil=True)
-def _parse_uint(buf, s, e):  # pragma: no cover - compiled
-    """(status, value) of the token ``buf[s:e]`` as a non-negative int64."""
-    neg = False
-    i = s
-    if buf[i] == 45:        # '-'
-        neg = True
-        i += 1
-    elif buf[i] == 43:      # '+'
-        i += 1
-    if i == e:
-        return _NOT_INT, np.int64(0)
-    val = np.int64(0)
-    overflow = False
-    while i < e:
-        c = buf[i]
-        if c < 48 or c > 57:
-            return _NOT_INT, np.int64(0)
-        d = np.int64(c - 48)
-        if val > (tk._INT64_MAX - d) // 10:
-            overflow = True
-        else:
-            val = val * 10 + d
-        i += 1
-    if neg and (val != 0 or overflow):
-        return _NEG, np.int64(0)
-    if overflow:
-        return _OVERFLOW, np.int64(0)
-    return _OK, val
 
 
 @njit(cache=True, nogil=True)
@@ -252,42 +216,26 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
     from ``first_line``.
     """
     n = buf.size
-    i = 0
-    if skip_bom and n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
-        i = 3
+    i = tk.bom_length(buf) if skip_bom else 0
     line = first_line
     row = 0
-    while i < n:
-        line_start = i
-        while i < n and tk._is_space(buf[i]):
-            i += 1
+    while True:
+        i, line, line_start = tk.next_data_line(buf, i, line)
         if i >= n:
             break
         c = buf[i]
-        if c == 10:
-            line += 1
-            i += 1
-            continue
-        if c == 35 or c == 37:              # '#' or '%': a comment line
-            i = tk._skip_line(buf, i)
-            continue
         is_vertex = (c == 118 or c == 86) and (i + 1 >= n or buf[i + 1] == 10
                                                or tk._is_space(buf[i + 1]))
         if is_vertex:                       # 'v ID LABEL'
             i += 1
             col = 0
             while True:
-                while i < n and tk._is_space(buf[i]):
-                    i += 1
-                if i >= n or buf[i] == 10:
+                i, more = tk.next_token(buf, i)
+                if not more:
                     break
-                if buf[i] == 35:
-                    i = tk._skip_line(buf, i)
-                    break
-                e = _token_end(buf, i)
                 if col >= 2:
                     return row, _BAD_VLINE, line, line_start, col
-                st, val = _parse_uint(buf, i, e)
+                st, val, i = tk.parse_uint(buf, i)
                 if st != _OK:
                     return row, _BAD_VLINE, line, line_start, col
                 if col == 0:
@@ -297,7 +245,6 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
                         return row, _BIG_LABEL, line, line_start, -1
                     lab[row] = val
                 col += 1
-                i = e
             if col != 2:
                 return row, _BAD_VLINE, line, line_start, col
             kind[row] = _ROW_VERTEX
@@ -308,18 +255,13 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
             continue
         col = 0
         while True:
-            while i < n and tk._is_space(buf[i]):
-                i += 1
-            if i >= n or buf[i] == 10:
+            i, more = tk.next_token(buf, i)
+            if not more:
                 break
-            if buf[i] == 35:                # inline comment
-                i = tk._skip_line(buf, i)
-                break
-            e = _token_end(buf, i)
             if col >= max_cols:
                 return row, _TOO_MANY, line, line_start, col
             if col < 2:
-                st, val = _parse_uint(buf, i, e)
+                st, val, i = tk.parse_uint(buf, i)
                 if st != _OK:
                     return row, st, line, line_start, col
                 if col == 0:
@@ -327,26 +269,30 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
                 else:
                     dst[row] = val
             elif col == 2:
+                e = tk.token_end(buf, i)
                 o = _parse_op(buf, i, e, w_ins, w_del)
                 if o == 0:
                     return row, _BAD_OP, line, line_start, col
                 op[row] = o
+                i = e
             elif col == label_pos:
-                st, val = _parse_uint(buf, i, e)
+                st, val, i = tk.parse_uint(buf, i)
                 if st != _OK:
                     return row, st, line, line_start, col
                 if val > 2147483647:
                     return row, _BIG_LABEL, line, line_start, col
                 lab[row] = val
-            elif col == time_pos:
-                ok, dec, iv, fv = _parse_number(buf, i, e)
-                if not ok:
-                    return row, _BAD_TIME, line, line_start, col
-                t_int[row] = iv
-                t_flt[row] = fv
-                t_dec[row] = dec
+            else:
+                e = tk.token_end(buf, i)
+                if col == time_pos:
+                    ok, dec, iv, fv = _parse_number(buf, i, e)
+                    if not ok:
+                        return row, _BAD_TIME, line, line_start, col
+                    t_int[row] = iv
+                    t_flt[row] = fv
+                    t_dec[row] = dec
+                i = e
             col += 1
-            i = e
         if col < min_cols:
             return row, _TOO_FEW, line, line_start, col
         kind[row] = _ROW_UPDATE
@@ -1804,18 +1750,11 @@ def _row_lines(buf, out):  # pragma: no cover - compiled
     i = 0
     line = 1
     row = 0
-    while i < n and row < out.size:
-        while i < n and tk._is_space(buf[i]):
-            i += 1
+    while row < out.size:
+        i, line, _ = tk.next_data_line(buf, i, line)
         if i >= n:
             break
-        c = buf[i]
-        if c == 10:
-            line += 1
-            i += 1
-            continue
-        if c != 35 and c != 37:
-            out[row] = line
-            row += 1
+        out[row] = line
+        row += 1
         i = tk._skip_line(buf, i)
     return row
