@@ -93,6 +93,35 @@ def _has(x, dr, c, p, lab,
                  oi_elab, oi_ins, oi_dl)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
+              o_idx, o_off, oi_idx, oi_off):
+    """The generating list of depth ``d`` of plan ``j``: the backward neighbour with the
+    shortest row (overlay rows count every version, a fair estimate of the scan's cost).
+
+    Returns ``(t, overlay?, lo, hi)``: the backward edge ``t`` and its row. Shared
+    with the walk estimator (:mod:`.gpu.walk`), which must read the same rows.
+    """
+    best = -1
+    best_len = BIG
+    bov = 0
+    blo = np.int64(0)
+    bhi = np.int64(0)
+    for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
+        x = M[bn_pos[t]]
+        if bn_dir[t] == 0:
+            ov, lo, hi = _row(x, b_start, b_deg, o_idx, o_off)
+        else:
+            ov, lo, hi = _row(x, bi_start, bi_deg, oi_idx, oi_off)
+        if hi - lo < best_len:
+            best_len = hi - lo
+            best = t
+            bov = ov
+            blo = lo
+            bhi = hi
+    return best, bov, blo, bhi
+
+
 @njit(cache=True, nogil=True)
 def _accept(d, c, skip, j, p, M, vl, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel,
             na_ptr, na_pos, na_dir, res_ptr, res_pos, res_sign,
@@ -195,25 +224,8 @@ def _task(u, j, fill, base, rows, M, pos, end, gen, gov, hiv,
                         lo_val = mj
                 elif mj < hi_val:
                     hi_val = mj
-            # generator: the backward neighbour with the shortest row (overlay rows
-            # count every version, a fair estimate of the scan's cost)
-            best = -1
-            best_len = BIG
-            bov = 0
-            blo = np.int64(0)
-            bhi = np.int64(0)
-            for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
-                x = M[bn_pos[t]]
-                if bn_dir[t] == 0:
-                    ov, lo, hi = _row(x, b_start, b_deg, o_idx, o_off)
-                else:
-                    ov, lo, hi = _row(x, bi_start, bi_deg, oi_idx, oi_off)
-                if hi - lo < best_len:
-                    best_len = hi - lo
-                    best = t
-                    bov = ov
-                    blo = lo
-                    bhi = hi
+            best, bov, blo, bhi = _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg,
+                                            bi_start, bi_deg, o_idx, o_off, oi_idx, oi_off)
             if lo_val >= 0 and blo < bhi:
                 dr = bn_dir[best]
                 if bov == 0:

@@ -49,7 +49,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .._cpu_delta import _row, _search   # the CPU delta engine's row access
+from .._cpu_delta import _pick_gen, _row, _search   # the CPU delta engine's row access
 from ..types import BatchView, DeltaPlans
 
 __all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "degree_scores",
@@ -128,33 +128,13 @@ def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
 
 @njit(cache=True, nogil=True)
 def _pick(d, j, M, P, V):
-    """The generating list of depth ``d``: the shortest backward neighbour's row.
-
-    Returns ``(t, overlay?, lo, hi)``: the backward edge ``t`` and its row.
-    """
-    (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
-     res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
-    (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-     o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = V
-    best = -1
-    best_len = np.int64(1) << 62
-    bov = 0
-    blo = np.int64(0)
-    bhi = np.int64(0)
-    for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
-        x = M[bn_pos[t]]
-        if bn_dir[t] == 0:
-            ov, lo, hi = _row(x, b_start, b_deg, o_idx, o_off)
-        else:
-            ov, lo, hi = _row(x, bi_start, bi_deg, oi_idx, oi_off)
-        if hi - lo < best_len:
-            best_len = hi - lo
-            best = t
-            bov = ov
-            blo = lo
-            bhi = hi
-    return best, bov, blo, bhi
+    """The generating list of depth ``d``, as the CPU delta engine picks it
+    (:func:`.._cpu_delta._pick_gen`): ``(t, overlay?, lo, hi)``."""
+    bn_ptr, bn_pos, bn_dir = P[2], P[3], P[4]
+    b_start, b_deg, bi_start, bi_deg = V[0], V[1], V[4], V[5]
+    o_idx, o_off, oi_idx, oi_off = V[8], V[9], V[14], V[15]
+    return _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
+                     o_idx, o_off, oi_idx, oi_off)
 
 
 @njit(cache=True, nogil=True)
