@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..engine._cpu_kernels import _lower_bound   # the static CPU engine's binary search
+
 NEVER = np.int32(2**31 - 1)
 BEFORE = np.int32(-1)
 
@@ -33,14 +35,7 @@ OK, SELF_LOOP, EXISTS, MISSING = 0, 1, 2, 3
 @njit(cache=True, nogil=True)
 def _row_find(nbr, s, d, y):
     """Position of ``y`` in the sorted slice ``nbr[s:s+d]`` or -1 (binary search)."""
-    lo = s
-    hi = s + d
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if nbr[mid] < y:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _lower_bound(nbr, s, s + d, y)
     if lo < s + d and nbr[lo] == y:
         return lo
     return -1
