@@ -185,6 +185,16 @@ def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
     return item_root, item_a, item_b, root_last
 
 
+
+def numba_available() -> tuple[bool, str]:
+    """``(True, "")`` if numba imports, else ``(False, reason)``: whether the CPU engines
+    (static and delta) can run."""
+    try:
+        import numba  # noqa: F401
+    except ImportError as exc:           # pragma: no cover - numba is a dependency
+        return False, f"numba is not importable: {exc}"
+    return True, ""
+
 class CpuEngine:
     """Parallel numba engine (``name = "cpu"``); see the module docstring.
 
@@ -202,11 +212,7 @@ class CpuEngine:
 
     def available(self) -> tuple[bool, str]:
         """(True, "") if numba imports, else (False, reason)."""
-        try:
-            import numba  # noqa: F401
-        except ImportError as exc:           # pragma: no cover - numba is a dependency
-            return False, f"numba is not importable: {exc}"
-        return True, ""
+        return numba_available()
 
     def _lanes(self) -> int:
         import numba

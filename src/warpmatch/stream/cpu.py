@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.cpu import numba_available
 from .types import BatchView, DeltaPlans, RawDelta
 
 __all__ = ["CpuDeltaEngine"]
@@ -114,11 +115,7 @@ class CpuDeltaEngine:
 
     def available(self) -> tuple[bool, str]:
         """``(True, "")`` if numba imports, else ``(False, reason)``."""
-        try:
-            import numba  # noqa: F401
-        except ImportError as exc:          # pragma: no cover - numba is a dependency
-            return False, f"numba is not importable: {exc}"
-        return True, ""
+        return numba_available()
 
     def attach(self, graph: object) -> None:
         """Remember the dynamic graph (the CPU engine reads everything from the views)."""
