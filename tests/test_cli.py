@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import assert_clean_error, last_json
 from click.testing import CliRunner, Result
 
 import warpmatch as wm
@@ -25,25 +26,6 @@ JSON_KEYS = {"count", "mode", "induced", "backend", "seconds"}
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def last_json(res: Result) -> dict:
-    lines = res.stdout.strip().splitlines()
-    assert lines, res.stdout
-    return json.loads(lines[-1])
-
-
-def assert_clean_error(res: Result, *needles: str, code: int | None = None) -> None:
-    """Non-zero exit, one error line on stderr (besides warnings), no traceback, needles in it."""
-    assert res.exit_code != 0, res.stdout
-    if code is not None:
-        assert res.exit_code == code
-    assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
-    lines = [ln for ln in res.stderr.strip().splitlines()
-             if not ln.startswith("warpmatch: warning:")]
-    assert len(lines) == 1 and ": error: " in lines[0], res.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 @pytest.fixture(scope="module")

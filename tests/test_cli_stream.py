@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import assert_clean_error, last_json
 from click.testing import CliRunner, Result
 
 import warpmatch as wm
@@ -21,21 +22,6 @@ JSON_KEYS = {"initial_count", "final_count", "added", "removed", "updates", "sec
 
 def run(*args: str, input: bytes | str | None = None) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args], input=input)
-
-
-def last_json(res: Result) -> dict:
-    assert res.exit_code == 0, (res.stdout, res.stderr)
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def assert_clean_error(res: Result, *needles: str) -> None:
-    assert res.exit_code != 0, res.stdout
-    assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
-    lines = [ln for ln in res.stderr.strip().splitlines()
-             if not ln.startswith("warpmatch: warning:")]
-    assert len(lines) == 1 and ": error: " in lines[0], res.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 def replay_graph(g0: Graph, ups_path: Path) -> Graph:
