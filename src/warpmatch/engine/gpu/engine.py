@@ -49,7 +49,6 @@ from ...plan.plan import Plan
 from ..base import Progress
 from .render import plan_signature, render_functions, render_plan
 
-_KERNEL_FILES = ("warp.cuh", "common.cuh", "bfs.cu", "fine.cu", "coarse.cu")
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
 _GRAPHS: "weakref.WeakKeyDictionary[Graph, _DeviceGraph]" = weakref.WeakKeyDictionary()
