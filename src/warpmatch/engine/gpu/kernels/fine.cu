@@ -66,7 +66,9 @@ __device__ __forceinline__ void wm_load_pool(WmStack& S, const int* __restrict__
 // recflag[slot] is T + 1 once T's record is published, -(T + 1) once its
 // receiver has loaded it. A donor writing ticket T >= rec_cap waits for ticket
 // T - rec_cap to be loaded (at most `warps` tickets are outstanding and rec_cap
-// is 8x that, so in practice it never waits). An earlier version used every
+// is 8x that, so it waits only on a receiver that is slow to load a record
+// published rec_cap tickets earlier; how often that happens is not measured).
+// An earlier version used every
 // slot once: after rec_cap donations stealing stopped for the rest of the
 // launch, and on a 10^8-edge power-law graph the hubs' subtrees ran on single
 // warps (4-clique 9.5 s, every run at exactly rec_cap steals).
