@@ -134,7 +134,8 @@ def _power_law(rng: np.random.Generator, n: int, m: int, hub_degree: int = 0) ->
     return Graph.from_edges(src, dst, n=n, warn=False)
 
 
-@pytest.mark.parametrize("pattern", ["triangle", "square", "diamond", "4-clique", "house"])
+@pytest.mark.parametrize("pattern", ["triangle", "square", "diamond", "4-clique", "house",
+                                     "tailed-triangle", "4-star", "4-path", "bull", "5-clique"])
 def test_power_law_with_hub_matches_cpu(pattern):
     """A hub adjacent to most of the graph: no buffer sized by the degree, same counts."""
     build_plan, get_engine = _planner()
@@ -145,6 +146,27 @@ def test_power_law_with_hub_matches_cpu(pattern):
     want = get_engine("cpu").count(g, plan)
     for variant in VARIANTS:
         assert _engine(*variant).count(g, plan) == want, variant
+
+
+@pytest.mark.parametrize("pattern", ["2-clique", "3-path", "tailed-triangle", "4-star", "bull"])
+@pytest.mark.parametrize("threshold", [1, 1_000, 10**8])
+def test_leaf_counting_matches_cpu(pattern, threshold):
+    """A plain last leaf is counted from its list (render.leaf_countable), in the DFS
+    (small pools) and straight from a pool of depth k-1 (large thresholds)."""
+    build_plan, get_engine = _planner()
+    from warpmatch.query import get_pattern
+    g = _power_law(np.random.default_rng(11), 5_000, 30_000, hub_degree=3_000)
+    for mode in ("embeddings", "subgraphs"):
+        plan = build_plan(g, get_pattern(pattern), mode=mode)
+        eng = _engine("fine", True, True, threshold)
+        assert eng.count(g, plan) == get_engine("cpu").count(g, plan), mode
+        assert eng.last_stats["leaf_count"]
+    # list mode enumerates every match: same rows as the cpu engine
+    lplan = build_plan(g, get_pattern(pattern), purpose="list")
+    eng = _engine("fine", True, True, threshold)
+    got = sum(b.shape[0] for b in eng.match(g, lplan))
+    assert not eng.last_stats["leaf_count"]
+    assert got == sum(b.shape[0] for b in get_engine("cpu").match(g, lplan))
 
 
 def test_idle_rate_batch_beats_coarse():

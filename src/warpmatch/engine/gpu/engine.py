@@ -47,7 +47,7 @@ from ...errors import BackendUnavailableError, BudgetError, GraphError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress
-from .render import plan_signature, render_functions, render_plan
+from .render import depth_specs, leaf_countable, plan_signature, render_functions, render_plan, trims
 
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
@@ -66,15 +66,16 @@ def _source(name: str) -> str:
     return _SOURCES[name]
 
 
-def stack_bytes(k: int) -> int:
+def stack_bytes(k: int, trim: bool = False) -> int:
     """Shared-memory bytes of one warp's execution stack for a ``k``-vertex plan.
 
     Levels ``0..k-2`` of 32 entries of (vertex int32, list length int32,
-    parent uint8, list code uint8), plus three int32 cursors per level and a
+    parent uint8, list code uint8, and with ``trim`` the int32 offset of the
+    list's restriction range), plus three int32 cursors per level and a
     32-byte scratch row: O(k * 32), independent of the data graph.
     """
     levels = max(k - 1, 1)
-    return levels * (32 * 10 + 12) + 32
+    return levels * (32 * (14 if trim else 10) + 12) + 32
 
 
 def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
@@ -288,6 +289,10 @@ class GpuEngine:
         if d == plan.k or pool.shape[0] == 0:
             run.finish()
             return int(pool.shape[0])
+        if run.leaf and d == plan.k - 1:
+            total = run.count_leaves(pool)
+            run.finish()
+            return total
         total = run.count_dfs(pool, d, progress)
         run.finish()
         return total
@@ -394,12 +399,16 @@ class _Run:
                          else cp.zeros(1, cp.int32))
         self.dummy = cp.zeros(1, cp.int32)
         self.kernel = eng.model
+        trim = any(trims(s) for s in depth_specs(plan)[1:])
+        # count mode counts a plain last leaf from its list (render.leaf_countable)
+        self.leaf = not list_mode and leaf_countable(plan)
+        self.stats["leaf_count"] = self.leaf
+        sb = stack_bytes(self.k, trim)
         if eng.model == "fine":
-            self.warps_per_block = max(1, min(8, _SMEM_STATIC // stack_bytes(self.k)))
+            self.warps_per_block = max(1, min(8, _SMEM_STATIC // sb))
         else:
             self.warps_per_block = 4
-        self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k) if eng.model == "fine"
-                                              else 20 * self.k)
+        self.stats["stack_bytes_per_warp"] = sb if eng.model == "fine" else 20 * self.k
         self.stats["warps_per_block"] = self.warps_per_block
         self.mod = self._module()
         self.deadline = 0
@@ -467,7 +476,9 @@ class _Run:
             pool = roots[flag.view(cp.bool_)].reshape(-1, 1)
         d = 1
         threshold = self.eng.pool_threshold
-        while d < self.k and 0 < pool.shape[0] < threshold:
+        # with leaf counting the last depth is counted, never materialised
+        last = self.k - 1 if self.leaf else self.k
+        while d < last and 0 < pool.shape[0] < threshold:
             nxt = self.expand(pool, d, max_tasks=16 * threshold)
             if nxt is None:
                 break
@@ -584,6 +595,19 @@ class _Run:
             raise TimeoutError(f"the GPU search stopped at its time limit of "
                                f"{self.eng.time_limit_s} s")
         return int(c[_C_COUNT]), int(c[_C_CURSOR]), bool(c[_C_OVERFLOW])
+
+    def count_leaves(self, pool: Any) -> int:
+        """Count mode, pool of depth k-1 and a leaf-countable plan: one thread per row."""
+        cp = self.cp
+        t = time.perf_counter()
+        P = int(pool.shape[0])
+        total = cp.zeros(1, dtype=cp.uint64)
+        grid, block = self._grid1d(P)
+        self._fn("wm_bfs_leaf")((grid,), (block,), (pool, np.int64(P), total))
+        n = int(total.get()[0])
+        self.stats["launches"] += 1
+        self.stats["search_s"] = time.perf_counter() - t
+        return n
 
     def count_dfs(self, pool: Any, d: int, progress: Progress | None) -> int:
         t = time.perf_counter()

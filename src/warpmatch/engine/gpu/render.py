@@ -12,13 +12,19 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     the partial match ``m0..m{d-1}`` at depth ``d``? (Plan rules 1-7.) ``gen``
     names the list ``c`` was drawn from and ``gpos`` its position there, so the
     generating backward edge needs no binary search, only its label check;
-``wm_gen_d{d}(m0, ..., m{d-1}, gen, start, len)``
+``wm_gen_d{d}(m0, ..., m{d-1}, gen, start, len, skip)``
     the local candidate set of gMatch section 4.1: the shortest of the
     backward neighbours' adjacency lists (or the depth's explicit candidate
-    set, if that is shorter);
-``wm_elem_d{d}`` / ``wm_gen_start_d{d}``
-    element access into that list and its start, so a warp's stack stores only
-    the list's code (one byte) and length, never the list itself.
+    set, if that is shorter), cut by binary search to the range the depth's
+    symmetry restrictions allow (``skip`` entries dropped at its front);
+``wm_arr_d{d}`` / ``wm_elem_d{d}`` / ``wm_gen_start_d{d}``
+    the array of a list, element access and the list's start, from its code, so
+    a warp's stack stores only the list's code (one byte), skip and length,
+    never the list itself;
+``wm_leaf_count(m0, ..., m{k-2})``
+    for plans whose last vertex is a plain leaf (:func:`leaf_countable`): the
+    number of its matches, counted from the list instead of checked lane by
+    lane (count mode only).
 
 The partial match is passed as scalars: the kernels rebuild it from parent
 indices (gMatch section 4.2) in fully unrolled generated code, so it lives in
@@ -123,11 +129,62 @@ def _check(d: int, s: DepthSpec, directed: bool) -> str:
     return "\n".join(out)
 
 
+def trims(s: DepthSpec) -> bool:
+    """Whether depth ``s``'s candidate list is cut to its symmetry-restriction range.
+
+    Adjacency lists and candidate sets are sorted, so the candidates ``c > M[j]``
+    (``c < M[j]``) of any list form one contiguous range, found by binary search
+    when the list is generated: the tasks the restrictions would reject are never
+    handed out (half of a clique's tasks at every depth, more below).
+    """
+    return bool(s.res)
+
+
+def leaf_countable(plan: Plan) -> bool:
+    """Whether count mode may count the last depth's candidates without checking each.
+
+    True when the last query vertex hangs off one matched vertex ``M[j]`` by an
+    unlabeled edge and carries no vertex label, candidate set, induced non-edge
+    or degree bound beyond the one its edge implies: then its matches are the
+    (restriction-trimmed) list of ``M[j]`` minus the already-matched vertices in
+    it, counted with a binary search per matched vertex instead of one lane per
+    list entry (the tail of a tailed triangle at a hub: thousands of tasks).
+    """
+    k = int(plan.k)
+    if k < 2:
+        return False
+    s = depth_specs(plan)[k - 1]
+    if s.vlabel != -1 or len(s.bn) != 1 or s.na or s.restricted or s.bn[0][2] != -1:
+        return False
+    if not plan.directed:
+        return max(s.min_out, s.min_in) <= 1
+    # c in N_out(M[j]) gives c one in-edge (and symmetrically)
+    if s.bn[0][1] == 0:
+        return s.min_out == 0 and s.min_in <= 1
+    return s.min_in == 0 and s.min_out <= 1
+
+
 def _gen(d: int, s: DepthSpec) -> str:
-    """The local candidate set: the shortest backward list (gMatch section 4.1)."""
-    out = [f"__device__ __forceinline__ void wm_gen_d{d}({_ms_params(d)}, int& gen, "
-           "long long& start, int& len) {",
-           "  long long s, e;"]
+    """The local candidate set: the shortest backward list (gMatch section 4.1),
+    cut to the range its symmetry restrictions allow (:func:`trims`)."""
+    out = [f"__device__ __forceinline__ const int* wm_arr_d{d}(int gen) {{",
+           "  (void)gen;"]
+    dirs = {dr for _, dr, _ in s.bn}
+    if s.restricted:
+        out.append(f"  if (gen == {CAND_GEN}) return g.cand_ids;")
+    if dirs == {0}:
+        out.append("  return g.indices;")
+    elif dirs == {1}:
+        out.append("  return g.in_indices;")
+    else:
+        ins = [t for t, (_, dr, _) in enumerate(s.bn) if dr == 1]
+        cond = " || ".join(f"gen == {t}" for t in ins)
+        out.append(f"  return ({cond}) ? g.in_indices : g.indices;")
+    out.append("}")
+    out += [f"__device__ __forceinline__ void wm_gen_d{d}({_ms_params(d)}, int& gen, "
+            "long long& start, int& len, int& skip) {",
+            "  long long s, e;",
+            "  skip = 0;"]
     for t, (pos, dr, _el) in enumerate(s.bn):
         ip = "g.indptr" if dr == 0 else "g.in_indptr"
         out.append(f"  s = {ip}[m{pos}]; e = {ip}[m{pos} + 1];")
@@ -138,8 +195,22 @@ def _gen(d: int, s: DepthSpec) -> str:
     if s.restricted:
         out.append(f"  s = g.cand_ptr[{d}]; e = g.cand_ptr[{d + 1}];")
         out.append(f"  if (e - s < len) {{ gen = {CAND_GEN}; start = s; len = (int)(e - s); }}")
+    if trims(s):
+        above = [f"m{pos}" for pos, sign in s.res if sign == 1]
+        below = [f"m{pos}" for pos, sign in s.res if sign != 1]
+        out.append(f"  const int* a_ = wm_arr_d{d}(gen);")
+        out.append("  long long lo_ = start, hi_ = start + len;")
+        if above:
+            out.append(f"  int b_ = {above[0]};")
+            out += [f"  b_ = wm_max(b_, {m});" for m in above[1:]]
+            out.append("  lo_ = wm_lower_bound(a_, lo_, hi_, b_ + 1);")
+        if below:
+            out.append(f"  int u_ = {below[0]};")
+            out += [f"  u_ = wm_min(u_, {m});" for m in below[1:]]
+            out.append("  hi_ = wm_max(lo_, wm_lower_bound(a_, lo_, hi_, u_));")
+        out.append("  skip = (int)(lo_ - start); start = lo_; len = (int)(hi_ - lo_);")
     out.append("}")
-    # start of a list, from its code (the stack stores code + length only)
+    # start of a list, from its code (the stack stores code, skip and length only)
     out.append(f"__device__ __forceinline__ long long wm_gen_start_d{d}(int gen, "
                f"{_ms_params(d)}) {{")
     out.append("  switch (gen) {")
@@ -152,26 +223,63 @@ def _gen(d: int, s: DepthSpec) -> str:
     out.append("  return 0;")
     out.append("}")
     out.append(f"__device__ __forceinline__ int wm_elem_d{d}(int gen, long long pos) {{")
-    dirs = {dr for _, dr, _ in s.bn}
-    if s.restricted:
-        out.append(f"  if (gen == {CAND_GEN}) return g.cand_ids[pos];")
-    if dirs == {0}:
-        out.append("  return g.indices[pos];")
-    elif dirs == {1}:
-        out.append("  return g.in_indices[pos];")
-    else:
-        ins = [t for t, (_, dr, _) in enumerate(s.bn) if dr == 1]
-        cond = " || ".join(f"gen == {t}" for t in ins)
-        out.append(f"  return ({cond}) ? g.in_indices[pos] : g.indices[pos];")
+    out.append(f"  return wm_arr_d{d}(gen)[pos];")
     out.append("}")
     return "\n".join(out)
 
 
-def _stack_task(k: int) -> str:
-    """Rebuild the partial match from a warp's stack and run one task (gMatch 4.2)."""
+def _in_list(specs: list[DepthSpec], j: int, pos: int, dr: int, directed: bool) -> bool:
+    """Does the plan already guarantee that ``M[j]`` is in ``M[pos]``'s out-list
+    (``dr == 0``) or in-list (``dr == 1``)? True when a backward edge between
+    depths ``j`` and ``pos`` was checked with that orientation."""
+    for a, b, want in ((j, pos, dr), (pos, j, 1 - dr)):
+        # depth a holds the edge (b, dir): M[a] in N_dir(M[b])
+        if any(p == b and (not directed or d == want) for p, d, _ in specs[a].bn):
+            return True
+    return False
+
+
+def _leaf(k: int, specs: list[DepthSpec], directed: bool) -> str:
+    """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`)."""
+    d = k - 1
+    s = specs[d]
+    pos, dr, _ = s.bn[0]
+    implied = {pos} | {p for p, _ in s.res}
+    rest = [j for j in range(d) if j not in implied]
+    out = [f"__device__ __forceinline__ int wm_leaf_count({_ms_params(d)}) {{",
+           "  int gen, len, skip;",
+           "  long long start;",
+           f"  wm_gen_d{d}({_ms(d)}, gen, start, len, skip);",
+           f"  const int* a_ = wm_arr_d{d}(gen);",
+           "  int n = len;"]
+    # the matched vertices that the list may hold but the match may not reuse:
+    # those the plan already placed in the list are in its restriction range
+    # iff they satisfy the restrictions; the others need a binary search
+    for j in rest:
+        if _in_list(specs, j, pos, dr, directed):
+            conds = [f"m{j} {'>' if sign == 1 else '<'} m{p}" for p, sign in s.res]
+            out.append(f"  if ({' && '.join(conds)}) --n;" if conds else "  --n;")
+        else:
+            out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) --n;")
+    out.append("  (void)a_; (void)skip;")
+    out.append("  return n;")
+    out.append("}")
+    out.append("__device__ __forceinline__ int wm_row_leaf(const int* row) {")
+    out.append("  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(d)) + ");")
+    out.append("}")
+    return "\n".join(out)
+
+
+def _stack_task(k: int, specs: list[DepthSpec], leaf: bool) -> str:
+    """Rebuild the partial match from a warp's stack and run one task (gMatch 4.2).
+
+    On success at depth ``d < k - 1`` the outputs describe the candidate list
+    of depth ``d + 1``; with leaf counting (``WM_LEAF``) depth ``k - 2`` returns
+    the number of its completions in ``nlen`` instead.
+    """
     out = ["__device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, "
-           "int off, int& c, int& ngen, int& nlen, int* row) {",
-           "  (void)ngen; (void)nlen; (void)row;",
+           "int off, int& c, int& ngen, int& nlen, int& nskip, int* row) {",
+           "  (void)ngen; (void)nlen; (void)nskip; (void)row;",
            "  switch (d) {"]
     for d in range(1, k):
         out.append(f"  case {d}: {{")
@@ -179,12 +287,20 @@ def _stack_task(k: int) -> str:
         for j in range(d - 1, -1, -1):
             out.append(f"    const int m{j} = S.v[{j}][i_];" + (f" i_ = S.p[{j}][i_];" if j else ""))
         out.append(f"    const int gen = S.gen[{d - 1}][e];")
-        out.append(f"    const long long gp = wm_gen_start_d{d}(gen, {_ms(d)}) + off;")
+        skip = f" + S.sk[{d - 1}][e]" if trims(specs[d]) else ""
+        out.append(f"    const long long gp = wm_gen_start_d{d}(gen, {_ms(d)}){skip} + off;")
         out.append(f"    c = wm_elem_d{d}(gen, gp);")
         out.append(f"    if (!wm_check_d{d}(c, gen, gp, {_ms(d)})) return false;")
         if d < k - 1:
-            out.append("    long long ns_;")
-            out.append(f"    wm_gen_d{d + 1}({_ms(d)}, c, ngen, ns_, nlen);")
+            nxt = f"    long long ns_;\n    wm_gen_d{d + 1}({_ms(d)}, c, ngen, ns_, nlen, nskip);"
+            if leaf and d == k - 2:
+                out.append("#if WM_LEAF")
+                out.append(f"    nlen = wm_leaf_count({_ms(d)}, c);")
+                out.append("#else")
+                out.append(nxt)
+                out.append("#endif")
+            else:
+                out.append(nxt)
         else:
             for j in range(d):
                 out.append(f"    row[{j}] = m{j};")
@@ -200,12 +316,12 @@ def _stack_task(k: int) -> str:
 def _row_dispatch(k: int) -> str:
     """Depth switches over a materialised partial match ``row[0..d-1]``."""
     out = ["__device__ __forceinline__ void wm_row_gen(int d, const int* row, int& gen, "
-           "long long& start, int& len) {",
-           "  gen = 0; start = 0; len = 0;",
+           "long long& start, int& len, int& skip) {",
+           "  gen = 0; start = 0; len = 0; skip = 0;",
            "  switch (d) {"]
     for d in range(1, k):
         args = ", ".join(f"row[{j}]" for j in range(d))
-        out.append(f"  case {d}: wm_gen_d{d}({args}, gen, start, len); return;")
+        out.append(f"  case {d}: wm_gen_d{d}({args}, gen, start, len, skip); return;")
     out.append("  }")
     out.append("}")
     out.append("__device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, "
@@ -232,14 +348,20 @@ def render_plan(plan: Plan) -> str:
     Returns
     -------
     str
-        Source text defining ``WM_K``, ``WM_DIRECTED`` and the functions
-        listed in the module docstring. Identical plans structures give
-        identical text, so the text is the compilation cache key.
+        Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
+        ``WM_TRIM`` (some depth's lists are cut by :func:`trims`) and
+        ``WM_LEAF_OK`` (:func:`leaf_countable`). Identical plan structures give
+        identical text, so the text is part of the compilation cache key.
     """
     k = int(plan.k)
+    specs = depth_specs(plan)
     parts = [f"#define WM_K {k}",
              f"#define WM_DIRECTED {1 if plan.directed else 0}",
-             f"#define WM_CAND_GEN {CAND_GEN}"]
+             f"#define WM_CAND_GEN {CAND_GEN}",
+             # some depth's lists are cut to their restriction range: the stack
+             # keeps each entry's skip (offset of the range in its list)
+             f"#define WM_TRIM {int(any(trims(s) for s in specs[1:]))}",
+             f"#define WM_LEAF_OK {int(leaf_countable(plan))}"]
     return "\n".join(parts) + "\n"
 
 
@@ -252,7 +374,10 @@ def render_functions(plan: Plan) -> str:
         body.append(_check(d, specs[d], bool(plan.directed)))
     for d in range(1, k):
         body.append(_gen(d, specs[d]))
-    body.append(_stack_task(k))
+    leaf = leaf_countable(plan)
+    if leaf:
+        body.append(_leaf(k, specs, bool(plan.directed)))
+    body.append(_stack_task(k, specs, leaf))
     body.append(_row_dispatch(k))
     return "\n".join(body) + "\n"
 
@@ -264,5 +389,5 @@ def plan_signature(plan: Plan) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "render_plan", "render_functions",
-           "plan_signature"]
+__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "render_plan",
+           "render_functions", "plan_signature", "trims"]

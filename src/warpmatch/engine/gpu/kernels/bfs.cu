@@ -26,9 +26,9 @@ extern "C" __global__ void wm_bfs_gen(const int* __restrict__ pool, long long n,
                                       unsigned char* __restrict__ gen) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
-    int gn, ln;
+    int gn, ln, sk;
     long long st;
-    wm_row_gen(d, pool + i * d, gn, st, ln);
+    wm_row_gen(d, pool + i * d, gn, st, ln, sk);
     start[i] = st;
     len[i] = ln;
     gen[i] = (unsigned char)gn;
@@ -56,3 +56,17 @@ extern "C" __global__ void wm_bfs_expand(const int* __restrict__ pool, long long
     flag[t] = ok ? 1 : 0;
   }
 }
+
+#if WM_LEAF
+// count mode, pool rows of depth K-1: the leaf's matches of each row, summed
+extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,
+                                       unsigned long long* __restrict__ total) {
+  unsigned long long mine = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    mine += (unsigned long long)wm_row_leaf(pool + i * (WM_K - 1));
+  }
+  mine = wm_warp_sum(mine);
+  if ((threadIdx.x & 31) == 0 && mine) atomicAdd(total, mine);
+}
+#endif

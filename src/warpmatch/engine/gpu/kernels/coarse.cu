@@ -43,9 +43,9 @@ wm_coarse(const int* __restrict__ pool, long long pool_n, int d0,
 #if WM_LIST
       if (*((volatile unsigned long long*)(counters + WM_C_OVERFLOW))) break;
 #endif
-      int gen, len;
+      int gen, len, skip;
       long long start;
-      wm_row_gen(level, M, gen, start, len);
+      wm_row_gen(level, M, gen, start, len, skip);
       int* lb = mybuf + (long long)(level - d0) * buf_cap;
       long long n = 0;
       for (long long b = 0; b < len; b += 32) {

@@ -9,8 +9,14 @@
 //   WM_LIST     1: write matches to a buffer; 0: count
 //   WM_STEAL    1: work stealing after the initial pool is exhausted (gMatch 4.3)
 //   WM_PROFILE  1: count warp steps and tasks, for the idle-lane rate (gMatch 2.3)
+// and from the plan (render.py): WM_K, WM_DIRECTED, WM_TRIM (some depth's lists
+// are cut to their symmetry-restriction range), WM_LEAF_OK (the last depth may be
+// counted with wm_leaf_count instead of one lane per candidate).
 #ifndef WM_COMMON_CUH
 #define WM_COMMON_CUH
+
+// leaf counting is a count-mode shortcut: list mode writes every match
+#define WM_LEAF (WM_LEAF_OK && !WM_LIST)
 
 // The data graph and the plan's candidate sets, in device memory. Set once per
 // launch through the module's constant memory (all lanes read the same
@@ -64,7 +70,8 @@ __device__ __forceinline__ bool wm_edge(int u, int v, int el) {
 
 // A warp's execution stack (gMatch 5.1), in shared memory: level l holds up
 // to 32 partial matches of depth l as (vertex, parent index at level l-1);
-// gen/len name the local candidate list of depth l+1 that each one generates.
+// gen/len name the local candidate list of depth l+1 that each one generates
+// (with WM_TRIM, sk is where the list's restriction range starts in it).
 // The walk state (wp = next entry, wo = offset in it, wn = entries) is the
 // two-pointer cursor over the level's virtual task pool (gMatch 4.2).
 // Level K-1 is never stored: its matches are counted or written at once.
@@ -78,6 +85,9 @@ struct WmStack {
   int len[WM_LEVELS][32];
   unsigned char p[WM_LEVELS][32];
   unsigned char gen[WM_LEVELS][32];
+#if WM_TRIM
+  int sk[WM_LEVELS][32];
+#endif
   int wp[WM_LEVELS];
   int wo[WM_LEVELS];
   int wn[WM_LEVELS];

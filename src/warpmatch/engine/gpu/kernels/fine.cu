@@ -10,6 +10,14 @@
 // and the warp descends. Partial matches are rebuilt from parent indices, so
 // the stack holds O(K * 32) entries and no buffer depends on the degree.
 //
+// Two count-saving departures from the paper, both decided per plan (render.py):
+// a depth's candidate list is cut by binary search to the range its symmetry
+// restrictions allow (WM_TRIM; the stack keeps the cut's offset per entry), so
+// tasks those restrictions reject are never handed out; and in count mode a last
+// vertex that is a plain leaf is counted per partial match at depth K-2
+// (WM_LEAF: list length minus the matched vertices in it) instead of one lane per
+// candidate.
+//
 // Work distribution (4.3): warps take chunks of the initial task pool (filled
 // by the BFS phase, bfs.cu) through an atomic counter. With WM_STEAL, a warp
 // that finds the pool empty registers as idle; busy warps check for idle ones
@@ -40,11 +48,14 @@ __device__ __forceinline__ void wm_load_pool(WmStack& S, const int* __restrict__
       S.v[l][lane] = r[l];
       S.p[l][lane] = (unsigned char)lane;
     }
-    int gn, ln;
+    int gn, ln, sk;
     long long st;
-    wm_row_gen(d0, r, gn, st, ln);
+    wm_row_gen(d0, r, gn, st, ln, sk);
     S.gen[d0 - 1][lane] = (unsigned char)gn;
     S.len[d0 - 1][lane] = ln;
+#if WM_TRIM
+    S.sk[d0 - 1][lane] = sk;
+#endif
   }
   if (lane == 0) {
     S.wp[d0 - 1] = 0;
@@ -181,11 +192,16 @@ __device__ __forceinline__ int wm_load_record(WmStack& S, const int* rec,
     for (int j = 0; j < WM_REC; ++j) r[j] = vr[j];
     L = r[WM_K];
     for (int j = 0; j <= L; ++j) { S.v[j][0] = r[j]; S.p[j][0] = 0; }
-    int gn, ln;
+    int gn, ln, sk;
     long long st;
-    wm_row_gen(L + 1, r, gn, st, ln);   // the donor's list, rebuilt from the prefix
+    // the donor's list, rebuilt from the prefix (its offsets lo, hi are relative
+    // to the restriction range, which the prefix determines)
+    wm_row_gen(L + 1, r, gn, st, ln, sk);
     S.gen[L][0] = (unsigned char)gn;
     S.len[L][0] = r[WM_K + 2];
+#if WM_TRIM
+    S.sk[L][0] = sk;
+#endif
     S.wp[L] = 0;
     S.wo[L] = r[WM_K + 1];
     S.wn[L] = 1;
@@ -271,9 +287,16 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
     if (lane == 0) { steps += 1; tasks += (unsigned long long)ntask; }
 #endif
     const int d = level + 1;
-    int c = -1, ngen = 0, nlen = 0;
+    int c = -1, ngen = 0, nlen = 0, nskip = 0;
     int row[WM_K];
-    const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, row);
+    const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, nskip, row);
+#if WM_LEAF
+    if (d == WM_K - 2) {   // nlen is the number of c's completions (wm_leaf_count)
+      my_count += valid ? (unsigned long long)nlen : 0ull;
+      __syncwarp();
+      continue;
+    }
+#endif
     if (d == WM_K - 1) {
 #if WM_LIST
       const unsigned vm = __ballot_sync(WM_FULL, valid);
@@ -306,6 +329,9 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
         S.p[d][idx] = (unsigned char)(e);
         S.gen[d][idx] = (unsigned char)ngen;
         S.len[d][idx] = nlen;
+#if WM_TRIM
+        S.sk[d][idx] = nskip;
+#endif
       }
       if (lane == 0) {
         S.wp[d] = 0;

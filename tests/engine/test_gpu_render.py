@@ -1,0 +1,105 @@
+"""The GPU engine's plan rendering (engine/gpu/render.py), checked without a GPU.
+
+The kernels themselves run in tests/gpu; here the decisions the renderer takes
+from a plan: which depths cut their lists to the restriction range, which plans
+count their last leaf from its list, and which already-matched vertices that
+count must look up.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from warpmatch.engine.gpu.render import (depth_specs, leaf_countable, render_functions,
+                                         render_plan, trims)
+from warpmatch.graph.csr import Graph
+from warpmatch.plan import build_plan
+from warpmatch.query import get_pattern
+from warpmatch.query.model import Query
+
+
+def _graph(directed: bool = False, labels: bool = False) -> Graph:
+    src = [0, 0, 0, 1, 1, 2, 2, 3, 4, 5]
+    dst = [1, 2, 3, 2, 3, 3, 4, 4, 5, 0]
+    return Graph.from_edges(src, dst, n=6, directed=directed,
+                            vertex_labels=[0, 1, 0, 1, 0, 1] if labels else None, warn=False)
+
+
+def _leaf_body(plan) -> str:
+    src = render_functions(plan)
+    m = re.search(r"int wm_leaf_count\(.*?\n}", src, re.S)
+    assert m, "no wm_leaf_count rendered"
+    return m.group(0)
+
+
+@pytest.mark.parametrize("pattern,countable", [
+    ("2-clique", True), ("3-path", True), ("tailed-triangle", True), ("4-star", True),
+    ("triangle", False), ("square", False), ("4-clique", False), ("diamond", False),
+])
+def test_leaf_countable_unlabeled(pattern, countable):
+    plan = build_plan(_graph(), get_pattern(pattern))
+    assert leaf_countable(plan) is countable
+    assert f"#define WM_LEAF_OK {int(countable)}" in render_plan(plan)
+    assert ("wm_leaf_count" in render_functions(plan)) is countable
+
+
+def test_leaf_not_countable_when_checks_remain():
+    g = _graph(labels=True)
+    tail = Query.from_edges([(0, 1), (1, 2), (0, 2), (2, 3)], k=4,
+                            vertex_labels=[-1, -1, -1, 0])
+    plan = build_plan(g, tail)
+    assert int(plan.order[-1]) == 3 and depth_specs(plan)[-1].vlabel == 0
+    assert not leaf_countable(plan)          # its label is checked lane by lane
+    # induced: the leaf must not be adjacent to the others
+    plan = build_plan(_graph(), get_pattern("tailed-triangle"), induced=True)
+    assert depth_specs(plan)[-1].na
+    assert not leaf_countable(plan)
+
+
+def test_leaf_count_looks_up_only_unknown_members():
+    # tailed triangle: the tail hangs off a triangle vertex whose two triangle
+    # neighbours are known to be in its list, so no binary search is needed
+    plan = build_plan(_graph(), get_pattern("tailed-triangle"))
+    body = _leaf_body(plan)
+    assert "wm_in_sorted" not in body
+    assert body.count("--n") == 2
+    # bull: one of the three matched vertices is not adjacent to the leaf's anchor
+    plan = build_plan(_graph(), get_pattern("bull"))
+    assert leaf_countable(plan)
+    assert _leaf_body(plan).count("wm_in_sorted") == 1
+    # 4-star: the other leaves are below the restriction range, nothing to subtract
+    plan = build_plan(_graph(), get_pattern("4-star"))
+    assert "--n" not in _leaf_body(plan)
+
+
+@pytest.mark.parametrize("edges,direction", [
+    ([(0, 1), (1, 2), (2, 0), (0, 3)], 0),     # leaf is an out-neighbour of its anchor
+    ([(0, 1), (1, 2), (2, 0), (3, 0)], 1),     # leaf is an in-neighbour
+])
+def test_directed_leaf_direction(edges, direction):
+    plan = build_plan(_graph(directed=True), Query.from_edges(edges, k=4, directed=True))
+    s = depth_specs(plan)[-1]
+    assert int(plan.order[-1]) == 3 and s.bn[0][1] == direction
+    assert leaf_countable(plan)
+    # with a second edge to a matched vertex, the last vertex is no plain leaf
+    strict = build_plan(_graph(directed=True),
+                        Query.from_edges(edges + [(3, 1), (1, 3)], k=4, directed=True))
+    assert not leaf_countable(strict)
+
+
+def test_trim_follows_restrictions():
+    plan = build_plan(_graph(), get_pattern("4-clique"))
+    specs = depth_specs(plan)
+    assert [trims(s) for s in specs[1:]] == [bool(s.res) for s in specs[1:]]
+    assert "#define WM_TRIM 1" in render_plan(plan)
+    src = render_functions(plan)
+    # the restricted depths cut their list with a binary search and the stack keeps the cut
+    assert "lo_ = wm_lower_bound(a_, lo_, hi_, b_ + 1);" in src
+    assert "S.sk[" in src
+    # a query without automorphisms has no restrictions: nothing is cut
+    q = Query.from_edges([(0, 1), (1, 2)], k=3, vertex_labels=[0, 1, 1])
+    plan = build_plan(_graph(labels=True), q)
+    assert not any(s.res for s in depth_specs(plan))
+    assert "#define WM_TRIM 0" in render_plan(plan)
+    assert "S.sk[" not in render_functions(plan)
