@@ -31,7 +31,6 @@ def make_plan(graph: Graph, query: Query, rng: np.random.Generator, induced: boo
     while len(order) < k:
         front = [u for u in range(k) if u not in order and und[u, order].any()]
         order.append(int(rng.choice(front)))
-    depth_of = {u: i for i, u in enumerate(order)}
     outd, ind = query.out_degree(), query.in_degree()
     bn_ptr, bn_pos, bn_dir, bn_el = [0], [], [], []
     na_ptr, na_pos, na_dir = [0], [], []
