@@ -305,6 +305,10 @@ def bench_ablation(args, results: dict) -> None:
         # last steps for short lists (idle lanes), at the risk of heavy items together
         "fine-batch-steal-f8": dict(steal=True, fetch=8),
         "fine-batch-steal-f32": dict(steal=True, fetch=32),
+        # the same three, profiled: their idle-lane rates (gMatch 2.3)
+        "prof-steal": dict(steal=True, profile=True),
+        "prof-steal-f8": dict(steal=True, fetch=8, profile=True),
+        "prof-steal-f32": dict(steal=True, fetch=32, profile=True),
         "fine-batch-steal-pool100k": dict(steal=True, pool_threshold=100_000),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
     }
@@ -317,10 +321,12 @@ def bench_ablation(args, results: dict) -> None:
         for key, eng in engines.items():
             gpu_run(eng, g, plan)                 # warm (compile)
             r, t, s = gpu_run(eng, g, plan)
-            line[key] = (r, t, s.get("warps"), s.get("pool_depth"), s.get("steals"))
+            line[key] = (r, t, s.get("warps"), s.get("pool_depth"), s.get("steals"),
+                         s.get("idle_rate"))
         table[name] = line
         print(f"# ablation {name}: " + ", ".join(
-            f"{k}={_fmt_t(v[1])}s({v[0]})" for k, v in line.items()), flush=True)
+            f"{k}={_fmt_t(v[1])}s({v[0]})" + ("" if v[5] is None else f"[idle {100 * v[5]:.1f}%]")
+            for k, v in line.items()), flush=True)
     results["ablation"] = {"graph": {"vertices": g.n, "edges": g.num_edges,
                                      "max_degree": g.max_degree}, "table": table}
 

@@ -130,6 +130,9 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
                               **kw)
 
     engines = {p: engine(p) for p in policies}
+    # --host-profile: where the host time of each batch goes, per policy (cProfile)
+    import cProfile
+    profilers = {p: cProfile.Profile() for p in args.host_profile.split(",") if p in engines}
     prof = GpuDeltaEngine(cache="none", profile=True)
     for e in list(engines.values()) + [prof]:
         e.attach(dg)
@@ -152,9 +155,14 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
         view = dg.view(b)
         ref = None
         for p, eng in engines.items():
+            prof_host = profilers.get(p) if record is not None else None
+            if prof_host is not None:
+                prof_host.enable()
             t0 = time.perf_counter()
             r = eng.run(view, plans, False)
             dt = time.perf_counter() - t0
+            if prof_host is not None:
+                prof_host.disable()
             if ref is None:
                 ref = r
             elif not (np.array_equal(r.plus_counts, ref.plus_counts)
@@ -227,6 +235,16 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
               + (f", cpu {np.mean(rec['cpu']['s']) * 1e3:.2f} ms" if rec["cpu"]["s"] else ""),
               file=sys.stderr, flush=True)
     R["totals"] = {p: {k: v for k, v in e.totals.items()} for p, e in engines.items()}
+    for p, prof_host in profilers.items():
+        import io
+        import pstats
+        buf = io.StringIO()
+        pstats.Stats(prof_host, stream=buf).sort_stats("tottime").print_stats(25)
+        path = Path(args.out) / f"host_profile_{name}_{p}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(buf.getvalue())
+        print(f"{name}: host profile of policy {p} (all measured batches) in {path}",
+              file=sys.stderr)
     return ok
 
 
@@ -308,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recompute-batches", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per query")
     ap.add_argument("--static-backend", default="gpu", help="backend of the recount baseline")
+    ap.add_argument("--host-profile", default="",
+                    help="policies whose engine runs are profiled with cProfile, comma-"
+                         "separated; the top functions go to --out/host_profile_*.txt")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)

@@ -103,3 +103,28 @@ def test_trim_follows_restrictions():
     assert not any(s.res for s in depth_specs(plan))
     assert "#define WM_TRIM 0" in render_plan(plan)
     assert "S.sk[" not in render_functions(plan)
+
+
+def _check_body(plan, d: int) -> str:
+    src = render_functions(plan)
+    m = re.search(rf"bool wm_check_d{d}\(.*?\n}}", src, re.S)
+    assert m
+    return m.group(0)
+
+
+def test_degree_bound_skipped_only_when_implied():
+    plan = build_plan(_graph(), get_pattern("4-clique"))
+    specs = depth_specs(plan)
+    # depth 2: two backward edges cannot vouch for degree 3; depth 3: three can
+    assert len(specs[2].bn) == 2 and specs[2].min_out == 3
+    assert "g.indptr[c + 1] - g.indptr[c] < 3" in _check_body(plan, 2)
+    assert "g.indptr[c + 1]" not in _check_body(plan, 3)
+    # directed: an in-edge does not vouch for out-degree
+    q = Query.from_edges([(0, 1), (1, 2), (2, 0), (2, 3), (3, 2)], k=4, directed=True)
+    plan = build_plan(_graph(directed=True), q)
+    for d, s in enumerate(depth_specs(plan)):
+        body = _check_body(plan, d)
+        n_in = sum(1 for _, dr, _ in s.bn if dr == 0)
+        n_out = len(s.bn) - n_in
+        assert ("g.indptr[c + 1]" in body) == (s.min_out > n_out)
+        assert ("g.in_indptr[c + 1]" in body) == (s.min_in > n_in)
