@@ -8,6 +8,8 @@
 #   PYTEST_ARGS, TEST_LIMIT (s)    extra pytest arguments; SKIP_TESTS=1 skips the tests
 #   BENCH_ARGS, BENCH_LIMIT (s)    arguments of bench/gpu.py; SKIP_BENCH=1 skips it
 #   STREAM_ARGS, STREAM_LIMIT (s)  arguments of bench/stream.py; SKIP_STREAM=1 skips it
+# Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
+# files) next to summary.txt; KEEP_FILES=1 leaves the files as they are.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 export WARPMATCH_DATA="${WARPMATCH_DATA:-$PWD/.devdata}"
@@ -27,7 +29,7 @@ rc=0
 summary=()
 if [ -z "$SKIP_TESTS" ]; then
   start=$(date +%s)
-  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs $PYTEST_ARGS 2>&1 \
+  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs --durations=15 $PYTEST_ARGS 2>&1 \
     | tee "$OUT/pytest.log" | tail -30
   r=$?; [ $r -ne 0 ] && rc=$r
   summary+=("tests/gpu: rc=$r in $(( $(date +%s) - start )) s ($(tail -1 "$OUT/pytest.log"))")
@@ -47,5 +49,11 @@ if [ -z "$SKIP_STREAM" ]; then
   tail -15 "$OUT/stream.err"; cat "$OUT/stream.log"
   summary+=("bench/stream.py $STREAM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
-echo; printf '%s\n' "${summary[@]}"
+echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles
+# into one archive (unpack with: tar xzf logs.tgz)
+if [ -z "$KEEP_FILES" ]; then
+  (cd "$OUT" && tar czf /tmp/wm_logs.tgz --exclude=summary.txt . \
+     && find . -mindepth 1 ! -name summary.txt -delete && mv /tmp/wm_logs.tgz logs.tgz)
+fi
 exit $rc

@@ -310,6 +310,11 @@ def bench_ablation(args, results: dict) -> None:
         "prof-steal-f8": dict(steal=True, fetch=8, profile=True),
         "prof-steal-f32": dict(steal=True, fetch=32, profile=True),
         "fine-batch-steal-pool100k": dict(steal=True, pool_threshold=100_000),
+        # a pool of roots (what the 10^8 graph gets: more roots than the threshold):
+        # stealing's worth there, and batching more light roots per fetch
+        "fine-batch-pool100k": dict(steal=False, pool_threshold=100_000),
+        "fine-batch-steal-pool100k-f8": dict(steal=True, pool_threshold=100_000, fetch=8),
+        "fine-batch-steal-pool100k-f32": dict(steal=True, pool_threshold=100_000, fetch=32),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
     }
     engines = {k: GpuEngine(time_limit_s=args.pattern_time, **v) for k, v in variants.items()}
