@@ -47,7 +47,8 @@ from ...errors import BackendUnavailableError, BudgetError, GraphError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress
-from .render import depth_specs, leaf_countable, plan_signature, render_functions, render_plan, trims
+from .render import (depth_specs, leaf_countable, plan_signature, render_functions,
+                     render_plan, trims)
 
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
