@@ -1146,7 +1146,6 @@ class _DeviceState:
             tail[0] = P
             tail[1] = n
             tail[2] = n_store
-            tail[3] = int(policy != "device")   # storage rows are host memory
             return ptrs, slot
 
         plan_buf = _pack_plans(plans)

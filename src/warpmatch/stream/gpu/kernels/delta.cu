@@ -73,7 +73,6 @@ struct WmDelta {
   int n_plan;
   int n;                      // vertices (after the batch)
   int n_store;                // vertices with a storage row
-  int host_store;             // 1: storage rows are read from host memory (zero-copy)
 };
 
 __constant__ WmDelta g;
@@ -206,23 +205,8 @@ __device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
   return L[q];
 }
 
-#ifndef WM_HOST_COST
-#define WM_HOST_COST 8   // a probe of host memory (zero-copy) against one of device memory
-#endif
-
-// Cost of a binary search in a row of `len` entries of `kind`: its probes, each
-// WM_HOST_COST times dearer when the row is read from host memory, since every
-// probe is then a dependent PCIe round trip.
-__device__ __forceinline__ int wm_search_cost(int len, int kind) {
-  const int probes = 32 - __clz(len + 1);
-  return (kind < 2 && g.host_store) ? probes * WM_HOST_COST : probes;
-}
-
 // Is there a data edge a -> b alive at state p with label el (-1 any)? Binary search
-// in the cheaper of out(a) and in(b): the shorter one, unless only the longer one is
-// on the device (cached or overlay), where log(len) probes cost less than the
-// host round trips of the shorter one. (walk.py's estimator, which sees no cache,
-// takes the shorter.)
+// in the shorter of out(a) and in(b) (the same choice as walk.py's estimator).
 __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
   long long oa, ob;
   int la, lb, ka, kb;
@@ -230,8 +214,7 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
   wm_row(b, 1, ob, lb, kb, c);
   long long lo, hi;
   int kind, x;
-  const bool in_a = wm_search_cost(la, ka) <= wm_search_cost(lb, kb);
-  if (in_a) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
+  if (la <= lb) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
   else { lo = ob; hi = ob + lb; kind = kb; x = a; wm_touch(b, kb, c); }
   const int* N = g.nbr[kind];
   unsigned long long probes = 0;
@@ -240,7 +223,7 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
     ++probes;
     if (N[mid] < x) lo = mid + 1; else hi = mid;
   }
-  const long long end = in_a ? oa + la : ob + lb;
+  const long long end = (la <= lb) ? oa + la : ob + lb;
   bool found = false;
   if (kind >= 4) {
     const int* I = g.ins[kind - 4];
