@@ -41,10 +41,9 @@ VARIANTS = [
 
 
 #: patterns whose subtree at the hub is too big for one warp: 4-star has C(20000, 3)
-#: leaf triples there, 4-path and bull ~4e8 partial matches (measured: the coarse model
-#: hit the 120 s limit on 4-star on an H100). Only the variants that spread the hub's
-#: subtree over warps (work stealing) run them; the fine model also counts their last
-#: leaf from its list (render.leaf_countable), which the coarse model cannot
+#: leaf triples there, 4-path and bull of the order of 20000^2 partial matches (on an
+#: H100 a variant without stealing hit the 120 s limit on 4-star). Only the variants
+#: that spread the hub's subtree over warps (work stealing) run them
 HUB_HEAVY = {"4-star", "4-path", "bull"}
 
 
