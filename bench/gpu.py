@@ -294,7 +294,6 @@ def bench_ablation(args, results: dict) -> None:
     from warpmatch.engine.gpu import GpuEngine
     from warpmatch.plan import build_plan
     from warpmatch.query import get_pattern
-    g = power_law_gpu(int(args.ablation_edges), seed=1, name="ablation")
     variants = {   # all share the BFS phase (default pool threshold) unless named
         "coarse": dict(model="coarse"),
         "fine-naive": dict(batch=False, steal=False),
@@ -317,9 +316,18 @@ def bench_ablation(args, results: dict) -> None:
         "fine-batch-steal-pool100k-f32": dict(steal=True, pool_threshold=100_000, fetch=32),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
     }
+    if args.ablation_variants:
+        # e.g. "fine-batch,fine-batch-steal" at 10^8, where the slow variants would
+        # take the whole device budget
+        keep = [v.strip() for v in args.ablation_variants.split(",") if v.strip()]
+        unknown = [v for v in keep if v not in variants]
+        if unknown:
+            raise SystemExit(f"--ablation-variants: unknown {unknown}; known: {list(variants)}")
+        variants = {k: variants[k] for k in keep}
+    g = power_law_gpu(int(args.ablation_edges), seed=1, name="ablation")
     engines = {k: GpuEngine(time_limit_s=args.pattern_time, **v) for k, v in variants.items()}
     table = {}
-    gpu_run(engines["coarse"], g, build_plan(g, get_pattern("triangle")))
+    gpu_run(next(iter(engines.values())), g, build_plan(g, get_pattern("triangle")))
     for name in args.ablation_patterns.split(","):
         plan = build_plan(g, get_pattern(name), mode="embeddings", purpose="count")
         line = {}
@@ -459,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ablation-patterns", default="",
                     help="patterns for the model ablation (gMatch Table 5), comma-separated")
     ap.add_argument("--ablation-edges", type=float, default=1e7)
+    ap.add_argument("--ablation-variants", default="",
+                    help="run only these ablation variants, comma-separated ('' all)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
 
