@@ -185,7 +185,6 @@ def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
     return item_root, item_a, item_b, root_last
 
 
-
 def numba_available() -> tuple[bool, str]:
     """``(True, "")`` if numba imports, else ``(False, reason)``: whether the CPU engines
     (static and delta) can run."""
@@ -194,6 +193,7 @@ def numba_available() -> tuple[bool, str]:
     except ImportError as exc:           # pragma: no cover - numba is a dependency
         return False, f"numba is not importable: {exc}"
     return True, ""
+
 
 class CpuEngine:
     """Parallel numba engine (``name = "cpu"``); see the module docstring.

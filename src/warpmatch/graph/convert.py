@@ -18,12 +18,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError
-from .csr import Graph
+from .csr import INT32_MAX, Graph
 
 __all__ = ["from_networkx", "to_networkx", "from_scipy"]
 
 _INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
-_INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 def _int_labels(values: list[Any], what: str) -> np.ndarray:
@@ -31,7 +30,7 @@ def _int_labels(values: list[Any], what: str) -> np.ndarray:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise GraphError(f"{what} {v!r} is not an integer (labels must be integers "
                              "0..2**31-1)")
-        if not 0 <= int(v) <= _INT32_MAX:
+        if not 0 <= int(v) <= INT32_MAX:
             raise GraphError(f"{what} {int(v)} is outside 0..2**31-1")
     return np.asarray([int(v) for v in values], dtype=np.int32)
 

@@ -66,7 +66,7 @@ import numpy as np
 
 from ..errors import GraphError, InputFormatError
 from . import _tokenize as tk
-from .csr import Graph
+from .csr import INT32_MAX, Graph
 
 __all__ = [
     "TveData", "parse_tve", "read_tve", "read_edgelist", "read_vertex_labels", "read_mtx",
@@ -88,7 +88,6 @@ FORMATS: dict[str, tuple[str, ...]] = {
 _EXT = {ext: fmt for fmt, exts in FORMATS.items() for ext in exts}
 _ALIASES = {"txt": "edgelist", "snap": "edgelist", "el": "edgelist", "edges": "edgelist",
             "graph": "tve", "pq": "parquet", "wmg": "binary", "matrixmarket": "mtx"}
-_INT32_MAX = int(np.iinfo(np.int32).max)
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
@@ -235,7 +234,7 @@ def _compact(x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, int]:
         n = int(np.count_nonzero(present))
         if n == mx + 1:
             return None, x, n
-        remap = np.cumsum(present, dtype=np.int32 if n <= _INT32_MAX else np.int64) - 1
+        remap = np.cumsum(present, dtype=np.int32 if n <= INT32_MAX else np.int64) - 1
         return np.flatnonzero(present).astype(np.int64), remap[x], n
     ids, inv = np.unique(x, return_inverse=True)
     if int(ids[-1]) == ids.size - 1:
@@ -245,7 +244,7 @@ def _compact(x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, int]:
 
 def _check_label_range(values: np.ndarray, what: str,
                        fail: Callable[[int, str], None]) -> np.ndarray:
-    bad = np.flatnonzero(values > _INT32_MAX)
+    bad = np.flatnonzero(values > INT32_MAX)
     if bad.size:
         fail(int(bad[0]), f"{what} {int(values[bad[0]])} is too large (labels are int32)")
     return values.astype(np.int32)
@@ -692,7 +691,7 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
         raise InputFormatError(source, None, "the table has no rows")
 
     def label_range(arr: np.ndarray, rows: np.ndarray, what: str) -> np.ndarray:
-        big = np.flatnonzero(arr > _INT32_MAX)
+        big = np.flatnonzero(arr > INT32_MAX)
         if big.size:
             raise locate(int(rows[big[0]]), f"{what} {int(arr[big[0]])} is too large "
                                             "(labels are int32)")

@@ -32,11 +32,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import GraphError
-from .csr import Graph
+from .csr import INT32_MAX, Graph
 
 __all__ = ["rmat", "barabasi_albert", "erdos_renyi", "random_labels", "with_labels"]
 
-_INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 # ---------------------------------------------------------------------------- RMAT
@@ -212,7 +211,7 @@ def barabasi_albert(n: int, m: int, seed: int = 0, name: str | None = None) -> G
     if m < 1 or n <= m:
         raise GraphError(f"Barabási–Albert needs 1 <= m < n, got n={n}, m={m}")
     total = m * (n - m)
-    dt = np.int32 if n <= _INT32_MAX else np.int64
+    dt = np.int32 if n <= INT32_MAX else np.int64
     src = np.empty(total, dtype=dt)
     dst = np.empty(total, dtype=dt)
     rep = np.empty(2 * total, dtype=dt)
@@ -358,7 +357,7 @@ def with_labels(graph: Graph, vertex_labels: Any = None, edge_labels: Any = None
             raise GraphError(f"vertex_labels has shape {vl.shape}; expected ({graph.n},)")
         if vl.dtype.kind not in "iu":
             raise GraphError("vertex_labels must hold integers")
-        if vl.size and (int(vl.min()) < 0 or int(vl.max()) > _INT32_MAX):
+        if vl.size and (int(vl.min()) < 0 or int(vl.max()) > INT32_MAX):
             raise GraphError("vertex labels must be in 0..2**31-1")
         vl = vl.astype(np.int32)
     if edge_labels is None:
@@ -368,7 +367,7 @@ def with_labels(graph: Graph, vertex_labels: Any = None, edge_labels: Any = None
         raise GraphError(f"edge_labels has shape {el.shape}; expected ({graph.num_edges},), "
                          "one per edge of graph.edges()")
     if el.dtype.kind not in "iu" or (el.size and (int(el.min()) < 0
-                                                  or int(el.max()) > _INT32_MAX)):
+                                                  or int(el.max()) > INT32_MAX)):
         raise GraphError("edge labels must be integers in 0..2**31-1")
     src, dst = graph.edges()
     return Graph.from_edges(src, dst, n=graph.n, vertex_labels=vl, edge_labels=el,

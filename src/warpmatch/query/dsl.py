@@ -59,12 +59,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import QueryError
+from ..graph.csr import INT32_MAX
 from .model import ANY, Query
 
 __all__ = ["parse_query"]
 
 _SEPARATORS = ",;\n"
-_LABEL_MAX = int(np.iinfo(np.int32).max)
 
 
 def _caret_error(text: str, pos: int, message: str) -> QueryError:
@@ -188,8 +188,8 @@ class _Parser:
             raise self.error(f"expected {what} (a non-negative integer), "
                              f"found {self.describe_here()}")
         value = int(self.text[start:self.pos])
-        if value > _LABEL_MAX:   # labels are int32; a larger one would not fit the arrays
-            raise self.error(f"{what} is too large ({value}; labels are at most {_LABEL_MAX})",
+        if value > INT32_MAX:   # labels are int32; a larger one would not fit the arrays
+            raise self.error(f"{what} is too large ({value}; labels are at most {INT32_MAX})",
                              start)
         return value
 

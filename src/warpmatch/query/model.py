@@ -17,10 +17,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import QueryError
+from ..graph.csr import INT32_MAX
 
 ANY = -1
 MAX_QUERY_VERTICES = 64
-_INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 def _int64(values: Any, what: str) -> np.ndarray:
@@ -72,8 +72,8 @@ class Query:
         e = _int64(self.edges, "edge endpoints").reshape(-1, 2)
         el = _int64(self.edge_labels, "edge labels").reshape(-1)
         vl = _int64(self.vertex_labels, "vertex labels").reshape(-1)
-        if max(int(el.max(initial=ANY)), int(vl.max(initial=ANY))) > _INT32_MAX:
-            raise QueryError(f"a query label is too large (labels are at most {_INT32_MAX})")
+        if max(int(el.max(initial=ANY)), int(vl.max(initial=ANY))) > INT32_MAX:
+            raise QueryError(f"a query label is too large (labels are at most {INT32_MAX})")
         if e.size and (e.min() < 0 or e.max() >= k):
             raise QueryError(f"edge endpoint out of range 0..{k - 1}")
         e, el, vl = e.astype(np.int32), el.astype(np.int32), vl.astype(np.int32)

@@ -63,7 +63,7 @@ from numba import njit
 
 from ..errors import InputCleanupWarning, InputFormatError
 from ..graph import _tokenize as tk
-from ..graph.csr import Graph
+from ..graph.csr import INT32_MAX, Graph
 from ..graph.formats import _csv_row_line, _line_text, _read_bytes, _Table
 from .types import DELETE, INSERT, Updates
 
@@ -75,7 +75,6 @@ PathLike = str | os.PathLike
 #: update file formats and the extensions that select them
 UPDATE_FORMATS = {"text": (".txt", ".updates", ".upd", ".tsv", ".el", ".edges"),
                   "parquet": (".parquet", ".pq"), "csv": (".csv",)}
-_INT32_MAX = int(np.iinfo(np.int32).max)
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _STDIN = "<stdin>"
 _PARQUET_MAGIC = b"PAR1"
@@ -918,7 +917,7 @@ def _table_to_updates(table: Any, source: str, locate: Any,
     has_label = "label" in cols
     if has_label:
         lab = ints("label", urows, "edge label")
-        big = np.flatnonzero(lab > _INT32_MAX)
+        big = np.flatnonzero(lab > INT32_MAX)
         if big.size:
             fail(int(urows[big[0]]), f"edge label {int(lab[big[0]])} is too large "
                                      "(labels are int32)")
@@ -932,7 +931,7 @@ def _table_to_updates(table: Any, source: str, locate: Any,
             fail(int(vrows[0]), "a vertex row (empty dst) needs its label in column "
                                 "'vertex_label'")
         vl = ints(vcol, vrows, "vertex label")
-        big = np.flatnonzero(vl > _INT32_MAX)
+        big = np.flatnonzero(vl > INT32_MAX)
         if big.size:
             fail(int(vrows[big[0]]), "vertex label is too large (labels are int32)")
         vlab = vl.astype(np.int32)
@@ -1302,7 +1301,7 @@ def _declarations(ids: Any, labels: Any, fail: Any) -> tuple[np.ndarray, np.ndar
     """Checked int64 ids and int32 labels of vertex declarations (one per vertex, in the
     order given); ``fail(j, message)`` raises for declaration ``j``."""
     vids = _decl_values(ids, "vertex id", _INT64_MAX, "is too large for int64", fail)
-    vlab = _decl_values(labels, "vertex label", _INT32_MAX, "is too large (labels are int32)",
+    vlab = _decl_values(labels, "vertex label", INT32_MAX, "is too large (labels are int32)",
                         fail)
     if vids.size > 1:
         order = np.argsort(vids, kind="stable")
@@ -1385,7 +1384,7 @@ def _from_columns(src: Any, dst: Any, op: Any, label: Any, time: Any, source: st
         if lab.size != s.size:
             raise InputFormatError(source, None, f"label has {lab.size} entries for "
                                                  f"{s.size} updates")
-        big = np.flatnonzero(lab > _INT32_MAX)
+        big = np.flatnonzero(lab > INT32_MAX)
         if big.size:
             fail(int(big[0]), f"edge label {int(lab[big[0]])} is too large (labels are int32)")
         lab = lab.astype(np.int32)
