@@ -570,12 +570,11 @@ def _check_generate_target(out: str, labels: int | None) -> str:
     return fmt
 
 
-def _finish_generated(g: Any, out: str, labels: int | None, zipf: bool, seed: int,
+def _finish_generated(g: Any, out: str, fmt: str, labels: int | None, zipf: bool, seed: int,
                       t0: float) -> None:
     import dataclasses
 
     from .graph import random_labels
-    fmt = _check_generate_target(out, labels)
     if labels:
         vl = random_labels(g.n, labels, "zipf" if zipf else "uniform", seed)
         g = dataclasses.replace(g, vertex_labels=vl)
@@ -606,12 +605,12 @@ def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int
       warpmatch generate rmat small.txt --scale 10
     """
     from .graph import rmat
-    _check_generate_target(out, labels)
+    fmt = _check_generate_target(out, labels)
     t0 = time.perf_counter()
     with warnings.catch_warnings():   # RMAT draws duplicates by design; not worth a warning
         warnings.simplefilter("ignore")
         g = rmat(scale, edge_factor, seed=seed)
-    _finish_generated(g, out, labels, zipf, seed, t0)
+    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
 
 
 @generate.command("ba", context_settings=CONTEXT_SETTINGS)
@@ -634,10 +633,10 @@ def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None, zipf: b
       warpmatch generate ba ba.graph --n 20000 --m 5 --labels 16 --zipf
     """
     from .graph import barabasi_albert
-    _check_generate_target(out, labels)
+    fmt = _check_generate_target(out, labels)
     t0 = time.perf_counter()
     g = barabasi_albert(n, m, seed=seed)
-    _finish_generated(g, out, labels, zipf, seed, t0)
+    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
 
 
 # ------------------------------------------------------------------ patterns
