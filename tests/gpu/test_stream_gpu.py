@@ -142,13 +142,18 @@ def test_pageable_storage_is_registered(graphs):
     assert eng.stats["host_bytes"] > 0 and eng.stats["rows_cache"] == 0
 
 
-def test_counters_and_profile_match_the_exact_traversal(graphs):
-    g = graphs["ba"]
-    rng = np.random.default_rng(3)
-    s, d, o, _ = _batch(g, rng, 64)
+def _square_batch(g: Graph, seed: int):
+    """64 random updates on ``g`` (pinned storage), the 4-cycle's delta plans, and the
+    exact traversal of that batch (row reads per vertex, raw matches per update)."""
+    s, d, o, _ = _batch(g, np.random.default_rng(seed), 64)
     view = view_from_graph(g, s, d, o, allocator=pinned_allocator())
     plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
     true, per = exact_access(view, plans)
+    return view, plans, true, per
+
+
+def test_counters_and_profile_match_the_exact_traversal(graphs):
+    view, plans, true, per = _square_batch(graphs["ba"], 3)
     stats = {}
     for policy in POLICIES:
         # a full sample: this checks the cache machinery, not the default sampling rates
@@ -173,12 +178,7 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
 def test_gpu_sample_estimates_row_reads(graphs):
     """The sampling kernel at rate 1 reads exactly what the counting kernel reads; at lower
     rates its Horvitz-Thompson estimate is unbiased (mean over seeds near the truth)."""
-    g = graphs["ba"]
-    rng = np.random.default_rng(4)
-    s, d, o, _ = _batch(g, rng, 64)
-    view = view_from_graph(g, s, d, o, allocator=pinned_allocator())
-    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
-    true, _ = exact_access(view, plans)
+    view, plans, true, _ = _square_batch(graphs["ba"], 4)
     eng = _engine(cache="random-walk", sample_rate=1.0, continue_rate=1.0, estimate_decay=0.0)
     eng.run(view, plans, False)
     est = eng._dev.est.get()[: true.size]
