@@ -119,16 +119,14 @@ def _check(d: int, s: DepthSpec, directed: bool) -> str:
         out.append(f"  if (gen != {CAND_GEN} && !wm_in_sorted(g.cand_ids, g.cand_ptr[{d}], "
                    f"g.cand_ptr[{d + 1}], c)) return false;")
     for t, (pos, dr, el) in enumerate(s.bn):
-        src, dst = (f"m{pos}", "c") if dr == 0 else ("c", f"m{pos}")
         lab_arr = "g.elab" if dr == 0 else "g.in_elab"
         if el != -1:
             out.append(f"  if (gen == {t}) {{ if ({lab_arr}[gpos] != {el}) return false; }}")
-            out.append(f"  else if (!wm_edge({src}, {dst}, {el})) return false;")
+            out.append(f"  else if (!wm_bedge(m{pos}, c, {dr}, {el})) return false;")
         else:
-            out.append(f"  if (gen != {t} && !wm_edge({src}, {dst}, -1)) return false;")
+            out.append(f"  if (gen != {t} && !wm_bedge(m{pos}, c, {dr}, -1)) return false;")
     for pos, dr in s.na:
-        src, dst = (f"m{pos}", "c") if dr == 0 else ("c", f"m{pos}")
-        out.append(f"  if (wm_edge({src}, {dst}, -1)) return false;")
+        out.append(f"  if (wm_bedge(m{pos}, c, {dr}, -1)) return false;")
     out.append("  return true;")
     out.append("}")
     return "\n".join(out)

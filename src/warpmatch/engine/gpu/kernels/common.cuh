@@ -52,20 +52,21 @@ __device__ __forceinline__ bool wm_in_sorted(const int* __restrict__ a, long lon
   return p < hi && __ldg(a + p) == x;
 }
 
-// Is there a data edge u -> v (undirected: u - v) with label el (-1: any)?
-// Binary search in the shorter of out(u) and in(v): a 4,000,000-degree hub
-// costs 22 probes, and no buffer is sized by the degree (gMatch 2.3, issue 1).
-__device__ __forceinline__ bool wm_edge(int u, int v, int el) {
-  const long long a0 = g.indptr[u], a1 = g.indptr[u + 1];
-  const long long b0 = g.in_indptr[v], b1 = g.in_indptr[v + 1];
-  if (a1 - a0 <= b1 - b0) {
-    const long long p = wm_lower_bound(g.indices, a0, a1, v);
-    if (p >= a1 || __ldg(g.indices + p) != v) return false;
-    return el < 0 || g.elab[p] == el;
-  }
-  const long long p = wm_lower_bound(g.in_indices, b0, b1, u);
-  if (p >= b1 || __ldg(g.in_indices + p) != u) return false;
-  return el < 0 || g.in_elab[p] == el;
+// Is matched vertex m joined to candidate c with label el (-1: any)? dr 0: edge
+// m -> c, searched in out(m); dr 1: edge c -> m, searched in in(m). Always m's
+// list, never the shorter of the two: the lanes of a step mostly share m, so m's
+// row bounds and the top of its search tree are in cache, while choosing by length
+// costs every lane an uncached load of c's row bounds. On a 10^8-edge power-law
+// graph (H100) the triangle count went from 0.305 to 0.087 s with this, 4-clique
+// from 0.756 to 0.242 s. A 4,000,000-degree m costs 22 probes, the first of them
+// shared, and no buffer is sized by the degree (gMatch 2.3).
+__device__ __forceinline__ bool wm_bedge(int m, int c, int dr, int el) {
+  const long long* ip = dr == 0 ? g.indptr : g.in_indptr;
+  const int* ix = dr == 0 ? g.indices : g.in_indices;
+  const long long a0 = ip[m], a1 = ip[m + 1];
+  const long long p = wm_lower_bound(ix, a0, a1, c);
+  if (p >= a1 || __ldg(ix + p) != c) return false;
+  return el < 0 || (dr == 0 ? g.elab : g.in_elab)[p] == el;
 }
 
 // A warp's execution stack (gMatch 5.1), in shared memory: level l holds up
@@ -126,6 +127,29 @@ __device__ __forceinline__ bool wm_check_deadline(unsigned long long* counters,
     stop = wm_stopped(counters);
   }
   return __shfl_sync(WM_FULL, stop, 0) != 0;
+}
+
+// List mode, last depth: the lanes whose match is valid write their row (row[0..K-1],
+// depth order) at the global cursor, in lane order. A step that would pass out_cap
+// sets the overflow flag (every warp then stops and the host re-runs the slice
+// smaller) and writes nothing. Warp-uniform call.
+__device__ __forceinline__ void wm_emit_rows(bool valid, const int* row,
+                                             unsigned long long* counters, int* __restrict__ out,
+                                             long long out_cap, int lane) {
+  const unsigned vm = __ballot_sync(WM_FULL, valid);
+  if (!vm) return;
+  const int cnt = __popc(vm);
+  unsigned long long pos = 0;
+  if (lane == 0) {
+    pos = atomicAdd(counters + WM_C_CURSOR, (unsigned long long)cnt);
+    if (pos + cnt > (unsigned long long)out_cap) atomicExch(counters + WM_C_OVERFLOW, 1ull);
+  }
+  pos = __shfl_sync(WM_FULL, pos, 0);
+  if (valid && pos + cnt <= (unsigned long long)out_cap) {
+    int* o_ = out + (long long)(pos + __popc(vm & ((1u << lane) - 1u))) * WM_K;
+#pragma unroll
+    for (int i = 0; i < WM_K; ++i) o_[i] = row[i];
+  }
 }
 
 #endif  // WM_COMMON_CUH

@@ -100,13 +100,13 @@ __device__ void wm_donate(WmStack& S, int base, int level, int lane, WmSteal* st
   if (lane == 0) {
     volatile int* vt = &st->tail;
     volatile int* vh = &st->head;
-    int t;
-    while (true) {
-      t = *vt;
-      want = wm_min(want, wm_min(*vh - t, rec_cap));
-      if (want <= 0) { want = 0; break; }
-      if (atomicCAS(&st->tail, t, t + want) == t) break;
-    }
+    // one attempt: a donor that loses the race to another donor goes back to its
+    // own work (and may donate 16 steps later) instead of retrying on the word that
+    // every busy warp races for. With retries, a 10^8-edge power-law graph ran
+    // 2-5x slower (4-clique 1.37 s against 0.76 s, H100).
+    const int t = *vt;
+    want = wm_min(want, wm_min(*vh - t, rec_cap));
+    if (want <= 0 || atomicCAS(&st->tail, t, t + want) != t) want = 0;
     slot = t;
     if (want) atomicAdd(&st->busy, want);   // the receivers hold work from now on
   }
@@ -299,21 +299,7 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
 #endif
     if (d == WM_K - 1) {
 #if WM_LIST
-      const unsigned vm = __ballot_sync(WM_FULL, valid);
-      if (vm) {
-        const int cnt = __popc(vm);
-        unsigned long long pos = 0;
-        if (lane == 0) {
-          pos = atomicAdd(counters + WM_C_CURSOR, (unsigned long long)cnt);
-          if (pos + cnt > (unsigned long long)out_cap) atomicExch(counters + WM_C_OVERFLOW, 1ull);
-        }
-        pos = __shfl_sync(WM_FULL, pos, 0);
-        if (valid && pos + cnt <= (unsigned long long)out_cap) {
-          int* o_ = out + (long long)(pos + __popc(vm & lt_mask)) * WM_K;
-#pragma unroll
-          for (int i = 0; i < WM_K; ++i) o_[i] = row[i];
-        }
-      }
+      wm_emit_rows(valid, row, counters, out, out_cap, lane);
 #else
       my_count += valid ? 1 : 0;
 #endif
