@@ -131,6 +131,15 @@ struct WmCnt {
 #endif
 };
 
+__device__ __forceinline__ void wm_cnt_reset(WmCnt& c, int on) {
+#pragma unroll
+  for (int q = 0; q < 3; ++q) { c.el[q] = 0; c.row[q] = 0; }
+  c.on = on;
+#if WM_SAMPLE
+  c.w = 0.f;
+#endif
+}
+
 #if WM_K > 2
 #define WM_LEVELS (WM_K - 1)
 #else
@@ -366,12 +375,7 @@ extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
   for (long long t = t_begin + blockIdx.x * (long long)blockDim.x + threadIdx.x; t < t_end;
        t += (long long)gridDim.x * blockDim.x) {
     WmCnt c;
-#pragma unroll
-    for (int q = 0; q < 3; ++q) { c.el[q] = 0; c.row[q] = 0; }
-    c.on = 0;
-#if WM_SAMPLE
-    c.w = 0.f;
-#endif
+    wm_cnt_reset(c, 0);
     int m[WM_K];
 #pragma unroll
     for (int q = 0; q < WM_K; ++q) m[q] = 0;
@@ -397,11 +401,8 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
   WmStack& S = stacks[threadIdx.x >> 5];
   const unsigned lt_mask = (1u << lane) - 1u;
   WmCnt cnt;
-#pragma unroll
-  for (int q = 0; q < 3; ++q) { cnt.el[q] = 0; cnt.row[q] = 0; }
-  cnt.on = 1;
+  wm_cnt_reset(cnt, 1);
 #if WM_SAMPLE
-  cnt.w = 0.f;
   long long cur_s = 0;   // the current sub-task (warp-uniform): the coins' key
 #endif
   (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
