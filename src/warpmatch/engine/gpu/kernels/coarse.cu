@@ -58,20 +58,11 @@ wm_coarse(const int* __restrict__ pool, long long pool_n, int d0,
         const unsigned vm = __ballot_sync(WM_FULL, valid);
         if (level == WM_K - 1) {
 #if WM_LIST
-          if (vm) {
-            const int cn = __popc(vm);
-            unsigned long long pos = 0;
-            if (lane == 0) {
-              pos = atomicAdd(counters + WM_C_CURSOR, (unsigned long long)cn);
-              if (pos + cn > (unsigned long long)out_cap) atomicExch(counters + WM_C_OVERFLOW, 1ull);
-            }
-            pos = __shfl_sync(WM_FULL, pos, 0);
-            if (valid && pos + cn <= (unsigned long long)out_cap) {
-              int* o_ = out + (long long)(pos + __popc(vm & lt_mask)) * WM_K;
-              for (int i = 0; i < WM_K - 1; ++i) o_[i] = M[i];
-              o_[WM_K - 1] = c;
-            }
-          }
+          int row[WM_K];
+#pragma unroll
+          for (int i = 0; i < WM_K - 1; ++i) row[i] = M[i];
+          row[WM_K - 1] = c;
+          wm_emit_rows(valid, row, counters, out, out_cap, lane);
 #else
           my_count += valid ? 1 : 0;
 #endif
