@@ -31,12 +31,13 @@ from warpmatch.engine.gpu.engine import device_graph_bytes  # noqa: E402
 
 SETTINGS = settings(max_examples=10, deadline=None, derandomize=True, database=None)
 
-#: the engine variants that must agree: (model, batch, steal, pool_threshold)
+#: the engine variants that must agree: (model, batch, steal, pool_threshold, fetch)
 VARIANTS = [
-    ("fine", True, True, 100_000),   # BFS phase reaches deep levels on small graphs
-    ("fine", True, True, 1),         # DFS from the roots, stealing busy
-    ("fine", False, False, 1),       # gMatch "fine (naive)"
-    ("coarse", True, False, 1),      # STMatch/T-DFS style
+    ("fine", True, True, 100_000, None),   # BFS phase reaches deep levels on small graphs
+    ("fine", True, True, 1, None),         # DFS from the roots, stealing busy
+    ("fine", True, True, 1, 32),           # 32 roots per fetch: a full first level
+    ("fine", False, False, 1, None),       # gMatch "fine (naive)"
+    ("coarse", True, False, 1, None),      # STMatch/T-DFS style
 ]
 
 
@@ -47,9 +48,11 @@ VARIANTS = [
 HUB_HEAVY = {"4-star", "4-path", "bull"}
 
 
-def _engine(model: str, batch: bool, steal: bool, threshold: int, **kw) -> GpuEngine:
+def _engine(model: str, batch: bool, steal: bool, threshold: int, fetch: int | None = None,
+            **kw) -> GpuEngine:
     kw.setdefault("time_limit_s", 120.0)   # a hang becomes a failure
-    eng = GpuEngine(model=model, batch=batch, steal=steal, pool_threshold=threshold, **kw)
+    eng = GpuEngine(model=model, batch=batch, steal=steal, pool_threshold=threshold,
+                    fetch=fetch, **kw)
     ok, why = eng.available()
     if not ok:
         pytest.skip(why)
