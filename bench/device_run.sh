@@ -6,6 +6,8 @@
 # Environment knobs (each stage also has a wall-clock limit, so one slow stage cannot eat the
 # others' time and the logs under $OUT always come back):
 #   PYTEST_ARGS, TEST_LIMIT (s)    extra pytest arguments; SKIP_TESTS=1 skips the tests
+#   PYTEST_WORKERS=N               run tests/gpu in N processes (pytest-xdist and execnet
+#                                  wheels in .whl/; ignored without them)
 #   BENCH_ARGS, BENCH_LIMIT (s)    arguments of bench/gpu.py; SKIP_BENCH=1 skips it
 #   STREAM_ARGS, STREAM_LIMIT (s)  arguments of bench/stream.py; SKIP_STREAM=1 skips it
 # Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
@@ -29,10 +31,14 @@ rc=0
 summary=()
 if [ -z "$SKIP_TESTS" ]; then
   start=$(date +%s)
-  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs --durations=15 $PYTEST_ARGS 2>&1 \
+  workers=""
+  if [ -n "$PYTEST_WORKERS" ] && python3 -c "import xdist" 2>/dev/null; then
+    workers="-n $PYTEST_WORKERS"
+  fi
+  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs --durations=15 $workers $PYTEST_ARGS 2>&1 \
     | tee "$OUT/pytest.log" | tail -30
   r=$?; [ $r -ne 0 ] && rc=$r
-  summary+=("tests/gpu: rc=$r in $(( $(date +%s) - start )) s ($(tail -1 "$OUT/pytest.log"))")
+  summary+=("tests/gpu ${workers}: rc=$r in $(( $(date +%s) - start )) s ($(tail -1 "$OUT/pytest.log"))")
 fi
 if [ -z "$SKIP_BENCH" ]; then
   start=$(date +%s)
