@@ -460,13 +460,13 @@ def bench_labeled(args, rows: list, results: dict) -> None:
                                                      "cpu_done": 0, "cpu_t": [],
                                                      "coarse_t": []})
             sm["queries"] += 1
-            if r_f is not None:
+            if isinstance(r_f, int):   # not None (time limit) nor an error's name
                 sm["gpu_done"] += 1
                 sm["gpu_t"].append(t_f)
             if r_cpu is not None:
                 sm["cpu_done"] += 1
                 sm["cpu_t"].append(t_cpu)
-            if r_c is not None and isinstance(t_c, float):
+            if isinstance(r_c, int) and isinstance(t_c, float):
                 sm["coarse_t"].append(t_c)
         if cpu is not None:
             cpu.close()
