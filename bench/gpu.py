@@ -331,12 +331,15 @@ def bench_ablation(args, results: dict) -> None:
         "fine-batch": dict(steal=False),
         "fine-batch-steal": dict(steal=True),
         "fine-batch-f1": dict(steal=False, fetch=1),
-        # pool items a warp fetches at once (default: up to 32 with stealing): more items, fuller
-        # last steps for short lists (idle lanes), at the risk of heavy items together
+        # pool items a warp fetches at once (default with stealing: up to 32; up to 4
+        # before): more items, fuller last steps for short lists (idle lanes), at the
+        # risk of heavy items together
+        "fine-batch-steal-f4": dict(steal=True, fetch=4),
         "fine-batch-steal-f8": dict(steal=True, fetch=8),
         "fine-batch-steal-f32": dict(steal=True, fetch=32),
-        # the same three, profiled: their idle-lane rates (gMatch 2.3)
+        # the same, profiled: their idle-lane rates (gMatch 2.3)
         "prof-steal": dict(steal=True, profile=True),
+        "prof-steal-f4": dict(steal=True, fetch=4, profile=True),
         "prof-steal-f8": dict(steal=True, fetch=8, profile=True),
         "prof-steal-f32": dict(steal=True, fetch=32, profile=True),
         "fine-batch-steal-pool100k": dict(steal=True, pool_threshold=100_000),
