@@ -15,8 +15,7 @@ from warpmatch.query.model import Query
 from warpmatch.stream.delta import compile_delta_plans
 from warpmatch.stream.gpu._testing import apply_to_graph, view_from_graph
 from warpmatch.stream.gpu.cache import pack_rows, row_bytes, select_rows
-from warpmatch.stream.gpu.walk import (default_walks, degree_scores, estimate_access,
-                                       exact_access)
+from warpmatch.stream.gpu.walk import default_walks, estimate_access, exact_access
 
 
 def _batch(graph: Graph, rng: np.random.Generator, size: int, ins_frac: float = 0.5):
@@ -209,11 +208,6 @@ def test_pack_rows_is_dcsr_of_the_storage(ba):
     empty = pack_rows(np.zeros(0, np.int64), ba.indptr[:-1], np.diff(ba.indptr), ba.indices,
                       np.zeros(0, np.int32))
     assert empty.rows == 0 and empty.colidx.size == 0 and empty.labels.size == 0
-
-
-def test_degree_scores(ba):
-    view = view_from_graph(ba, [0], [1], [1])
-    assert np.array_equal(degree_scores(view), np.diff(ba.indptr).astype(float))
 
 
 def test_parallel_copy_small_and_large():

@@ -52,8 +52,8 @@ from numba import njit, prange
 from .._cpu_delta import _pick_gen, _row, _search   # the CPU delta engine's row access
 from ..types import BatchView, DeltaPlans
 
-__all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "degree_scores",
-           "default_walks", "max_row", "max_row_overlay", "Workspace"]
+__all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "default_walks",
+           "max_row", "max_row_overlay", "Workspace"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -668,24 +668,3 @@ def exact_access(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.nda
         np.add.at(out[:, 1], task_upd[~plus], counts[~plus])
     return acc, out
 
-
-def degree_scores(view: BatchView) -> np.ndarray:
-    """The degree-based policy's scores (GCSM §VI-A "Naive"): out + in degree per vertex.
-
-    Parameters
-    ----------
-    view : BatchView
-
-    Returns
-    -------
-    numpy.ndarray
-        float64[n].
-    """
-    n = view.n
-    s = np.zeros(n, dtype=np.float64)
-    m = min(n, view.b_deg.shape[0])
-    s[:m] += view.b_deg[:m]
-    if view.directed:
-        m = min(n, view.bi_deg.shape[0])
-        s[:m] += view.bi_deg[:m]
-    return s
