@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .csr import INT64_MAX
+
 OK = 0
 NOT_INTEGER = 1
 NEGATIVE = 2
@@ -38,7 +40,6 @@ TOO_FEW = 4
 TOO_MANY = 5
 BAD_TAG = 6
 
-_INT64_MAX = np.iinfo(np.int64).max
 
 
 @njit(cache=True, nogil=True)
@@ -127,8 +128,8 @@ def token_end(buf, i):  # pragma: no cover - compiled
     return i
 
 
-_CUT = _INT64_MAX // 10     # val * 10 + d overflows iff val > _CUT or (== _CUT and d > _LIM)
-_LIM = _INT64_MAX % 10
+_CUT = INT64_MAX // 10     # val * 10 + d overflows iff val > _CUT or (== _CUT and d > _LIM)
+_LIM = INT64_MAX % 10
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError
-from .csr import INT32_MAX, Graph
+from .csr import INT32_MAX, INT64_MAX, Graph
 
 __all__ = ["from_networkx", "to_networkx", "from_scipy"]
 
-_INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+_INT64_MIN = int(np.iinfo(np.int64).min)
 
 
 def _int_labels(values: list[Any], what: str) -> np.ndarray:
@@ -73,7 +73,7 @@ def from_networkx(cls: type[Graph], G: Any, label: str = "label", edge_label: st
     nodes = list(G.nodes())
     n = len(nodes)
     int_ids = all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                  and _INT64_MIN <= int(v) <= _INT64_MAX for v in nodes)
+                  and _INT64_MIN <= int(v) <= INT64_MAX for v in nodes)
     if int_ids and n:
         ext = np.asarray([int(v) for v in nodes], dtype=np.int64)
         order = np.argsort(ext, kind="stable")

@@ -31,6 +31,7 @@ from ..errors import GraphError, InputCleanupWarning
 from ._build import build_csr, transpose_csr
 
 INT32_MAX = np.iinfo(np.int32).max
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ import numpy as np
 
 from ..errors import GraphError, InputFormatError
 from . import _tokenize as tk
-from .csr import INT32_MAX, Graph
+from .csr import INT32_MAX, INT64_MAX, Graph
 
 __all__ = [
     "TveData", "parse_tve", "read_tve", "read_edgelist", "read_vertex_labels", "read_mtx",
@@ -88,7 +88,6 @@ FORMATS: dict[str, tuple[str, ...]] = {
 _EXT = {ext: fmt for fmt, exts in FORMATS.items() for ext in exts}
 _ALIASES = {"txt": "edgelist", "snap": "edgelist", "el": "edgelist", "edges": "edgelist",
             "graph": "tve", "pq": "parquet", "wmg": "binary", "matrixmarket": "mtx"}
-_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 # ============================================================== low-level helpers
@@ -190,7 +189,7 @@ class _Table:
         elif status == tk.NEGATIVE:
             msg = f"{what} is negative (ids and labels must be >= 0)"
         elif status == tk.OVERFLOW:
-            msg = f"{what} is too large (over {_INT64_MAX}, the int64 maximum)"
+            msg = f"{what} is too large (over {INT64_MAX}, the int64 maximum)"
         elif status == tk.TOO_FEW:
             exp = " ".join(self.names[:self.min_cols])
             msg = (f"expected at least {self.min_cols} values ({exp}), found {col}"
@@ -668,7 +667,7 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
         else:
             arr = np.asarray(col.to_numpy(zero_copy_only=False))
             if arr.dtype == np.uint64:
-                big = np.flatnonzero(arr > np.uint64(_INT64_MAX))
+                big = np.flatnonzero(arr > np.uint64(INT64_MAX))
                 if big.size:
                     raise locate(int(big[0]), f"column {name_!r}: {int(arr[big[0]])} is too "
                                               "large for int64")
@@ -880,7 +879,7 @@ def _csv_locate_problem(path: str, delimiter: str, header: bool,
                 if not _is_int(tok):
                     return InputFormatError(path, reader.line_num,
                                             f"field {j + 1}: {tok!r} is not an integer", text)
-                if abs(int(tok)) > _INT64_MAX:
+                if abs(int(tok)) > INT64_MAX:
                     return InputFormatError(path, reader.line_num,
                                             f"field {j + 1}: {tok} is too large for int64", text)
     finally:
