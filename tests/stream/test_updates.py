@@ -362,6 +362,8 @@ def _parquet(path: Path, **cols) -> Path:
     ({"src": [3], "dst": pa.array([None], pa.int64()), "op": [None]}, 1, "a vertex row"),
     ({"src": [3, 3], "dst": pa.array([None, None], pa.int64()), "op": [None, None],
       "vertex_label": [1, 1]}, 2, "vertex 3 is declared twice"),
+    ({"src": [3, 1], "dst": pa.array([None, 2], pa.int64()), "op": [None, 1],
+      "vertex_label": [4, 5]}, 2, "an update row (non-empty dst) has a vertex_label"),
 ])
 def test_parquet_malformed(tmp_path: Path, cols: dict, row: int | None, fragment: str) -> None:
     """Parquet has no lines: errors give the row number counted from 1 as the 'line'."""
@@ -539,6 +541,9 @@ def test_as_updates_declarations_hold_for_the_whole_batch() -> None:
      "update 0: vertex label -4 is negative"),
     ({"src": [3, 1], "dst": [None, 2], "op": [None, 1], "vertex_label": [4]},
      "columns need one length; got src 2, dst 2, op 2, vertex_label 1"),
+    # vertex_id forgotten: the labels would otherwise vanish
+    ({"src": [1, 2], "dst": [2, 3], "op": [1, 1], "vertex_label": [5, 6]},
+     "update 0: an update row (non-empty dst) has a vertex_label"),
     ({"src": [3, 3], "dst": [None, None], "op": [None, None], "vertex_label": [1, 2]},
      "update 1: vertex 3 is declared twice"),
     ({"src": [3, 1], "dst": [None, 2], "op": [None, 1]},

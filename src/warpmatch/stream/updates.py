@@ -63,8 +63,8 @@ from numba import njit
 
 from ..errors import InputCleanupWarning, InputFormatError
 from ..graph import _tokenize as tk
-from ..graph.csr import INT32_MAX, Graph
-from ..graph.formats import _csv_row_line, _line_text, _read_bytes, _Table
+from ..graph.csr import INT32_MAX, INT64_MAX, Graph
+from ..graph.formats import _check_label_range, _csv_row_line, _line_text, _read_bytes, _Table
 from .types import DELETE, INSERT, Updates
 
 __all__ = ["read_updates", "iter_update_batches", "split_batches", "as_updates", "write_updates",
@@ -75,7 +75,6 @@ PathLike = str | os.PathLike
 #: update file formats and the extensions that select them
 UPDATE_FORMATS = {"text": (".txt", ".updates", ".upd", ".tsv", ".el", ".edges"),
                   "parquet": (".parquet", ".pq"), "csv": (".csv",)}
-_INT64_MAX = int(np.iinfo(np.int64).max)
 _STDIN = "<stdin>"
 _PARQUET_MAGIC = b"PAR1"
 
@@ -149,7 +148,7 @@ def _parse_number(buf, s, e):  # pragma: no cover - compiled
     overflow = False
     while i < e and 48 <= buf[i] <= 57:
         d = np.int64(buf[i] - 48)
-        if mant > (tk._INT64_MAX - d) // 10:
+        if mant > (INT64_MAX - d) // 10:
             overflow = True
             exp10 += 1
         else:
@@ -161,7 +160,7 @@ def _parse_number(buf, s, e):  # pragma: no cover - compiled
         i += 1
         while i < e and 48 <= buf[i] <= 57:
             d = np.int64(buf[i] - 48)
-            if mant <= (tk._INT64_MAX - d) // 10:
+            if mant <= (INT64_MAX - d) // 10:
                 mant = mant * 10 + d
                 exp10 -= 1
             digits += 1
@@ -240,7 +239,7 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
                 if col == 0:
                     src[row] = val
                 else:
-                    if val > 2147483647:
+                    if val > INT32_MAX:
                         return row, _BIG_LABEL, line, line_start, -1
                     lab[row] = val
                 col += 1
@@ -278,7 +277,7 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
                 st, val, i = tk.parse_uint(buf, i)
                 if st != _OK:
                     return row, st, line, line_start, col
-                if val > 2147483647:
+                if val > INT32_MAX:
                     return row, _BIG_LABEL, line, line_start, col
                 lab[row] = val
             else:
@@ -381,7 +380,7 @@ class _TextParser:
         elif status == _NEG:
             msg = f"{what} is negative (ids and labels must be >= 0)"
         elif status == _OVERFLOW:
-            msg = f"{what} is too large (over {_INT64_MAX}, the int64 maximum)"
+            msg = f"{what} is too large (over {INT64_MAX}, the int64 maximum)"
         elif status == _TOO_FEW:
             msg = (f"expected at least {self.layout.min_cols} fields ({lay}), found {col}")
             if start >= 0 and not bytes(buf[start:]).rstrip(b" \t\r").count(b"\n"):
@@ -441,10 +440,8 @@ class _TextParser:
         # vertex declarations: no id twice (in this chunk or an earlier one)
         vids = src[vr]
         if vr.size:
-            order = np.argsort(vids, kind="stable")
-            dup = np.flatnonzero(vids[order][1:] == vids[order][:-1])
-            if dup.size:
-                r = int(order[dup[0] + 1])
+            r = _first_repeat(vids)
+            if r is not None:
                 fail_row(int(vr[r]), f"vertex {int(vids[r])} is declared twice")
             again = np.flatnonzero(np.isin(vids, self.declared))
             if again.size:
@@ -886,7 +883,7 @@ def _table_to_updates(table: Any, source: str, locate: Any,
             fail(int(sel[np.flatnonzero(~valid[sel])[0]]), f"column {name!r} is empty (null)")
         vals = arr[sel]
         if vals.dtype == np.uint64:
-            big = np.flatnonzero(vals > np.uint64(_INT64_MAX))
+            big = np.flatnonzero(vals > np.uint64(INT64_MAX))
             if big.size:
                 fail(int(sel[big[0]]), f"{what} {int(vals[big[0]])} is too large for int64")
         vals = vals.astype(np.int64)
@@ -916,12 +913,17 @@ def _table_to_updates(table: Any, source: str, locate: Any,
     label = None
     has_label = "label" in cols
     if has_label:
-        lab = ints("label", urows, "edge label")
-        big = np.flatnonzero(lab > INT32_MAX)
-        if big.size:
-            fail(int(urows[big[0]]), f"edge label {int(lab[big[0]])} is too large "
-                                     "(labels are int32)")
-        label = lab.astype(np.int32)
+        label = _check_label_range(ints("label", urows, "edge label"), "edge label",
+                                   lambda i, m: fail(int(urows[i]), m))
+    if "vertex_label" in cols and urows.size:
+        # a vertex label on an update row would be dropped without a word (a mapping
+        # or table that forgot the vertex rows' empty dst, or vertex_id)
+        given = np.asarray(pc.is_valid(column("vertex_label")))[urows]
+        if given.any():
+            fail(int(urows[np.flatnonzero(given)[0]]),
+                 "an update row (non-empty dst) has a vertex_label; a vertex is declared "
+                 "by a row with an empty dst (or, in a mapping, by vertex_id with "
+                 "vertex_label)")
     vids = np.empty(0, np.int64)
     vlab = np.empty(0, np.int32)
     if vrows.size:
@@ -930,15 +932,10 @@ def _table_to_updates(table: Any, source: str, locate: Any,
         if vcol not in cols:
             fail(int(vrows[0]), "a vertex row (empty dst) needs its label in column "
                                 "'vertex_label'")
-        vl = ints(vcol, vrows, "vertex label")
-        big = np.flatnonzero(vl > INT32_MAX)
-        if big.size:
-            fail(int(vrows[big[0]]), "vertex label is too large (labels are int32)")
-        vlab = vl.astype(np.int32)
-        order = np.argsort(vids, kind="stable")
-        dup = np.flatnonzero(vids[order][1:] == vids[order][:-1])
-        if dup.size:
-            r = int(order[dup[0] + 1])
+        vlab = _check_label_range(ints(vcol, vrows, "vertex label"), "vertex label",
+                                  lambda i, m: fail(int(vrows[i]), m))
+        r = _first_repeat(vids)
+        if r is not None:
             fail(int(vrows[r]), f"vertex {int(vids[r])} is declared twice")
     time = None
     if "time" in cols:
@@ -1241,7 +1238,8 @@ def _from_mapping(obj: Any, source: str, fail: Any) -> Updates:
                                              "vertex_id and vertex_label (one entry per "
                                              "vertex); vertex_label is missing")
     dst = obj["dst"]
-    if not (isinstance(dst, np.ndarray) and dst.dtype.kind != "O") and np.ndim(dst) == 1:
+    # only a sequence that is not all integers can hold a None (the scan is in Python)
+    if np.ndim(dst) == 1 and np.asarray(dst).dtype.kind == "O":
         none = next((i for i, x in enumerate(dst) if x is None), None)
         if none is not None:
             fail(none, "target id is None; a row with an empty dst declares vertex src only "
@@ -1297,46 +1295,25 @@ def _mapping_as_table(obj: Any, keys: set, source: str) -> Updates:
     return _table_to_updates(table, source, _row_locate(source))
 
 
+def _first_repeat(ids: np.ndarray) -> int | None:
+    """Position of the first entry (in the order given) whose value occurs earlier,
+    or None: where a reader of the declarations finds a vertex declared twice."""
+    if ids.size < 2:
+        return None
+    order = np.argsort(ids, kind="stable")
+    again = order[1:][ids[order][1:] == ids[order][:-1]]
+    return int(again.min()) if again.size else None
+
+
 def _declarations(ids: Any, labels: Any, fail: Any) -> tuple[np.ndarray, np.ndarray]:
     """Checked int64 ids and int32 labels of vertex declarations (one per vertex, in the
     order given); ``fail(j, message)`` raises for declaration ``j``."""
-    vids = _decl_values(ids, "vertex id", _INT64_MAX, "is too large for int64", fail)
-    vlab = _decl_values(labels, "vertex label", INT32_MAX, "is too large (labels are int32)",
-                        fail)
-    if vids.size > 1:
-        order = np.argsort(vids, kind="stable")
-        again = order[1:][vids[order][1:] == vids[order][:-1]]
-        if again.size:
-            j = int(again.min())             # the first repeat in the order given
-            fail(j, f"vertex {int(vids[j])} is declared twice")
-    return vids, vlab.astype(np.int32)
-
-
-def _decl_values(values: Any, what: str, maximum: int, too_large: str,
-                 fail: Any) -> np.ndarray:
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        arr = values.ravel()
-        if arr.size and arr.dtype == np.uint64 and arr.max() > np.uint64(maximum):
-            j = int(np.argmax(arr > np.uint64(maximum)))
-            fail(j, f"{what} {int(arr[j])} {too_large}")
-        arr = arr.astype(np.int64)
-        neg = np.flatnonzero(arr < 0)
-        if neg.size:
-            fail(int(neg[0]), f"{what} {int(arr[neg[0]])} is negative (ids and labels must "
-                              "be >= 0)")
-        big = np.flatnonzero(arr > maximum)
-        if big.size:
-            fail(int(big[0]), f"{what} {int(arr[big[0]])} {too_large}")
-        return arr
-    vals = list(values.ravel()) if isinstance(values, np.ndarray) else list(values)
-    for j, x in enumerate(vals):
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-            fail(j, f"{what} {x!r} is not an integer")
-        if x < 0:
-            fail(j, f"{what} {x} is negative (ids and labels must be >= 0)")
-        if x > maximum:
-            fail(j, f"{what} {x} {too_large}")
-    return np.array([int(x) for x in vals], dtype=np.int64)
+    vids = _id_array(ids, "vertex id", fail)
+    vlab = _check_label_range(_id_array(labels, "vertex label", fail), "vertex label", fail)
+    j = _first_repeat(vids)
+    if j is not None:
+        fail(j, f"vertex {int(vids[j])} is declared twice")
+    return vids, vlab
 
 
 def _int_column(values: Any, what: str, fail: Any) -> np.ndarray:
@@ -1346,48 +1323,51 @@ def _int_column(values: Any, what: str, fail: Any) -> np.ndarray:
     try:
         return np.array(values, dtype=np.int64)
     except OverflowError:
-        big = next(i for i, x in enumerate(values) if abs(int(x)) > _INT64_MAX)
+        big = next(i for i, x in enumerate(values) if abs(int(x)) > INT64_MAX)
         fail(big, f"{what} {values[big]} is too large for int64")
         raise  # pragma: no cover
 
 
+def _id_array(a: Any, what: str, fail: Any) -> np.ndarray:
+    """``a`` (an array or a sequence) as non-negative int64 ids or labels; ``fail(i,
+    message)`` raises for entry ``i``. A sequence that is not all integers names its
+    first offending entry; an array of another dtype is refused as a whole."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0:
+            return np.empty(0, np.int64)
+        if not isinstance(a, np.ndarray):      # the caller's own values, for the message
+            arr = _int_column(list(a), what, fail)
+        elif arr.dtype.kind == "O":
+            arr = _int_column(list(arr.ravel()), what, fail)
+        else:
+            fail(0, f"{what} must be integers (got dtype {arr.dtype})")
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(INT64_MAX):
+        i = int(np.argmax(arr > np.uint64(INT64_MAX)))
+        fail(i, f"{what} {int(arr[i])} is too large for int64")
+    arr = arr.astype(np.int64).ravel()
+    neg = np.flatnonzero(arr < 0)
+    if neg.size:
+        fail(int(neg[0]), f"{what} {int(arr[neg[0]])} is negative (ids and labels "
+                          "must be >= 0)")
+    return arr
+
+
 def _from_columns(src: Any, dst: Any, op: Any, label: Any, time: Any, source: str,
                   fail: Any) -> Updates:
-    def ids(a: Any, what: str) -> np.ndarray:
-        arr = np.asarray(a)
-        if arr.dtype.kind not in "iu":
-            if arr.size == 0:
-                return np.empty(0, np.int64)
-            if arr.dtype.kind == "O":
-                arr = _int_column(list(arr), what, fail)
-            else:
-                fail(0, f"{what} must be integers (got dtype {arr.dtype})")
-        if arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(_INT64_MAX):
-            i = int(np.argmax(arr > np.uint64(_INT64_MAX)))
-            fail(i, f"{what} {int(arr[i])} is too large for int64")
-        arr = arr.astype(np.int64).ravel()
-        neg = np.flatnonzero(arr < 0)
-        if neg.size:
-            fail(int(neg[0]), f"{what} {int(arr[neg[0]])} is negative (ids and labels "
-                              "must be >= 0)")
-        return arr
-
-    s = ids(src, "source id")
-    d = ids(dst, "target id")
+    s = _id_array(src, "source id", fail)
+    d = _id_array(dst, "target id", fail)
     o = _ops_from_values(np.asarray(op).ravel(), fail)
     if not (s.size == d.size == o.size):
         raise InputFormatError(source, None, f"src, dst and op differ in length "
                                              f"({s.size}, {d.size}, {o.size})")
     lab = None
     if label is not None:
-        lab = ids(label, "edge label")
+        lab = _id_array(label, "edge label", fail)
         if lab.size != s.size:
             raise InputFormatError(source, None, f"label has {lab.size} entries for "
                                                  f"{s.size} updates")
-        big = np.flatnonzero(lab > INT32_MAX)
-        if big.size:
-            fail(int(big[0]), f"edge label {int(lab[big[0]])} is too large (labels are int32)")
-        lab = lab.astype(np.int32)
+        lab = _check_label_range(lab, "edge label", fail)
     t = None
     if time is not None:
         t = np.asarray(time)
