@@ -350,20 +350,11 @@ class ContinuousMatcher:
         Parameters
         ----------
         updates : Updates, iterable, mapping, pyarrow.Table, tuple of arrays or 2-D array
-            The batch, in the graph file's id space (any form
-            :func:`~warpmatch.stream.updates.as_updates` accepts):
-            :class:`~warpmatch.stream.types.Updates`, an iterable of
-            ``(u, v, op[, label])`` with ``op`` one of ``"+"``/``"-"``,
-            ``1``/``-1``, a mapping ``{"src": ..., "dst": ..., "op": ...}``,
-            a pyarrow table, ``(src, dst, op[, label])`` arrays or an
-            ``(n, 3|4)`` array. On a vertex-labeled graph every new vertex
-            needs its label: a ``("v", id, label)`` tuple anywhere in the
-            iterable, or ``vertex_id``/``vertex_label`` keys in the mapping
-            (a table: a row with a null ``dst`` and a ``vertex_label``). The
-            declaration holds for the whole batch, as a text file's
-            ``v ID LABEL`` line does; the vertex joins the graph with the first
-            valid update that names it. All of it is one batch; cut long
-            streams with :meth:`Updates.slice` or use :meth:`apply_batches`.
+            The batch, in the graph file's id space: any form
+            :func:`~warpmatch.stream.updates.as_updates` accepts (its docstring
+            lists them, and how a vertex-labeled graph's new vertices are
+            declared). All of it is one batch; cut long streams with
+            :meth:`Updates.slice` or use :meth:`apply_batches`.
         counts_only : bool, optional
             Return only per-update counts (faster: symmetry breaking applies
             when counting embeddings). The default is ``False``: also the

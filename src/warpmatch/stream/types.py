@@ -76,10 +76,8 @@ class Updates:
         Where the updates came from (file name, ``"<stdin>"``, ``"<array>"``).
     new_vertex_ids, new_vertex_labels : numpy.ndarray
         External ids declared as new vertices and their labels (int64,
-        int32): ``v ID LABEL`` lines of a text file, rows with a null ``dst``
-        and a ``vertex_label`` in a table, ``("v", id, label)`` tuples or
-        ``vertex_id``/``vertex_label`` keys given to
-        :func:`~warpmatch.stream.updates.as_updates`. They hold for every
+        int32), however they were given (see
+        :func:`~warpmatch.stream.updates.as_updates`). They hold for every
         update of the stream (a declared vertex is created, with its label,
         by the first valid update that names it). A labeled graph needs a
         label for every vertex an update introduces; unlabeled graphs create

@@ -38,7 +38,10 @@
 // each vertex's rows will be read, by running a random part of the batch's
 // execution forest. A sub-task runs with probability q0 (hash of the seed and the
 // sub-task id below wm_s_thr[0]); below it, every surviving partial match is
-// extended further with probability q (wm_s_thr[1]), independently, and a row read
+// extended further with probability q (wm_s_thr[1]): a coin keyed by the sub-task,
+// the depth, the candidate and the parent's last vertex (not the whole prefix: two
+// partial matches of one sub-task that end in the same pair share their coin; each
+// coin is still uniform, so the estimate stays unbiased), and a row read
 // made while testing candidates of depth d adds wm_s_w[d] = 1 / (q0 q^(d-2)), the
 // inverse of the probability that the node is reached, to wm_s_acc[vertex]. That
 // is eq. (3)'s Horvitz-Thompson estimator, with GCSM's continuation probability
