@@ -123,6 +123,7 @@ class _Store:
         self.entries = 0
         self._oidx: np.ndarray | None = None
         self._touched = np.zeros(0, np.int64)
+        self._ovl: dict[str, np.ndarray] = {}
 
     # ---------------------------------------------------------------- build
     def build(self, deg: np.ndarray, n_cap: int, slack: float,
@@ -216,6 +217,20 @@ class _Store:
 
     def find(self, u: int, v: int) -> int:
         return int(K.row_find(self.start, self.deg, self.nbr, np.int64(u), np.int64(v)))
+
+    def overlay_buffer(self, name: str, count: int) -> np.ndarray:
+        """A reused int32 buffer of ``count`` entries for the overlay array ``name``.
+
+        From the store's allocator (pinned memory for the GPU engine, which then
+        copies the overlay to the device without staging it), grown
+        geometrically; the previous view's overlay is overwritten, as views are
+        valid only until the next one.
+        """
+        buf = self._ovl.get(name)
+        if buf is None or buf.shape[0] < count:
+            size = max(count, int(1.5 * (0 if buf is None else buf.shape[0])), 1024)
+            buf = self._ovl[name] = _alloc(self.allocator, size, _I32)
+        return buf[:count]
 
     def oidx(self, n: int, rows: np.ndarray) -> np.ndarray:
         """``o_idx`` of length ``n``: ``-1`` except ``rows[r] -> r``.
@@ -863,8 +878,10 @@ class DynamicGraph:
             self._vlab[batch.n_before:n] = batch.new_vertex_labels
         evs = self._events(batch, p)
         parts = [self._overlay(st, ev, n) for st, ev in zip(self._stores, evs)]
+        rows = [ev.rows for ev in evs]
         if not self.directed:
             parts.append(parts[0])
+            rows.append(rows[0])
         (o_idx, o_off, o_nbr, o_elab, o_ins, o_dl), \
             (oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = parts
         out, inn = self._out, self._in
@@ -880,7 +897,7 @@ class DynamicGraph:
             bi_start=bi_start, bi_deg=bi_deg, bi_nbr=inn.nbr, bi_elab=inn.elab,
             o_idx=o_idx, o_off=o_off, o_nbr=o_nbr, o_elab=o_elab, o_ins=o_ins, o_dl=o_dl,
             oi_idx=oi_idx, oi_off=oi_off, oi_nbr=oi_nbr, oi_elab=oi_elab, oi_ins=oi_ins,
-            oi_dl=oi_dl, batch=batch,
+            oi_dl=oi_dl, batch=batch, o_rows=rows[0], oi_rows=rows[1],
         )
 
     def _overlay(self, st: _Store, ev: _Events, n: int) -> tuple[np.ndarray, ...]:
@@ -889,10 +906,10 @@ class DynamicGraph:
         o_off = np.zeros(ev.rows.size + 1, np.int64)
         np.cumsum(size, out=o_off[1:])
         total = int(o_off[-1])
-        o_nbr = np.empty(total, np.int32)
-        o_elab = np.empty(total if self.has_edge_labels else 0, np.int32)
-        o_ins = np.empty(total, np.int32)
-        o_dl = np.empty(total, np.int32)
+        o_nbr = st.overlay_buffer("nbr", total)
+        o_elab = st.overlay_buffer("elab", total) if self.has_edge_labels else self._empty_i32
+        o_ins = st.overlay_buffer("ins", total)
+        o_dl = st.overlay_buffer("dl", total)
         if ev.rows.size:
             K.build_overlay(ev.rows, ev.ptr, ev.nbr, ev.upd, ev.op, ev.lab, st.start, st.deg,
                             st.nbr, st.elab, self.has_edge_labels, o_off, o_nbr, o_elab,

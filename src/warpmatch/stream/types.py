@@ -199,6 +199,10 @@ class BatchView:
     oi_ins: np.ndarray
     oi_dl: np.ndarray
     batch: InternalBatch
+    #: the vertices with an overlay row, ascending (``o_idx[o_rows[r]] == r``), per
+    #: direction; ``None`` where the view's maker did not say (then found from ``o_idx``)
+    o_rows: np.ndarray | None = None
+    oi_rows: np.ndarray | None = None
 
     @property
     def num_updates(self) -> int:
