@@ -78,6 +78,35 @@ def test_exact_traversal_equals_recount_directed_labeled():
     assert int((per[:, 0] - per[:, 1]).sum()) * plans.multiplier == after - before
 
 
+def test_exact_traversal_models_where_rows_are(ba):
+    """The kernel's row choice for a binary search (kernels/delta.cu ``wm_edge``): the
+    shorter row when both are in one memory, else the cheaper search, so the reads
+    move with the cache while the matches stay the same."""
+    from warpmatch.stream.gpu.walk import HOST_COST, _search_cost
+    assert [_search_cost(n, False) for n in range(8)] == [1, 2, 2, 3, 3, 3, 3, 4]
+    assert _search_cost(3, True) == 3 * HOST_COST
+    rng = np.random.default_rng(5)
+    s, d, o = _batch(ba, rng, 60)
+    view = view_from_graph(ba, s, d, o)
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
+    host, per = exact_access(view, plans)
+    mirrored, per_m = exact_access(view, plans, host_storage=False)
+    cached, per_c = exact_access(view, plans, cached=np.arange(ba.n))
+    assert np.array_equal(per_m, per) and np.array_equal(per_c, per)
+    # every row on the device, mirrored or cached: the same reads
+    assert np.array_equal(mirrored, cached)
+    # one row read per search or scan, wherever the rows are
+    assert host.sum() == mirrored.sum()
+    # with host storage, searches move to the touched vertices' overlay rows
+    touched = np.flatnonzero(np.asarray(view.o_idx) >= 0)
+    assert host[touched].sum() > mirrored[touched].sum()
+    # ranking for the cache: a search between storage rows also counts for its partner
+    # row, never moving a read
+    both, per_b = exact_access(view, plans, for_cache=True)
+    assert np.array_equal(per_b, per)
+    assert np.all(both >= host) and both.sum() > host.sum()
+
+
 def test_estimate_is_deterministic_and_seeded(ba):
     rng = np.random.default_rng(1)
     s, d, o = _batch(ba, rng, 40)

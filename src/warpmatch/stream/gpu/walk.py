@@ -71,16 +71,55 @@ def _add(acc, x, w):
     rn[0] = q + 1
 
 
+#: a probe of host memory (zero-copy) against one of device memory (kernels/delta.cu)
+HOST_COST = 8
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _probes(n):
+    """Probes of a binary search in ``n`` entries: the bit length of ``n + 1``, as the
+    kernel's ``32 - __clz(n + 1)``."""
+    probes = 0
+    m = n + 1
+    while m > 0:
+        probes += 1
+        m >>= 1
+    return probes
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _search_cost(n, host):
+    """Probes of a binary search in ``n`` entries, ``HOST_COST`` times dearer on the host."""
+    return _probes(n) * HOST_COST if host else _probes(n)
+
+
 @njit(cache=True, nogil=True)
 def _edge(a, b, p, lab, w, acc, V):
-    """Data edge ``a -> b`` alive at ``p``; reads the shorter of out(a) and in(b), as the
-    GPU kernel does, and adds ``w`` to the read row's vertex in ``acc``."""
+    """Data edge ``a -> b`` alive at ``p``; reads out(a) or in(b) as the GPU kernel does
+    (the shorter row when both are in the same memory, else the cheaper search by
+    :func:`_search_cost`), and adds ``w`` to the read row's vertex in ``acc``. With
+    ``credit`` set (ranking rows for the cache, as the GPU sampler does), ``w`` goes
+    to both storage rows: either one, cached, would serve the search.
+
+    ``dev[x] != 0``: ``x``'s storage rows are cached on the device; ``host`` 0: every
+    storage row is on the device (policy "device")."""
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = V
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, dev, cfg) = V
+    host, credit = cfg[0], cfg[1]
     ova, loa, hia = _row(a, b_start, b_deg, o_idx, o_off)
     ovb, lob, hib = _row(b, bi_start, bi_deg, oi_idx, oi_off)
-    if hia - loa <= hib - lob:
+    sa = ova == 0 and not (a < dev.shape[0] and dev[a] != 0)   # read from storage
+    sb = ovb == 0 and not (b < dev.shape[0] and dev[b] != 0)
+    ha = sa and host != 0
+    hb = sb and host != 0
+    if ha == hb:
+        in_a = hia - loa <= hib - lob
+    else:
+        in_a = _search_cost(hia - loa, ha) <= _search_cost(hib - lob, hb)
+    if credit != 0 and sa and sb:
+        _add(acc, b if in_a else a, w)
+    if in_a:
         _add(acc, a, w)
         return _search(ova, loa, hia, b, p, lab, b_nbr, b_elab, o_nbr, o_elab, o_ins, o_dl)
     _add(acc, b, w)
@@ -149,7 +188,7 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = V
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _) = V
     _add(acc, M[bn_pos[best]], w)
     dr = bn_dir[best]
     glab = bn_elabel[best]
@@ -383,18 +422,28 @@ def _merge(rec_v, rec_w, rec_n, cap, a, ids, nids):
             a[x] += rec_w[q]
 
 
-def _view_tuple(view: BatchView) -> tuple:
+def _view_tuple(view: BatchView, cached: np.ndarray | None = None, host: bool = True,
+                credit: bool = False) -> tuple:
+    """The view's arrays for the numba traversal, plus the kernel's memory model:
+    the vertices whose rows are cached, whether storage rows are in host memory,
+    and whether a search counts for both storage rows (:func:`_edge`)."""
     i32, i64 = np.int32, np.int64
 
     def a(x, dt):
         return np.ascontiguousarray(x, dtype=dt)
+    dev = np.zeros(0, dtype=np.uint8)
+    if cached is not None and np.size(cached):
+        dev = np.zeros(max(int(view.n), 1), dtype=np.uint8)
+        ids = np.asarray(cached, dtype=np.int64)
+        dev[ids[(ids >= 0) & (ids < dev.size)]] = 1
     return (a(view.b_start, i64), a(view.b_deg, i32), a(view.b_nbr, i32), a(view.b_elab, i32),
             a(view.bi_start, i64), a(view.bi_deg, i32), a(view.bi_nbr, i32),
             a(view.bi_elab, i32),
             a(view.o_idx, i32), a(view.o_off, i64), a(view.o_nbr, i32), a(view.o_elab, i32),
             a(view.o_ins, i32), a(view.o_dl, i32),
             a(view.oi_idx, i32), a(view.oi_off, i64), a(view.oi_nbr, i32),
-            a(view.oi_elab, i32), a(view.oi_ins, i32), a(view.oi_dl, i32))
+            a(view.oi_elab, i32), a(view.oi_ins, i32), a(view.oi_dl, i32),
+            dev, np.array([int(bool(host)), int(bool(credit))], dtype=i64))
 
 
 def _plan_tuple(plans: DeltaPlans) -> tuple:
@@ -523,9 +572,11 @@ class Workspace:
 
 
 def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
-         D: int | None = None, ws: Workspace | None = None
+         D: int | None = None, ws: Workspace | None = None, cached: np.ndarray | None = None,
+         host: bool = True, credit: bool = False
          ) -> tuple[Workspace, np.ndarray, np.ndarray, np.ndarray]:
-    """Traverse the batch's execution forest (``mode``: see :func:`_walk_tasks`).
+    """Traverse the batch's execution forest (``mode``: see :func:`_walk_tasks`; the
+    memory model ``cached``, ``host``, ``credit``: see :func:`_view_tuple`).
 
     Tasks are split into chunks run in parallel, each writing its reads to its
     own slice of a record buffer; the records are then summed into ``ws``. A
@@ -550,7 +601,8 @@ def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
     args = (task_upd, task_plan, np.ascontiguousarray(b.src, np.int64),
             np.ascontiguousarray(b.dst, np.int64), np.ascontiguousarray(b.op, np.int8),
             np.ascontiguousarray(b.elabel, np.int32),
-            np.ascontiguousarray(view.vlabel, np.int32), _view_tuple(view), _plan_tuple(plans))
+            np.ascontiguousarray(view.vlabel, np.int32), _view_tuple(view, cached, host, credit),
+            _plan_tuple(plans))
     C = int(min(T, 4 * numba.get_num_threads()))
     bounds = np.linspace(0, T, C + 1).astype(np.int64)
     lo, hi = bounds[:-1].copy(), bounds[1:].copy()
@@ -580,7 +632,7 @@ def _dense(ws: Workspace, n: int) -> np.ndarray:
 
 def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None,
                     seed: int = 0, stratified: bool | None = None,
-                    D: int | None = None) -> np.ndarray:
+                    D: int | None = None, for_cache: bool = False) -> np.ndarray:
     """Estimated row reads per vertex for matching one batch (GCSM §IV, eq. 3).
 
     Parameters
@@ -601,6 +653,11 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
     D : int or None, optional
         The walks' ``D`` (at least the longest candidate list). The default
         is ``None``, meaning :func:`max_row` of the view.
+    for_cache : bool, optional
+        Rank rows for the cache, as the GPU engine does: a binary search between
+        two storage rows counts for both (either one, cached, would serve it,
+        since the kernel then searches the cached row). ``False`` estimates the
+        reads of an uncached run. The default is ``False``.
 
     Returns
     -------
@@ -613,13 +670,15 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
     >>> acc = estimate_access(view, plans, seed=1)          # doctest: +SKIP
     >>> hot = np.argsort(acc)[::-1][:100]                    # doctest: +SKIP
     """
-    ws = estimate_access_sparse(view, plans, walks, seed, stratified, D)
+    ws = estimate_access_sparse(view, plans, walks, seed, stratified, D,
+                                for_cache=for_cache)
     return _dense(ws, view.n)
 
 
 def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None = None,
                            seed: int = 0, stratified: bool | None = None,
-                           D: int | None = None, ws: Workspace | None = None) -> Workspace:
+                           D: int | None = None, ws: Workspace | None = None,
+                           for_cache: bool = False) -> Workspace:
     """:func:`estimate_access` into a reusable :class:`Workspace` (cost independent of n).
 
     Returns
@@ -633,21 +692,36 @@ def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None
         walks = default_walks(T, D, plans.k)
     if stratified is None:
         stratified = walks >= T
-    ws, _, _, _ = _run(view, plans, 1 if stratified else 2, walks, seed, D, ws)
+    ws, _, _, _ = _run(view, plans, 1 if stratified else 2, walks, seed, D, ws,
+                       credit=for_cache)
     return ws
 
 
-def exact_access(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.ndarray]:
+def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None = None,
+                 host_storage: bool = True, for_cache: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """True row reads per vertex, and raw matches per task, of one batch.
 
     The execution forest walked completely, every node once (the ground truth
     the estimator is measured against; also a slow delta
-    counter).
+    counter). Which row a binary search reads depends on where the rows are
+    (kernels/delta.cu ``wm_edge``), so the GPU kernel's reads are reproduced
+    for a given cache.
 
     Parameters
     ----------
     view : BatchView
     plans : DeltaPlans
+    cached : numpy.ndarray or None, optional
+        Vertices whose storage rows are cached on the device. The default is
+        ``None``: no cache.
+    host_storage : bool, optional
+        Storage rows are read from host memory (``False``: mirrored on the
+        device, policy "device"). The default is ``True``.
+    for_cache : bool, optional
+        Count a search between two storage rows for both (see
+        :func:`estimate_access`; what the GPU sampler measures). The default
+        is ``False``.
 
     Returns
     -------
@@ -656,7 +730,8 @@ def exact_access(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.nda
     per_update : numpy.ndarray
         int64[B, 2]: raw (unmultiplied) ``plus``, ``minus`` matches per update.
     """
-    ws, counts, task_upd, task_plan = _run(view, plans, 0, 1, 0)
+    ws, counts, task_upd, task_plan = _run(view, plans, 0, 1, 0, cached=cached,
+                                           host=host_storage, credit=for_cache)
     acc = _dense(ws, view.n)
     B = view.num_updates
     out = np.zeros((B, 2), dtype=np.int64)
