@@ -23,12 +23,16 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    when it fits on the device and uses the random-walk cache when it does not. Every policy keeps the *row index* (start and length of each
    storage row, 12 bytes a vertex) on the device, so only a row's entries
    are read through PCIe.
-3. The batch's overlay (timestamped rows of the touched vertices, small) and
-   the updates go to the device in one copy from a pinned staging buffer;
-   ``kernels/delta.cu`` runs every task (update,
+3. The batch's overlay (timestamped rows of the touched vertices) and the
+   updates go to the device by DMA: the overlay straight from the dynamic
+   graph's pinned buffers, the small arrays in one copy from a pinned staging
+   buffer; ``kernels/delta.cu`` runs every task (update,
    delta plan) with one warp per task and gMatch's fine-grained lanes, reading
    a row from the overlay if the vertex is touched, else from the cache, else
-   from host memory.
+   from host memory. A binary search for an edge reads the shorter of the two
+   rows when both are in the same memory, else the cheaper search (a probe of
+   host memory counts 8 device probes), so cached rows also serve the
+   searches of their short partners.
 4. Counts are added per update; listing runs the kernel a second time into a
    buffer sized by the counts (rows grouped by update, in chunks that fit).
 
@@ -39,9 +43,12 @@ the cache hit rate, and the time of each step.
 What differs from GCSM: matching follows per-update states instead of GCSM's
 N/N' lists (see :mod:`warpmatch.stream.types`); the cache never holds a
 touched row, so DCSR needs one offset per row (:mod:`.cache`); the degree
-policy keeps its selection across batches (degrees drift slowly) and
-re-gathers its rows every batch; rows are chosen by estimated reads per
-cached byte rather than by reads; the default estimator samples on the GPU
+policy keeps its selection across batches (degrees drift slowly); a new cache
+copies the rows the previous one holds on the device and reads only the others
+(and those the last batch rewrote) from host memory; rows are chosen by
+estimated reads per cached byte rather than by reads, and a search between
+two uncached rows counts for both (either one, cached, would serve it); the
+default estimator samples on the GPU
 (each deeper partial match continues with a fixed probability instead of
 GCSM's ``1/D``, and the estimate is averaged over batches) because GCSM's
 walks on the host cost more than the kernel they speed up (measured on an
@@ -245,6 +252,14 @@ class GpuDeltaEngine:
         ``"gpu"`` estimator: weight of the previous batches' estimate in this
         batch's (an exponential average, since the hot rows of a stream change
         slowly; ``0`` uses this batch's sample alone). The default is ``0.5``.
+    estimate_share : float or None, optional
+        ``"gpu"`` estimator: the estimate (sampling and row selection) may cost
+        at most this share of the counting kernel's time, on average. When one
+        costs more (a cheap query, whose kernel is shorter than the sampling
+        pass's fixed costs), the next batches keep the cache's rows, refreshing
+        those the stream rewrote, and sample again after as many batches as it
+        takes to amortise it (at most 16). ``None`` samples every batch, as
+        GCSM estimates every batch. The default is ``0.1``.
     walks : int or None, optional
         ``"cpu"`` estimator: random walks per batch (``M``). The default is
         ``None``: GCSM's ``|ΔE| D^(n-2) / 32^n``, clipped
@@ -296,7 +311,8 @@ class GpuDeltaEngine:
     def __init__(self, cache: str = "auto", cache_bytes: int | None = None,
                  cache_fraction: float = 0.1, estimator: str = "gpu",
                  sample_rate: float = 1 / 16, continue_rate: float = 0.25,
-                 estimate_decay: float = 0.5, walks: int | None = None, seed: int = 0,
+                 estimate_decay: float = 0.5, estimate_share: float | None = 0.1,
+                 walks: int | None = None, seed: int = 0,
                  warps_per_block: int = 4, list_rows: int = 1 << 22, profile: bool = False,
                  device: int = 0, pinned: bool = True) -> None:
         if cache != "auto" and cache not in POLICIES:
@@ -313,6 +329,8 @@ class GpuDeltaEngine:
                 raise ValueError(f"{nm} must be in (0, 1], got {v}")
         if not 0.0 <= float(estimate_decay) < 1.0:
             raise ValueError(f"estimate_decay must be in [0, 1), got {estimate_decay}")
+        if estimate_share is not None and not float(estimate_share) > 0.0:
+            raise ValueError(f"estimate_share must be > 0 or None, got {estimate_share}")
         if not 1 <= int(warps_per_block) <= 32:
             raise ValueError(f"warps_per_block must be in 1..32, got {warps_per_block}")
         self.cache = cache
@@ -322,6 +340,7 @@ class GpuDeltaEngine:
         self.sample_rate = float(sample_rate)
         self.continue_rate = float(continue_rate)
         self.estimate_decay = float(estimate_decay)
+        self.estimate_share = None if estimate_share is None else float(estimate_share)
         self.walks = walks
         self.seed = int(seed)
         self.warps_per_block = int(warps_per_block)
@@ -332,10 +351,21 @@ class GpuDeltaEngine:
         self.graph: Any = None
         self.stats: dict[str, Any] = {}
         self.totals: dict[str, float] = {}
-        self.last_cached = np.zeros(0, dtype=np.int32)
+        self._cached: Any = np.zeros(0, dtype=np.int32)   # numpy or device array
         self.last_access: np.ndarray | None = None
         self._dev: _DeviceState | None = None
         self._batches = 0
+
+    @property
+    def last_cached(self) -> np.ndarray:
+        """Vertices whose rows the last batch had in the cache (int32, fetched on use)."""
+        if not isinstance(self._cached, np.ndarray):
+            self._cached = self._cached.get().astype(np.int32)
+        return self._cached
+
+    @last_cached.setter
+    def last_cached(self, ids: Any) -> None:
+        self._cached = ids
 
     @property
     def allocator(self) -> Callable[[int, Any], np.ndarray] | None:
@@ -433,41 +463,82 @@ def _addr(a: np.ndarray) -> int:
 
 
 class _Staging:
-    """The small per-batch inputs, packed in one pinned buffer and sent with one copy.
+    """The per-batch inputs, packed in one pinned buffer and sent with one copy.
 
-    Each array goes at a 16-byte aligned offset; :meth:`send` returns their
-    device addresses (0 for empty arrays, which the kernel reads as "absent").
-    The pinned buffer is reused: the previous batch's copy has completed by
-    then, since every batch ends by reading its results back.
+    Each array goes at a 16-byte aligned offset of one device buffer; :meth:`send`
+    returns their device addresses (0 for empty arrays, which the kernel reads
+    as "absent"). Arrays in page-locked memory (the dynamic graph's overlay,
+    built in pinned buffers when the engine supplies the allocator) are copied
+    to the device directly; the others are packed into the pinned staging
+    buffer first and sent together. The staging buffer is reused: the previous
+    batch's copy has completed by then, since every batch ends by reading its
+    results back.
     """
+
+    #: arrays at least this large are sent from their own memory when it is pinned
+    DIRECT = 1 << 16
 
     def __init__(self, cp: Any) -> None:
         self.cp = cp
         self.host: np.ndarray | None = None
         self._mem: Any = None
         self.dev: Any = None
+        self._pinned: dict[int, bool] = {}   # owner buffer address -> page-locked?
+
+    def _is_pinned(self, a: np.ndarray) -> bool:
+        owner = a
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        key = int(owner.ctypes.data)
+        hit = self._pinned.get(key)
+        if hit is None:
+            try:
+                attrs = self.cp.cuda.runtime.pointerGetAttributes(key)
+                hit = int(attrs.type) == _MEMTYPE_HOST
+            except Exception:
+                hit = False
+            if len(self._pinned) > 64:
+                self._pinned.clear()
+            self._pinned[key] = hit
+        return hit
 
     def send(self, parts: list[np.ndarray]) -> list[int]:
         cp = self.cp
-        offs, pos = [], 0
-        for a in parts:
-            offs.append(pos)
-            pos += (a.nbytes + 15) // 16 * 16
-        total = max(pos, 16)
-        if self.host is None or self.host.size < total:
-            cap = max(total, int(1.5 * (0 if self.host is None else self.host.size)))
+        rt = cp.cuda.runtime
+        # staged arrays first (one copy of a prefix of the staging buffer), then the
+        # pinned ones, each copied from its own memory
+        direct = [a.nbytes >= self.DIRECT and a.flags.c_contiguous and self._is_pinned(a)
+                  for a in parts]
+        offs = [0] * len(parts)
+        pos = 0
+        for want in (False, True):
+            if want:
+                staged = pos
+            for i, a in enumerate(parts):
+                if direct[i] == want:
+                    offs[i] = pos
+                    pos += (a.nbytes + 15) // 16 * 16
+        if self.host is None or self.host.size < max(staged, 16):
+            cap = max(staged, 16, int(1.5 * (0 if self.host is None else self.host.size)))
             self._mem = cp.cuda.alloc_pinned_memory(cap)
             self.host = np.frombuffer(self._mem, dtype=np.uint8, count=cap)
-            self.dev = cp.empty(cap, dtype=cp.uint8)
-        for a, o in zip(parts, offs):
-            if a.nbytes:
+        if self.dev is None or self.dev.size < max(pos, 16):
+            self.dev = cp.empty(max(pos, 16, int(1.5 * (0 if self.dev is None
+                                                       else self.dev.size))), dtype=cp.uint8)
+        stream = cp.cuda.get_current_stream()
+        dev0 = int(self.dev.data.ptr)
+        for a, o, d in zip(parts, offs, direct):
+            if a.nbytes and not d:
                 parallel_copy(self.host[o:o + a.nbytes],
                               np.ascontiguousarray(a).view(np.uint8).reshape(-1))
-        stream = cp.cuda.get_current_stream()
-        cp.cuda.runtime.memcpyAsync(int(self.dev.data.ptr), int(self.host.ctypes.data), pos,
-                                    cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
-        base = int(self.dev.data.ptr)
-        return [base + o if a.nbytes else 0 for a, o in zip(parts, offs)]
+        if staged:
+            rt.memcpyAsync(dev0, int(self.host.ctypes.data), staged, rt.memcpyHostToDevice,
+                           stream.ptr)
+        for a, o, d in zip(parts, offs, direct):
+            if d:
+                rt.memcpyAsync(dev0 + o, int(a.ctypes.data), a.nbytes, rt.memcpyHostToDevice,
+                               stream.ptr)
+        return [dev0 + o if a.nbytes else 0 for a, o in zip(parts, offs)]
 
     def array(self, ptr: int, n: int, dtype: Any) -> Any:
         """A device array over ``n`` elements sent at address ``ptr``."""
@@ -497,6 +568,7 @@ class _DeviceState:
         self.eng = eng
         self.hostmap = _HostMap(cp)
         self.staging = _Staging(cp)
+        self.staging_ix = _Staging(cp)      # the row index's changed entries
         # compile (or load) the parallel staging copy now, not inside the first large batch
         parallel_copy(np.empty(1 << 21, np.uint8), np.zeros(1 << 21, np.uint8))
         props = cp.cuda.runtime.getDeviceProperties(eng.device)
@@ -508,11 +580,14 @@ class _DeviceState:
         self.vlab = None
         self.vlab_n = 0
         self.prev_touched: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
-        self.prev_slots: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        # the cached vertices per direction (device int32 arrays, None: no cache)
+        self.prev_slots: list[Any] = [None, None]
         # degree policy: persistent selection (device ids); "gpu" estimator: its estimate
         self.deg_sel: Any = None
         self.deg_key: tuple | None = None
         self.est: Any = None                 # float32 estimated row reads per vertex
+        self.rw_sel: Any = None              # the "gpu" estimator's last selection
+        self.sample_wait = 0                 # batches to go before the next sample
         self.cache_arrays: list[Any] = []
         self.budget_key: tuple | None = None
         self.budget_val = 0
@@ -521,6 +596,7 @@ class _DeviceState:
         self.ix: list[tuple[Any, Any]] = []
         self.ix_key: tuple | None = None
         self.ix_n = 0
+        self.changed_dev: list[Any] = [None, None]   # self.changed on the device (int32)
         self.mirror: dict[str, Any] = {}
         self.mirror_key: tuple | None = None
         self.state: int | None = None        # the dynamic graph's state at the last batch
@@ -591,6 +667,9 @@ class _DeviceState:
     @staticmethod
     def _touched(view: BatchView) -> list[np.ndarray]:
         """Vertices with an overlay row, per direction (the batch's endpoints)."""
+        if view.o_rows is not None and (view.oi_rows is not None or not view.directed):
+            out = np.asarray(view.o_rows, dtype=np.int64)
+            return [out, np.asarray(view.oi_rows, dtype=np.int64) if view.directed else out]
         b = view.batch
         ends = np.unique(np.concatenate([np.asarray(b.src, np.int64),
                                          np.asarray(b.dst, np.int64)]))
@@ -602,13 +681,6 @@ class _DeviceState:
         else:
             inn = out
         return [out, inn]
-
-    def _scatter(self, arr: Any, old: np.ndarray, new: np.ndarray, values: np.ndarray) -> None:
-        cp = self.cp
-        if old.size:
-            arr[cp.asarray(old)] = -1
-        if new.size:
-            arr[cp.asarray(new)] = cp.asarray(values.astype(np.int32))
 
     @staticmethod
     def _sources(view: BatchView) -> list[tuple[np.ndarray, ...]]:
@@ -674,6 +746,9 @@ class _DeviceState:
         if full:
             cap = max(n, int(1.25 * n), 1)
             self.ix = []
+            # the mirror and the cache still refresh just the changed rows
+            self.changed_dev = [cp.asarray(self.changed[d].astype(np.int32))
+                                for d in range(dirs)] + [None] * (2 - dirs)
             for d in range(dirs):
                 s, dg = self._sources(view)[d][:2]
                 s_dev = cp.empty(cap, dtype=cp.int64)
@@ -685,23 +760,31 @@ class _DeviceState:
                 self.ix.append((s_dev, g_dev))
             self.ix_key = self.storage_key
         else:
+            # the changed rows' new (start, degree), sent with one copy
+            parts = []
             for d in range(dirs):
                 rows = self.changed[d]
                 rows = rows[rows < n]
-                if rows.size == 0:
-                    continue
                 s, dg = self._sources(view)[d][:2]
-                r = cp.asarray(rows)
-                self.ix[d][0][r] = cp.asarray(np.asarray(s)[rows].astype(np.int64))
-                self.ix[d][1][r] = cp.asarray(np.asarray(dg)[rows].astype(np.int32))
-                copied += 20 * rows.size
+                parts += [rows.astype(np.int32), np.asarray(s)[rows].astype(np.int64),
+                          np.asarray(dg)[rows].astype(np.int32)]
+            ptr = self.staging_ix.send(parts)
+            for d in range(dirs):
+                m = parts[3 * d].size
+                r, s_, g_ = (self.staging_ix.array(ptr[3 * d + i], m, dt)
+                             for i, dt in enumerate((cp.int32, cp.int64, cp.int32)))
+                if m:
+                    self.ix[d][0][r] = s_
+                    self.ix[d][1][r] = g_
+                self.changed_dev[d] = r
+                copied += 16 * m
         self.ix_n = n
         st["index_copy_bytes"] = copied
         st["copy_bytes"] += copied
         out = [(int(a.data.ptr), int(b.data.ptr)) for a, b in self.ix]
         return out + out if dirs == 1 else out
 
-    def _mirror(self, view: BatchView, dirs: int, st: dict) -> list[tuple[int, int]]:
+    def _mirror(self, view: BatchView, dirs: int, st: dict, keep: list) -> list[tuple[int, int]]:
         """Policy "device": the storage's entries mirrored on the device, refreshed where
         the last batch rewrote them; returns (entries, labels) addresses per direction."""
         cp = self.cp
@@ -717,25 +800,25 @@ class _DeviceState:
                     copied += a.nbytes
             self.mirror_key = self.storage_key
         else:
-            # rows the previous batch touched were rewritten (in place or moved) by apply()
+            # rows the previous batch touched were rewritten (in place or moved) by apply():
+            # copy them from the mapped host storage at their new place (row index)
+            fn = self._module(2, False).get_function("wm_copy_rows")
             for d in range(dirs):
-                rows = self.changed[d]
-                rows = rows[rows < self._sources(view)[d][0].shape[0]]
-                if rows.size == 0:
+                rows = self.changed_dev[d]
+                if rows is None or rows.size == 0:
                     continue
-                start, deg, nbr, elab = self._sources(view)[d]
-                for arr_nm, src in ((names[d][0], nbr), (names[d][1], elab)):
-                    if src.size == 0:
+                nrows = int(rows.size)
+                grid = (max(1, min((nrows + 7) // 8, 32 * self.sms)),)
+                for arr_nm, src in zip(names[d], self._sources(view)[d][2:]):
+                    if src.size == 0 or self.mirror.get(arr_nm) is None:
                         continue
-                    dc = pack_rows(rows, start, deg, src, np.zeros(0, np.int32))
-                    if dc.colidx.size == 0:
-                        continue
-                    r = dc.rowidx.astype(np.int64)
-                    fn = self._module(2, False).get_function("wm_scatter_rows")
-                    fn((min(int(r.size), 4096),), (128,),
-                       (cp.asarray(dc.rowptr), cp.asarray(np.asarray(start)[r].astype(np.int64)),
-                        np.int64(r.size), cp.asarray(dc.colidx), self.mirror[arr_nm]))
-                    copied += dc.colidx.nbytes
+                    p_, alive = self.hostmap.ptr(src)
+                    keep.append(alive)
+                    fn(grid, (256,), (rows, np.int64(nrows), self.ix[d][0], self.ix[d][1],
+                                      np.uint64(p_), self.mirror[arr_nm]))
+                ch, dg = self.changed[d], np.asarray(self._sources(view)[d][1])
+                copied += 4 * int(dg[ch[ch < dg.shape[0]]].sum()) * sum(
+                    1 for nm in names[d] if self.mirror.get(nm) is not None)
         st["copy_bytes"] += copied
         out = []
         for d in range(dirs):
@@ -775,25 +858,45 @@ class _DeviceState:
         """Pack ``sel``'s rows in DCSR, copy them, point the slot maps at them."""
         cp = self.cp
         arrays = []
-        empty = np.zeros(0, np.int64)
         for d in range(dirs):
             dc: Dcsr = pack_rows(sel, *self._sources(view)[d])
             off_d = cp.asarray(dc.rowptr)
             col_d = cp.asarray(dc.colidx) if dc.colidx.size else self.dummy
             lab_d = cp.asarray(dc.labels) if dc.labels.size else None
-            self._scatter(self.slot[d], self.prev_slots[d], empty, empty)
-            rows = dc.rowidx.astype(np.int64)
-            self._scatter(self.slot[d], empty, rows, np.arange(dc.rows, dtype=np.int32))
-            self.prev_slots[d] = rows
+            self._set_slots(d, cp.asarray(dc.rowidx.astype(np.int32)))
             arrays.append((off_d, col_d, lab_d))
             st["copy_bytes"] += dc.nbytes
         return arrays
 
+    def _set_slots(self, d: int, rows: Any) -> None:
+        """Point direction ``d``'s slot map at cache rows ``rows`` (device int32, in cache
+        order; ``None``: no cache), clearing the previous cache's slots."""
+        cp = self.cp
+        old = self.prev_slots[d]
+        if old is not None and old.size:
+            self.slot[d][old] = -1
+        if rows is not None and rows.size:
+            self.slot[d][rows] = cp.arange(rows.size, dtype=cp.int32)
+        self.prev_slots[d] = rows
+
     def _clear_slots(self, dirs: int) -> None:
-        empty = np.zeros(0, np.int64)
         for d in range(dirs):
-            self._scatter(self.slot[d], self.prev_slots[d], empty, empty)
-            self.prev_slots[d] = empty
+            self._set_slots(d, None)
+        self.cache_arrays = []
+
+    def _invalidate_cache(self, dirs: int) -> None:
+        """Keep the cache consistent with the storage as the batch finds it: drop the
+        slots of rows the last batch rewrote (their cached copies are stale), or the
+        whole cache when the storage is not the last batch's."""
+        if not self.cache_arrays:
+            return
+        if not self.incremental:
+            self._clear_slots(dirs)
+            return
+        for d in range(dirs):
+            rows = self.changed_dev[d]
+            if rows.size:
+                self.slot[d][rows] = -1
 
     def _select_device(self, score: Any, budget: int, exclude: np.ndarray, dirs: int,
                        labeled: bool) -> Any:
@@ -824,14 +927,20 @@ class _DeviceState:
 
     def _gather(self, view: BatchView, sel: Any, dirs: int, entries: list, k: int,
                 st: dict) -> list[Any]:
-        """Copy the storage rows of ``sel`` (device ids) into DCSR on the device, reading
-        the host storage by zero-copy, and point the slot maps at them."""
+        """Copy the storage rows of ``sel`` (device ids) into a new DCSR cache on the
+        device and point the slot maps at them.
+
+        A row the previous cache holds (and the last batch did not rewrite:
+        :meth:`_invalidate_cache`) is copied from that cache, device to device;
+        only the others are read from the host storage by zero-copy, so a cache
+        that changes little between batches costs little PCIe traffic.
+        """
         cp = self.cp
         labeled = view.b_elab.size > 0
         fn = self._module(k, False).get_function("wm_gather_rows")
-        sel_h = cp.asnumpy(sel).astype(np.int64)
+        old = self.cache_arrays
+        host_read = cp.zeros(1, dtype=cp.uint64)
         arrays = []
-        read = 0
         for d in range(dirs):
             off = cp.zeros(int(sel.size) + 1, dtype=cp.int64)
             if sel.size:
@@ -841,16 +950,19 @@ class _DeviceState:
             lab = cp.empty(max(m, 1), dtype=cp.int32) if labeled else None
             if m:
                 grid = (max(1, min((int(sel.size) + 7) // 8, 32 * self.sms)),)
-                for src, dst in ((entries[d][0], col), (entries[d][1], lab)):
-                    if dst is not None:
-                        fn(grid, (256,), (sel, np.int64(sel.size), self.ix[d][0], off,
-                                          np.uint64(src), dst))
-                        read += 4 * m
-            self._scatter(self.slot[d], self.prev_slots[d], sel_h,
-                          np.arange(sel_h.size, dtype=np.int32))
-            self.prev_slots[d] = sel_h
+                for q, (src, dst) in enumerate(((entries[d][0], col), (entries[d][1], lab))):
+                    if dst is None:
+                        continue
+                    # the previous cache of this direction, as a second source
+                    prev = d < len(old) and old[d][1 + q] is not None
+                    o_slot, o_off, o_src = ((self.slot[d], old[d][0], old[d][1 + q]) if prev
+                                            else (self.dummy,) * 3)
+                    fn(grid, (256,), (sel, np.int64(sel.size), self.ix[d][0], off,
+                                      np.uint64(src), dst, o_slot, o_off, o_src,
+                                      np.int32(prev), host_read))
+            self._set_slots(d, sel)
             arrays.append((off, col, lab))
-        st["gather_bytes"] = read
+        st["gather_bytes"] = 4 * int(host_read.get()[0])
         return arrays
 
     def _estimate_gpu(self, view: BatchView, k: int, T: int, ptrs: np.ndarray,
@@ -909,7 +1021,7 @@ class _DeviceState:
         return sub_ptr, int(sub_ptr[-1].get())
 
     def _cache(self, view: BatchView, plans: DeltaPlans, policy: str, touched: list[np.ndarray],
-               entries: list, st: dict) -> list[Any]:
+               entries: list, st: dict, sampled: bool = True) -> list[Any]:
         """Fill the slot maps per policy; returns the per-direction cache arrays.
 
         Rows are chosen by estimated reads per cached byte (greedy knapsack), not by
@@ -921,11 +1033,11 @@ class _DeviceState:
 
         Policies "random-walk" with the ``"gpu"`` estimator and "degree" select
         and gather on the device (:meth:`_select_device`, :meth:`_gather`),
-        rebuilding the whole cache every batch as GCSM does: the gather reads
-        only the cached bytes, so a rebuild costs about as much as one
-        cache-sized PCIe transfer. The degree policy keeps its selection until the
-        storage is reallocated (degrees drift slowly) and re-gathers its rows,
-        since applying a batch rewrites the rows it touched.
+        building a new cache every batch as GCSM does, from the previous cache
+        where it holds a row the last batch did not rewrite, else from host
+        memory. The degree policy keeps its selection until the storage is
+        reallocated (degrees drift slowly); the "gpu" estimator re-selects after
+        every sample (see ``estimate_share``).
         """
         eng = self.eng
         dirs = 2 if view.directed else 1
@@ -941,15 +1053,18 @@ class _DeviceState:
             self.cache_arrays = []
             return []
         budget = self._budget(view)
-        tt = np.unique(np.concatenate(touched[:dirs]))
+        # touched rows are sorted and unique per direction
+        tt = touched[0] if dirs == 1 else np.union1d(touched[0], touched[1])
         t = time.perf_counter()
         if policy == "random-walk" and eng.estimator == "gpu":
-            sel = self._select_device(self.est, budget, tt, dirs, labeled)
+            if sampled or self.rw_sel is None:
+                self.rw_sel = self._select_device(self.est, budget, tt, dirs, labeled)
+            sel = self.rw_sel
             self.cp.cuda.get_current_stream().synchronize()
             st["estimate_s"] += time.perf_counter() - t
             t = time.perf_counter()
             self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
-            eng.last_cached = self.prev_slots[0].astype(np.int32)
+            eng.last_cached = sel
         elif policy == "random-walk":
             # GCSM §III steps 2-3 on the host: estimate, select and pack anew per batch
             T = int(np.count_nonzero(view.batch.valid)) * plans.num_plans
@@ -962,7 +1077,7 @@ class _DeviceState:
                     # at most a quarter of the last batch's kernel time
                     walks = int(max(64, min(walks, self.walk_rate * 0.25 * self.kernel_s)))
             ws = estimate_access_sparse(view, plans, walks=walks, seed=eng.seed + eng._batches,
-                                        D=self.dmax, ws=self.ws)
+                                        D=self.dmax, ws=self.ws, for_cache=True)
             ids, score = ws.result()
             keep = (ids < view.n) & ~np.isin(ids, tt)
             ids, score = ids[keep], score[keep]
@@ -990,10 +1105,10 @@ class _DeviceState:
                 st["estimate_s"] = time.perf_counter() - t
                 t = time.perf_counter()
             self.cache_arrays = self._gather(view, self.deg_sel, dirs, entries, plans.k, st)
-            eng.last_cached = self.prev_slots[0].astype(np.int32)
+            eng.last_cached = self.deg_sel
         self.cp.cuda.get_current_stream().synchronize()
         st["pack_s"] = time.perf_counter() - t
-        st["cached_rows"] = int(eng.last_cached.size)
+        st["cached_rows"] = int(eng._cached.size)
         st["cache_device_bytes"] = int(sum(int(a[0].nbytes) + int(a[1].nbytes)
                                            + (int(a[2].nbytes) if a[2] is not None else 0)
                                            for a in self.cache_arrays))
@@ -1033,14 +1148,16 @@ class _DeviceState:
         st["policy"] = policy
         touched = self._touched(view)
         self._grow(n)
-        # D of the walks: the longest row seen (storage at the first batch, overlay since)
-        if self.dmax == 1 or not self.incremental:
-            for deg in (view.b_deg, view.bi_deg):
-                if deg.size:
-                    self.dmax = max(self.dmax, int(np.asarray(deg[:n]).max(initial=1)))
-        for off in (view.o_off, view.oi_off):
-            if off.size > 1:
-                self.dmax = max(self.dmax, int(np.diff(off).max(initial=1)))
+        # D of the CPU walks: the longest row seen (storage at the first batch, overlay
+        # since); O(n) at the first batch, so only for the estimator that uses it
+        if policy == "random-walk" and eng.estimator == "cpu":
+            if self.dmax == 1 or not self.incremental:
+                for deg in (view.b_deg, view.bi_deg):
+                    if deg.size:
+                        self.dmax = max(self.dmax, int(np.asarray(deg[:n]).max(initial=1)))
+            for off in (view.o_off, view.oi_off):
+                if off.size > 1:
+                    self.dmax = max(self.dmax, int(np.diff(off).max(initial=1)))
         # ---- one copy: overlay, updates, overlay-map changes
         t = time.perf_counter()
         pre = [("o", view.o_idx), ("oi", view.oi_idx)][:dirs]
@@ -1080,10 +1197,12 @@ class _DeviceState:
         # ---- row index, vertex labels, storage entries (host-mapped or mirrored), cache
         t = time.perf_counter()
         index = self._index(view, dirs, st)
+        self._invalidate_cache(dirs)
         vlab = self._vlab(view)
         keep: list[Any] = []
         if policy == "device":
-            entries = self._mirror(view, dirs, st)
+            entries = self._mirror(view, dirs, st, keep)
+            self.hostmap.release_unused()
         else:
             if self.mirror:
                 self.mirror, self.mirror_key = {}, None
@@ -1102,6 +1221,8 @@ class _DeviceState:
             st["fallback_copied_bytes"] = self.hostmap.fallback_bytes
         st["storage_s"] = time.perf_counter() - t
         if valid.size == 0 or P == 0:
+            # the copies read the view's host arrays, which the next view() reuses
+            cp.cuda.get_current_stream().synchronize()
             self._finish_batch(touched)
             eng.last_cached = np.zeros(0, np.int32)
             st["engine_s"] = time.perf_counter() - t_all
@@ -1146,16 +1267,22 @@ class _DeviceState:
             tail[0] = P
             tail[1] = n
             tail[2] = n_store
+            tail[3] = int(policy != "device")   # storage entries are read from host memory
             return ptrs, slot
 
         plan_buf = _pack_plans(plans)
         T = int(valid.size) * P
         pre = None
+        sampled = False
         if policy == "random-walk" and eng.estimator == "gpu":
-            # the sample runs on the storage alone: last batch's cache rows are stale
-            self._clear_slots(dirs)
-            pre = self._estimate_gpu(view, k, T, constants([])[0], plan_buf, st)
-        cache_arrays = list(self._cache(view, plans, policy, touched, entries, st))
+            if self.rw_sel is None or not self.incremental or self.sample_wait <= 0:
+                # the sampling kernel reads no cache (kernels/delta.cu wm_row)
+                pre = self._estimate_gpu(view, k, T, constants([])[0], plan_buf, st)
+                sampled = True
+            else:
+                self.sample_wait -= 1
+        st["sampled"] = sampled
+        cache_arrays = list(self._cache(view, plans, policy, touched, entries, st, sampled))
         ptrs, row_base_slot = constants(cache_arrays)
         # --------------------------------------------------------- count pass
         mod = self._module(k, False)
@@ -1183,6 +1310,10 @@ class _DeviceState:
         st["kernel_s"] = time.perf_counter() - t
         st["subtasks"] = subtasks
         self.kernel_s = st["kernel_s"]
+        if sampled and eng.estimate_share is not None:
+            # skip sampling while its cost, spread over the batches it serves, is too high
+            ratio = st["estimate_s"] / max(eng.estimate_share * st["kernel_s"], 1e-9)
+            self.sample_wait = int(min(16, max(0, np.ceil(ratio) - 1)))
         c = host[:_C_N]
         raw_plus = host[_C_N:_C_N + B].astype(np.int64)
         raw_minus = host[_C_N + max(B, 1):_C_N + max(B, 1) + B].astype(np.int64)

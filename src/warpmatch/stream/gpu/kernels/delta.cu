@@ -47,7 +47,12 @@
 // is eq. (3)'s Horvitz-Thompson estimator, with GCSM's continuation probability
 // |V|/D per node (1/D per child) replaced by a fixed q per child, so that the
 // estimate of every vertex is unbiased and its cost a chosen fraction of the
-// batch's work, spent on the device instead of on host cores.
+// batch's work, spent on the device instead of on host cores. One deviation, as
+// the estimate ranks rows for the cache rather than counting reads: a binary
+// search between two storage rows credits both (wm_edge), since caching either
+// one moves the search to the device. (Also weighting each read by the PCIe
+// sectors it moves was tried and measured slower: square query, 10^7 edges, batch
+// 4096, counting kernel 33.5 ms against 23.3 ms; bench/stream.py on an H100.)
 #ifndef WM_SAMPLE
 #define WM_SAMPLE 0
 #endif
@@ -76,6 +81,7 @@ struct WmDelta {
   int n_plan;
   int n;                      // vertices (after the batch)
   int n_store;                // vertices with a storage row
+  int host_store;             // 1: storage rows are read from host memory (zero-copy)
 };
 
 __constant__ WmDelta g;
@@ -186,6 +192,7 @@ __device__ __forceinline__ void wm_row(int x, int dir, long long& off, int& len,
     kind = 4 + dir;
     return;
   }
+#if !WM_SAMPLE   // the estimate ranks rows for the next cache: it reads no cache
   const int s = g.slot[dir][x];
   if (s >= 0) {
     off = g.c_off[dir][s];
@@ -193,6 +200,7 @@ __device__ __forceinline__ void wm_row(int x, int dir, long long& off, int& len,
     kind = 2 + dir;
     return;
   }
+#endif
   kind = dir;
   if (x >= g.n_store) { off = 0; len = 0; return; }
   off = g.b_start[dir][x];    // the row index is on the device: only entries cost host reads
@@ -210,6 +218,9 @@ __device__ __forceinline__ void wm_touch(int x, int kind, WmCnt& c) {
 #endif
 }
 
+// Probes of a binary search in `len` entries.
+__device__ __forceinline__ int wm_probes(int len) { return 32 - __clz(len + 1); }
+
 __device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
   const int* L = g.lab[kind];
   if (L == nullptr) return 0;
@@ -217,17 +228,36 @@ __device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
   return L[q];
 }
 
+#ifndef WM_HOST_COST
+#define WM_HOST_COST 8   // a probe of host memory (zero-copy) against one of device memory
+#endif
+
+// Probes of a binary search in a row of `len` entries, each WM_HOST_COST times dearer
+// when the row is read from host memory: every probe is then a dependent PCIe round trip.
+__device__ __forceinline__ int wm_search_cost(int len, bool host) {
+  return host ? wm_probes(len) * WM_HOST_COST : wm_probes(len);
+}
+
 // Is there a data edge a -> b alive at state p with label el (-1 any)? Binary search
-// in the shorter of out(a) and in(b) (the same choice as walk.py's estimator).
+// in out(a) or in(b): the shorter one when both are in the same memory, else the
+// cheaper one by wm_search_cost (a long row on the device, the overlay or the cache,
+// beats a short one in host memory). walk.py's _edge makes the same choice.
 __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
   long long oa, ob;
   int la, lb, ka, kb;
   wm_row(a, 0, oa, la, ka, c);
   wm_row(b, 1, ob, lb, kb, c);
+  const bool ha = ka < 2 && g.host_store, hb = kb < 2 && g.host_store;
+  const bool in_a = ha == hb ? la <= lb : wm_search_cost(la, ha) <= wm_search_cost(lb, hb);
   long long lo, hi;
   int kind, x;
-  if (la <= lb) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
+  if (in_a) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
   else { lo = ob; hi = ob + lb; kind = kb; x = a; wm_touch(b, kb, c); }
+#if WM_SAMPLE
+  // either storage row, if cached, would serve this search (the cost rule above
+  // then picks the cached one): the estimate credits both
+  if (ka < 2 && kb < 2 && c.on) atomicAdd(wm_s_acc + (in_a ? b : a), c.w);
+#endif
   const int* N = g.nbr[kind];
   unsigned long long probes = 0;
   while (lo < hi) {
@@ -235,7 +265,7 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
     ++probes;
     if (N[mid] < x) lo = mid + 1; else hi = mid;
   }
-  const long long end = (la <= lb) ? oa + la : ob + lb;
+  const long long end = in_a ? oa + la : ob + lb;
   bool found = false;
   if (kind >= 4) {
     const int* I = g.ins[kind - 4];
@@ -576,28 +606,48 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
 }
 
 // Gather the storage rows of `rows` into a DCSR cache (the random-walk and degree
-// policies): row i goes to dst[c_off[i] .. c_off[i+1]) from src[start[rows[i]] ..],
-// src being the host storage mapped into the device (zero-copy). One warp per row.
+// policies): row i goes to dst[c_off[i] .. c_off[i+1]). A row the previous cache
+// holds (prev != 0 and old_slot[rows[i]] >= 0; the engine has dropped the slots of
+// rows the last batch rewrote) is copied from it, old_src[old_off[slot] ..], in
+// device memory; any other from src[start[rows[i]] ..], the host storage mapped
+// into the device (zero-copy), adding its entries to *host_read. One warp per row.
 extern "C" __global__ void wm_gather_rows(const int* __restrict__ rows, long long nrows,
                                           const long long* __restrict__ start,
                                           const long long* __restrict__ c_off,
-                                          const int* __restrict__ src, int* __restrict__ dst) {
+                                          const int* __restrict__ src, int* __restrict__ dst,
+                                          const int* __restrict__ old_slot,
+                                          const long long* __restrict__ old_off,
+                                          const int* __restrict__ old_src, int prev,
+                                          unsigned long long* host_read) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  unsigned long long from_host = 0;
+  for (long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5); i < nrows;
+       i += warps) {
+    const int r = rows[i];
+    const long long a = c_off[i], b = c_off[i + 1];
+    const int os = prev ? old_slot[r] : -1;
+    const int* from = os >= 0 ? old_src : src;
+    const long long s = (os >= 0 ? old_off[os] : start[r]) - a;
+    if (os < 0) from_host += b - a;
+    for (long long q = a + lane; q < b; q += 32) dst[q] = from[s + q];
+  }
+  if (lane == 0 && from_host) atomicAdd(host_read, from_host);
+}
+
+// Refresh rows of the device mirror of the storage (policy "device"): row rows[i]
+// is copied from the host storage (mapped, zero-copy) at its place in the row
+// index, src[start[r] .. start[r] + deg[r]), to the same place in dst. One warp per row.
+extern "C" __global__ void wm_copy_rows(const int* __restrict__ rows, long long nrows,
+                                        const long long* __restrict__ start,
+                                        const int* __restrict__ deg,
+                                        const int* __restrict__ src, int* __restrict__ dst) {
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
   for (long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5); i < nrows;
        i += warps) {
-    const long long a = c_off[i], b = c_off[i + 1], s = start[rows[i]] - a;
-    for (long long q = a + lane; q < b; q += 32) dst[q] = src[s + q];
-  }
-}
-
-// Scatter packed rows into the device mirror of the storage (policy "device"):
-// row i of the pack (pack_off[i] .. pack_off[i+1]) goes to dst[start[i] ..].
-extern "C" __global__ void wm_scatter_rows(const long long* __restrict__ pack_off,
-                                           const long long* __restrict__ start, long long rows,
-                                           const int* __restrict__ src, int* __restrict__ dst) {
-  for (long long i = blockIdx.x; i < rows; i += gridDim.x) {
-    const long long a = pack_off[i], b = pack_off[i + 1], s = start[i];
-    for (long long q = a + threadIdx.x; q < b; q += blockDim.x) dst[s + q - a] = src[q];
+    const int r = rows[i];
+    const long long a = start[r], b = a + deg[r];
+    for (long long q = a + lane; q < b; q += 32) dst[q] = src[q];
   }
 }
