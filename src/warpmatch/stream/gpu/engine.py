@@ -747,8 +747,8 @@ class _DeviceState:
             cap = max(n, int(1.25 * n), 1)
             self.ix = []
             # the mirror and the cache still refresh just the changed rows
-            self.changed_dev = [cp.asarray(self.changed[d].astype(np.int32))
-                                for d in range(dirs)] + [None] * (2 - dirs)
+            self.changed_dev = [cp.asarray(ch[ch < n].astype(np.int32))
+                                for ch in self.changed[:dirs]] + [None] * (2 - dirs)
             for d in range(dirs):
                 s, dg = self._sources(view)[d][:2]
                 s_dev = cp.empty(cap, dtype=cp.int64)
