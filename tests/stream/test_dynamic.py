@@ -318,6 +318,9 @@ def test_batches_match_python_model(sc):
         else:
             assert view.vlabel.size == 0
         check_view(dg, view, batch, model, states, valid_idx, new_ext)
+        # the overlay rows the view names are those o_idx maps (what the GPU engine reads)
+        for rows, idx in ((view.o_rows, view.o_idx), (view.oi_rows, view.oi_idx)):
+            assert np.array_equal(rows, np.flatnonzero(np.asarray(idx) >= 0))
         caps = dg.b_cap.copy()
         dg.apply(batch)
         if np.any(dg.b_cap[:caps.size] != caps):
