@@ -49,8 +49,8 @@ from ...errors import BackendUnavailableError, BudgetError, GraphError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress
-from .render import (depth_specs, leaf_countable, plan_signature, render_functions,
-                     render_plan, trims)
+from .render import (leaf_countable, plan_signature, plan_trims, render_functions,
+                     render_plan)
 
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
@@ -117,8 +117,7 @@ def warps_per_block(plan: Plan, model: str) -> int:
     in a block's static shared memory (at most 8); 4 for the coarse model."""
     if model != "fine":
         return 4
-    trim = any(trims(s) for s in depth_specs(plan)[1:])
-    return max(1, min(8, _SMEM_STATIC // stack_bytes(int(plan.k), trim)))
+    return max(1, min(8, _SMEM_STATIC // stack_bytes(int(plan.k), plan_trims(plan))))
 
 
 def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool) -> str:
@@ -427,13 +426,12 @@ class _Run:
                          else cp.zeros(1, cp.int32))
         self.dummy = cp.zeros(1, cp.int32)
         self.kernel = eng.model
-        trim = any(trims(s) for s in depth_specs(plan)[1:])
         # count mode counts a plain last leaf from its list (render.leaf_countable)
         self.leaf = not list_mode and leaf_countable(plan)
         self.stats["leaf_count"] = self.leaf
-        sb = stack_bytes(self.k, trim)
         self.warps_per_block = warps_per_block(plan, eng.model)
-        self.stats["stack_bytes_per_warp"] = sb if eng.model == "fine" else 20 * self.k
+        self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k, plan_trims(plan))
+                                              if eng.model == "fine" else 20 * self.k)
         self.stats["warps_per_block"] = self.warps_per_block
         self.mod = self._module()
         self.deadline = 0

@@ -143,6 +143,12 @@ def trims(s: DepthSpec) -> bool:
     return bool(s.res)
 
 
+def plan_trims(plan: Plan) -> bool:
+    """Whether some depth's candidate lists are cut by :func:`trims` (``WM_TRIM``: the
+    warp stack then keeps each entry's offset into its list, 4 more bytes)."""
+    return any(trims(s) for s in depth_specs(plan)[1:])
+
+
 def leaf_countable(plan: Plan) -> bool:
     """Whether count mode may count the last depth's candidates without checking each.
 
@@ -357,13 +363,12 @@ def render_plan(plan: Plan) -> str:
         identical text, so the text is part of the compilation cache key.
     """
     k = int(plan.k)
-    specs = depth_specs(plan)
     parts = [f"#define WM_K {k}",
              f"#define WM_DIRECTED {1 if plan.directed else 0}",
              f"#define WM_CAND_GEN {CAND_GEN}",
              # some depth's lists are cut to their restriction range: the stack
              # keeps each entry's skip (offset of the range in its list)
-             f"#define WM_TRIM {int(any(trims(s) for s in specs[1:]))}",
+             f"#define WM_TRIM {int(plan_trims(plan))}",
              f"#define WM_LEAF_OK {int(leaf_countable(plan))}"]
     return "\n".join(parts) + "\n"
 
