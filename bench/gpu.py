@@ -550,7 +550,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(Path(args.out) / "gpu_bench.json", "w") as f:
         json.dump(results, f, indent=1, default=str)
     print_table(rows, results)
-    return 0
+    # engines that disagree on a count make the run fail, as bench/stream.py does
+    return 1 if results.get("mismatches") else 0
 
 
 def print_table(rows: list, results: dict) -> None:
