@@ -47,7 +47,7 @@ policy keeps its selection across batches (degrees drift slowly); a new cache
 copies the rows the previous one holds on the device and reads only the others
 (and those the last batch rewrote) from host memory; rows are chosen by
 estimated reads per cached byte rather than by reads, and a search between
-two uncached rows counts for both (either one, cached, would serve it); the
+two uncached rows counts for both (either one, cached, would usually serve it); the
 default estimator samples on the GPU
 (each deeper partial match continues with a fixed probability instead of
 GCSM's ``1/D``, and the estimate is averaged over batches) because GCSM's
@@ -68,7 +68,7 @@ from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
 from .cache import POLICIES, Dcsr, pack_rows, parallel_copy, row_bytes, select_rows
-from .walk import Workspace, default_walks, estimate_access_sparse
+from .walk import HOST_COST, Workspace, default_walks, estimate_access_sparse
 
 __all__ = ["GpuDeltaEngine", "pinned_allocator"]
 
@@ -623,6 +623,7 @@ class _DeviceState:
                                  f"#define WM_LIST {int(list_mode)}",
                                  f"#define WM_PROFILE {int(profile)}",
                                  f"#define WM_SAMPLE {int(sample)}",
+                                 f"#define WM_HOST_COST {HOST_COST}",
                                  f"#define WM_PLAN_CAP {PLAN_CAP}"])
             mod = self.cp.RawModule(code=defines + "\n" + _source(), options=("-std=c++17",))
             mod.compile()

@@ -71,7 +71,8 @@ def _add(acc, x, w):
     rn[0] = q + 1
 
 
-#: a probe of host memory (zero-copy) against one of device memory (kernels/delta.cu)
+#: a probe of host memory (zero-copy) against one of device memory: the one value of
+#: the GPU kernel's WM_HOST_COST too (kernels/delta.cu ``wm_search_cost``; engine.py)
 HOST_COST = 8
 
 
@@ -99,7 +100,8 @@ def _edge(a, b, p, lab, w, acc, V):
     (the shorter row when both are in the same memory, else the cheaper search by
     :func:`_search_cost`), and adds ``w`` to the read row's vertex in ``acc``. With
     ``credit`` set (ranking rows for the cache, as the GPU sampler does), ``w`` goes
-    to both storage rows: either one, cached, would serve the search.
+    to both storage rows: either one, cached, would usually serve the search (unless
+    it is so long that its probes cost more, :func:`_search_cost`).
 
     ``dev[x] != 0``: ``x``'s storage rows are cached on the device; ``host`` 0: every
     storage row is on the device (policy "device")."""
@@ -655,8 +657,9 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
         is ``None``, meaning :func:`max_row` of the view.
     for_cache : bool, optional
         Rank rows for the cache, as the GPU engine does: a binary search between
-        two storage rows counts for both (either one, cached, would serve it,
-        since the kernel then searches the cached row). ``False`` estimates the
+        two storage rows counts for both (either one, cached, would usually
+        serve it: the kernel searches the cached row unless its probes cost
+        more than the host row's, :func:`_search_cost`). ``False`` estimates the
         reads of an uncached run. The default is ``False``.
 
     Returns
@@ -729,7 +732,15 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         float64[n] row reads per vertex.
     per_update : numpy.ndarray
         int64[B, 2]: raw (unmultiplied) ``plus``, ``minus`` matches per update.
+
+    Raises
+    ------
+    ValueError
+        ``cached`` with ``for_cache`` (the sampler it models reads no cache).
     """
+    if for_cache and cached is not None:
+        raise ValueError("for_cache models the GPU sampler, which reads no cache: "
+                         "pass cached=None with it")
     ws, counts, task_upd, task_plan = _run(view, plans, 0, 1, 0, cached=cached,
                                            host=host_storage, credit=for_cache)
     acc = _dense(ws, view.n)

@@ -50,7 +50,8 @@
 // batch's work, spent on the device instead of on host cores. One deviation, as
 // the estimate ranks rows for the cache rather than counting reads: a binary
 // search between two storage rows credits both (wm_edge), since caching either
-// one moves the search to the device. (Also weighting each read by the PCIe
+// one moves the search to the device, unless the cached row is so much longer that
+// its probes cost more than the host row's (wm_search_cost). (Also weighting each read by the PCIe
 // sectors it moves was tried and measured slower: square query, 10^7 edges, batch
 // 4096, counting kernel 33.5 ms against 23.3 ms; bench/stream.py on an H100.)
 #ifndef WM_SAMPLE
@@ -228,8 +229,10 @@ __device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
   return L[q];
 }
 
+// WM_HOST_COST: a probe of host memory (zero-copy) against one of device memory, set by
+// engine.py from walk.HOST_COST so that walk.py's model of wm_edge uses the same rule
 #ifndef WM_HOST_COST
-#define WM_HOST_COST 8   // a probe of host memory (zero-copy) against one of device memory
+#error "WM_HOST_COST must be defined (stream/gpu/engine.py sets it)"
 #endif
 
 // Probes of a binary search in a row of `len` entries, each WM_HOST_COST times dearer
@@ -254,8 +257,9 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
   if (in_a) { lo = oa; hi = oa + la; kind = ka; x = b; wm_touch(a, ka, c); }
   else { lo = ob; hi = ob + lb; kind = kb; x = a; wm_touch(b, kb, c); }
 #if WM_SAMPLE
-  // either storage row, if cached, would serve this search (the cost rule above
-  // then picks the cached one): the estimate credits both
+  // either storage row, if cached, would usually serve this search (the cost rule
+  // above picks a cached row unless its probes cost more than 8 host probes of
+  // the other): the estimate credits both
   if (ka < 2 && kb < 2 && c.on) atomicAdd(wm_s_acc + (in_a ? b : a), c.w);
 #endif
   const int* N = g.nbr[kind];
