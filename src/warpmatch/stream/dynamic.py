@@ -878,10 +878,8 @@ class DynamicGraph:
             self._vlab[batch.n_before:n] = batch.new_vertex_labels
         evs = self._events(batch, p)
         parts = [self._overlay(st, ev, n) for st, ev in zip(self._stores, evs)]
-        rows = [ev.rows for ev in evs]
         if not self.directed:
             parts.append(parts[0])
-            rows.append(rows[0])
         (o_idx, o_off, o_nbr, o_elab, o_ins, o_dl), \
             (oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl) = parts
         out, inn = self._out, self._in
@@ -897,7 +895,7 @@ class DynamicGraph:
             bi_start=bi_start, bi_deg=bi_deg, bi_nbr=inn.nbr, bi_elab=inn.elab,
             o_idx=o_idx, o_off=o_off, o_nbr=o_nbr, o_elab=o_elab, o_ins=o_ins, o_dl=o_dl,
             oi_idx=oi_idx, oi_off=oi_off, oi_nbr=oi_nbr, oi_elab=oi_elab, oi_ins=oi_ins,
-            oi_dl=oi_dl, batch=batch, o_rows=rows[0], oi_rows=rows[1],
+            oi_dl=oi_dl, batch=batch, o_rows=evs[0].rows, oi_rows=evs[-1].rows,
         )
 
     def _overlay(self, st: _Store, ev: _Events, n: int) -> tuple[np.ndarray, ...]:

@@ -200,7 +200,8 @@ class BatchView:
     oi_dl: np.ndarray
     batch: InternalBatch
     #: the vertices with an overlay row, ascending (``o_idx[o_rows[r]] == r``), per
-    #: direction; ``None`` where the view's maker did not say (then found from ``o_idx``)
+    #: direction; ``None`` where the view's maker did not say (the GPU engine then
+    #: finds them among the batch's endpoints)
     o_rows: np.ndarray | None = None
     oi_rows: np.ndarray | None = None
 
