@@ -158,6 +158,8 @@ def test_vertex_label_file_missing_label_names_vertex(write) -> None:
     ("1 5\n2 6 7\n", 2, "expected at most 2 values"),
     ("1 5\n2 -6\n", 2, "label is negative"),
     ("1 5\n1 6\n", 2, "vertex 1 has more than one label line"),
+    # the first repeat in file order, as every reader of declarations reports it
+    ("5 1\n9 1\n9 2\n5 1\n", 3, "vertex 9 has more than one label line"),
     ("1 5\n2 a\n", 2, "label: expected a non-negative integer"),
 ])
 def test_vertex_label_file_malformed(write, text: str, line: int, fragment: str) -> None:
@@ -217,6 +219,7 @@ def test_read_tve_graph(write) -> None:
     ("v 0 1\nv 1 1\ne 0 1 2\ne 1 0\n", 4, "some 'e' lines have an edge label"),
     ("v 0 1\nv 1 1\ne 0 2 0\n", 3, "names vertex 2, which has no 'v' line"),
     ("v 0 1\nv 1 1\nv 1 2\n", 3, "vertex 1 has more than one 'v' line"),
+    ("v 5 1\nv 9 1\nv 9 2\nv 5 1\n", 3, "vertex 9 has more than one 'v' line"),
     ("v 0 1\nv 1 4294967296\n", 2, "vertex label 4294967296 is too large"),
     ("v 0 1\nv 1 1\ne 0 1 99999999999999999999\n", 3, "too large"),
 ])

@@ -118,6 +118,7 @@ def test_columns_header_fixes_layout(write) -> None:
     ("v 1 2 3\n", 1, "a vertex line reads"),
     ("v 1 -2\n", 1, "a vertex line reads"),
     ("v 1 2\n\nv 1 3\n", 3, "vertex 1 is declared twice"),
+    ("v 5 1\nv 9 1\nv 9 2\nv 5 1\n", 3, "vertex 9 is declared twice"),
     ("v 1 9999999999\n", 1, "label is too large"),
     ("1 2 +\n3", 2, "the last line has no newline: is the input truncated?"),
 ])

@@ -241,6 +241,16 @@ def _compact(x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, int]:
     return ids.astype(np.int64), inv, int(ids.size)
 
 
+def _first_repeat(ids: np.ndarray) -> int | None:
+    """Position of the first entry (in the order given) whose value occurs earlier,
+    or None: where a reader of vertex declarations finds a vertex declared twice."""
+    if ids.size < 2:
+        return None
+    order = np.argsort(ids, kind="stable")
+    again = order[1:][ids[order][1:] == ids[order][:-1]]
+    return int(again.min()) if again.size else None
+
+
 def _check_label_range(values: np.ndarray, what: str,
                        fail: Callable[[int, str], None]) -> np.ndarray:
     bad = np.flatnonzero(values > INT32_MAX)
@@ -310,10 +320,8 @@ def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
         raise InputFormatError(source, None, "no 'id label' lines (only comments)")
     ids = t.column(0)
     labels = _check_label_range(t.column(1), "label", t.fail)
-    order = np.argsort(ids, kind="stable")
-    dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if dup.size:
-        row = int(order[dup[0] + 1])
+    row = _first_repeat(ids)
+    if row is not None:
         t.fail(row, f"vertex {int(ids[row])} has more than one label line")
     return ids.copy(), labels
 
@@ -463,11 +471,8 @@ def parse_tve(path_or_text: PathLike | str | bytes, *, source: str | None = None
     vids = t.column(0)[vrows]
     vlab = _check_label_range(t.column(1)[vrows], "vertex label", lambda r, m: t.fail(
         int(vrows[r]), m))
-    # duplicate v lines: report the second occurrence
-    order = np.argsort(vids, kind="stable")
-    dup = np.flatnonzero(vids[order][1:] == vids[order][:-1])
-    if dup.size:
-        r = int(order[dup[0] + 1])
+    r = _first_repeat(vids)
+    if r is not None:
         t.fail(int(vrows[r]), f"vertex {int(vids[r])} has more than one 'v' line")
     src = t.column(0)[erows]
     dst = t.column(1)[erows]
@@ -482,7 +487,7 @@ def parse_tve(path_or_text: PathLike | str | bytes, *, source: str | None = None
             elab = _check_label_range(t.column(2)[erows], "edge label",
                                       lambda r, m: t.fail(int(erows[r]), m))
     # every edge endpoint must be declared by a v line
-    sorted_ids = vids[order]
+    sorted_ids = np.sort(vids)
     for ends in (src, dst):
         if not ends.size:
             continue
@@ -718,10 +723,8 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
             r = int(vrows[np.flatnonzero(~vvalid[vrows])[0]])
             raise locate(r, f"vertex row without a value in column {v_name!r}")
         vlabels = label_range(vlab[vrows], vrows, "vertex label")
-        order = np.argsort(vids, kind="stable")
-        dup = np.flatnonzero(vids[order][1:] == vids[order][:-1])
-        if dup.size:
-            r = int(order[dup[0] + 1])
+        r = _first_repeat(vids)
+        if r is not None:
             raise locate(int(vrows[r]), f"vertex {int(vids[r])} has more than one vertex row")
     return _assemble(src[erows], dst[erows], el, directed=directed, name=name, source=source,
                      vids=vids, vlabels=vlabels,

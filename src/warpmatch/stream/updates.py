@@ -64,7 +64,8 @@ from numba import njit
 from ..errors import InputCleanupWarning, InputFormatError
 from ..graph import _tokenize as tk
 from ..graph.csr import INT32_MAX, INT64_MAX, Graph
-from ..graph.formats import _check_label_range, _csv_row_line, _line_text, _read_bytes, _Table
+from ..graph.formats import (_check_label_range, _csv_row_line, _first_repeat, _line_text,
+                             _read_bytes, _Table)
 from .types import DELETE, INSERT, Updates
 
 __all__ = ["read_updates", "iter_update_batches", "split_batches", "as_updates", "write_updates",
@@ -1293,16 +1294,6 @@ def _mapping_as_table(obj: Any, keys: set, source: str) -> Updates:
         raise InputFormatError(source, None, f"the mapping cannot be read as the rows of an "
                                              f"update table ({exc})") from None
     return _table_to_updates(table, source, _row_locate(source))
-
-
-def _first_repeat(ids: np.ndarray) -> int | None:
-    """Position of the first entry (in the order given) whose value occurs earlier,
-    or None: where a reader of the declarations finds a vertex declared twice."""
-    if ids.size < 2:
-        return None
-    order = np.argsort(ids, kind="stable")
-    again = order[1:][ids[order][1:] == ids[order][:-1]]
-    return int(again.min()) if again.size else None
 
 
 def _declarations(ids: Any, labels: Any, fail: Any) -> tuple[np.ndarray, np.ndarray]:
