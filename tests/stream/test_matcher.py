@@ -140,23 +140,29 @@ def replay(oracle: Oracle, updates: Updates, q: Query, mode: str, induced: bool,
     return sets, valid
 
 
+def delta_rows(d: StreamDelta, counts_only: bool = False) -> list:
+    """Per-update (plus count, minus count, plus rows, minus rows) of one delta, with its
+    sanity checks (totals, no row twice)."""
+    assert isinstance(d, StreamDelta) and len(d) == len(d.updates)
+    assert d.added == int(d.plus_counts.sum()) and d.removed == int(d.minus_counts.sum())
+    out = []
+    for i in range(len(d)):
+        if counts_only:
+            assert d.plus is None and d.minus is None
+            rows = (None, None)
+        else:
+            p = [tuple(r) for r in d.plus[d.plus_update == i].tolist()]
+            m = [tuple(r) for r in d.minus[d.minus_update == i].tolist()]
+            assert len(p) == len(set(p)) and len(m) == len(set(m))
+            rows = (set(p), set(m))
+        out.append((int(d.plus_counts[i]), int(d.minus_counts[i])) + rows)
+    return out
+
+
 def deltas(cm: ContinuousMatcher, updates: Updates, batch: int, counts_only: bool = False):
     """Per-update (plus count, minus count, plus rows, minus rows) over the whole stream."""
-    out = []
-    for d in cm.apply_batches(updates, batch, counts_only=counts_only):
-        assert isinstance(d, StreamDelta) and len(d) == len(d.updates)
-        assert d.added == int(d.plus_counts.sum()) and d.removed == int(d.minus_counts.sum())
-        for i in range(len(d)):
-            if counts_only:
-                assert d.plus is None and d.minus is None
-                rows = (None, None)
-            else:
-                p = [tuple(r) for r in d.plus[d.plus_update == i].tolist()]
-                m = [tuple(r) for r in d.minus[d.minus_update == i].tolist()]
-                assert len(p) == len(set(p)) and len(m) == len(set(m))
-                rows = (set(p), set(m))
-            out.append((int(d.plus_counts[i]), int(d.minus_counts[i])) + rows)
-    return out
+    return [row for d in cm.apply_batches(updates, batch, counts_only=counts_only)
+            for row in delta_rows(d, counts_only)]
 
 
 def check_stream(oracle: Oracle, updates: Updates, q: Query, mode: str, induced: bool,
@@ -333,12 +339,6 @@ STREAM_TEXT = ("# the same stream as a text file\nv 50 7\n50 0 +\n50 1 +\n50 60 
                "v 60 0\nv 61 3\n61 0 +\n61 1 +\n50 61 +\n4 50 +\n50 1 -\nv 70 7\n")
 
 
-def _delta_rows(d: StreamDelta) -> list:
-    return [(int(d.plus_counts[i]), int(d.minus_counts[i]),
-             sorted(map(tuple, d.plus[d.plus_update == i].tolist())),
-             sorted(map(tuple, d.minus[d.minus_update == i].tolist()))) for i in range(len(d))]
-
-
 @pytest.mark.parametrize("mode", ["embeddings", "subgraphs"])
 def test_declared_vertices_from_a_list_equal_the_text_file(write, mode):
     from warpmatch.stream.updates import as_updates, read_updates
@@ -354,7 +354,7 @@ def test_declared_vertices_from_a_list_equal_the_text_file(write, mode):
     got = {}
     for name, ups in (("file", from_file), ("list", STREAM_ITEMS), ("mapping", mapping)):
         cm = ContinuousMatcher(g0, LABELED_Q, mode=mode, backend="cpu")
-        got[name] = _delta_rows(cm.apply(ups))
+        got[name] = delta_rows(cm.apply(ups))
         assert cm.graph.to_internal([50, 60, 61]).tolist() == [5, 6, 7]
         assert cm.graph.vertex_labels.tolist() == [0, 0, 0, 0, 7, 7, 0, 3]   # 70: never used
         assert cm.count == wm.count(cm.graph.snapshot(), LABELED_Q, mode=mode)
@@ -368,7 +368,7 @@ def test_declared_vertices_from_a_list_equal_the_text_file(write, mode):
     for d in cm.apply_batches(STREAM_ITEMS, 1):
         now = wm.count(cm.graph.snapshot(), LABELED_Q, mode=mode)
         assert d.net == now - prev and cm.count == now
-        steps += _delta_rows(d)
+        steps += delta_rows(d)
         prev = now
     assert steps == got["list"]
     # the label-7 vertex 50 is the a of every new match (50-0-1, 50-0-60); the triangles
