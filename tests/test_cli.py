@@ -389,6 +389,14 @@ def test_demo_counts_match_reference() -> None:
         assert p["subgraphs"] == wm.count(g, p["pattern"], mode="subgraphs", backend="reference")
 
 
+def test_demo_check_says_when_the_sample_holds_no_match() -> None:
+    """A tree (m=1) has no triangle: the check compared zero with zero, which is not "ok"."""
+    res = run("demo", "--n", "100", "--m", "1", "--patterns", "triangle", "--backend", "cpu")
+    assert res.exit_code == 0, res.stderr
+    row = next(ln for ln in res.stdout.splitlines() if ln.startswith("triangle"))
+    assert "none in sample" in row and " ok" not in row
+
+
 def _count_plus_one(monkeypatch) -> None:
     from warpmatch.engine.reference import ReferenceEngine
     count = ReferenceEngine.count
