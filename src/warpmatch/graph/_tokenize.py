@@ -128,8 +128,10 @@ def token_end(buf, i):  # pragma: no cover - compiled
     return i
 
 
-_CUT = INT64_MAX // 10     # val * 10 + d overflows iff val > _CUT or (== _CUT and d > _LIM)
-_LIM = INT64_MAX % 10
+#: ``val * 10 + d`` overflows int64 iff ``val > CUT or (val == CUT and d > LIM)``: two
+#: compares per digit instead of a division (which cost about 10% of a scan)
+CUT = INT64_MAX // 10
+LIM = INT64_MAX % 10
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -159,7 +161,7 @@ def parse_uint(buf, i):  # pragma: no cover - compiled
             stop = c
             break
         d = np.int64(c - 48)
-        if val > _CUT or (val == _CUT and d > _LIM):
+        if val > CUT or (val == CUT and d > LIM):
             overflow = True
         else:
             val = val * 10 + d
