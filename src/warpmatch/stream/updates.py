@@ -201,13 +201,14 @@ def _parse_number(buf, s, e):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins, w_del,
+def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, w_ins, w_del,
                   src, dst, op, lab, t_int, t_flt, t_dec, ncol, kind, line_no, line_at,
                   first_line):  # pragma: no cover - compiled
     """Scan update lines of ``buf`` (uint8) into the row arrays.
 
     Fields 0 and 1 are vertex ids, field 2 the op, field ``label_pos`` (or -1)
-    the edge label and field ``time_pos`` (or -1) the timestamp; a line has
+    the edge label and any other field the timestamp (``_Layout.time_pos``: the
+    layout's ``max_cols`` leaves room for no other); a line has
     ``min_cols..max_cols`` fields. ``v ID LABEL`` lines are vertex
     declarations (``kind`` 1, id in ``src``, label in ``lab``).
 
@@ -282,15 +283,14 @@ def _scan_updates(buf, skip_bom, min_cols, max_cols, label_pos, time_pos, w_ins,
                 if val > INT32_MAX:
                     return row, _BIG_LABEL, line, line_start, col
                 lab[row] = val
-            else:
+            else:                       # the timestamp (see the docstring)
                 e = tk.token_end(buf, i)
-                if col == time_pos:
-                    ok, dec, iv, fv = _parse_number(buf, i, e)
-                    if not ok:
-                        return row, _BAD_TIME, line, line_start, col
-                    t_int[row] = iv
-                    t_flt[row] = fv
-                    t_dec[row] = dec
+                ok, dec, iv, fv = _parse_number(buf, i, e)
+                if not ok:
+                    return row, _BAD_TIME, line, line_start, col
+                t_int[row] = iv
+                t_flt[row] = fv
+                t_dec[row] = dec
                 i = e
             col += 1
         if col < min_cols:
@@ -423,9 +423,9 @@ class _TextParser:
         line_no = np.empty(cap, np.int64)
         line_at = np.empty(cap, np.int64)
         rows, status, line, start, col = _scan_updates(
-            buf, self.first, lay.min_cols, lay.max_cols, lay.label_pos, lay.time_pos,
-            _W_INS, _W_DEL, src, dst, op, lab, t_int, t_flt, t_dec, ncol, kind, line_no,
-            line_at, self.next_line)
+            buf, self.first, lay.min_cols, lay.max_cols, lay.label_pos, _W_INS, _W_DEL,
+            src, dst, op, lab, t_int, t_flt, t_dec, ncol, kind, line_no, line_at,
+            self.next_line)
         self.first = False
         if status != _OK:
             self._fail(buf, int(status), int(line), int(start), int(col))
