@@ -514,6 +514,9 @@ def test_as_updates_declarations_hold_for_the_whole_batch() -> None:
     ([("v", 9, 2**31)], "update 0: vertex label 2147483648 is too large (labels are int32)"),
     ([("v", 2**63, 1)], "update 0: vertex id 9223372036854775808 is too large for int64"),
     ([("v", 9, 1), (9, 2, "+"), ("v", 9, 1)], "update 2: vertex 9 is declared twice"),
+    # the message quotes the declaration as the caller wrote it
+    ([("V", 9, 1), ("V", -3, 1)], "update 1: vertex id -3 is negative (ids and labels must "
+                                  "be >= 0): \"('V', -3, 1)\""),
     ([("x", 9, 1)], "update 0: source id 'x' is not an integer (a vertex declaration reads"),
     ([("v", 9, 1), "v 10 2"], "update 1: expected a tuple (u, v, op[, label]) or a vertex "
                               "declaration ('v', id, label), not a string"),

@@ -1173,7 +1173,7 @@ def _from_tuples(obj: Any, source: str, fail: Any) -> Updates:
     as a text file's line numbers count its ``v`` lines."""
     rows: list[tuple] = []
     at: list[int] = []                 # position of each update in the iterable
-    decl: list[tuple] = []             # (id, label) of each declaration ...
+    decl: list[Any] = []               # each declaration, as given ...
     decl_at: list[int] = []            # ... and its position
     width = None
     for i, t in enumerate(obj):
@@ -1191,7 +1191,7 @@ def _from_tuples(obj: Any, source: str, fail: Any) -> Updates:
             if len(t) != 3:
                 fail(i, f"a vertex declaration reads ('v', id, label), found {len(t)} fields",
                      repr(t))
-            decl.append(t[1:])
+            decl.append(t)
             decl_at.append(i)
             continue
         if width is None:
@@ -1206,9 +1206,9 @@ def _from_tuples(obj: Any, source: str, fail: Any) -> Updates:
         at.append(i)
 
     def fail_decl(j: int, msg: str) -> None:
-        fail(decl_at[j], msg, repr(("v",) + tuple(decl[j])))
+        fail(decl_at[j], msg, repr(decl[j]))
 
-    vids, vlab = _declarations([d[0] for d in decl], [d[1] for d in decl], fail_decl)
+    vids, vlab = _declarations([d[1] for d in decl], [d[2] for d in decl], fail_decl)
     if not rows:
         return dataclasses.replace(_empty(source), new_vertex_ids=vids, new_vertex_labels=vlab)
 
