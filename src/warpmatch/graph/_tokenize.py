@@ -41,7 +41,6 @@ TOO_MANY = 5
 BAD_TAG = 6
 
 
-
 @njit(cache=True, nogil=True)
 def _is_space(c: int) -> bool:
     # space, \t, \r, \v, \f  (\n is the line separator and handled apart)

@@ -402,6 +402,6 @@ def _as_int_array(x: Any, what: str, allow_negative: bool = False) -> np.ndarray
             raise GraphError(f"{what} must hold integers ({exc})") from None
     if not allow_negative and arr.dtype.kind == "i" and arr.min() < 0:
         raise GraphError(f"{what} holds a negative value ({int(arr.min())})")
-    if arr.dtype == np.uint64 and arr.max() > np.iinfo(np.int64).max:
+    if arr.dtype == np.uint64 and arr.max() > INT64_MAX:
         raise GraphError(f"{what} holds a value too large for int64")
     return arr.astype(np.int64, copy=False)

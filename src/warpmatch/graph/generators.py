@@ -37,7 +37,6 @@ from .csr import INT32_MAX, Graph
 __all__ = ["rmat", "barabasi_albert", "erdos_renyi", "random_labels", "with_labels"]
 
 
-
 # ---------------------------------------------------------------------------- RMAT
 @njit(cache=True, inline="always")
 def _splitmix64(z):  # pragma: no cover - compiled

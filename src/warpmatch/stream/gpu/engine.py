@@ -20,7 +20,8 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    (:mod:`.cache`): selected and gathered on the device from the mapped host
    storage (``"gpu"`` estimator and ``"degree"``), or packed on the host and
    copied with one DMA (``"cpu"``). ``"auto"`` (the default) mirrors the graph
-   when it fits on the device and uses the random-walk cache when it does not. Every policy keeps the *row index* (start and length of each
+   when it fits on the device and uses the random-walk cache when it does not.
+   Every policy keeps the *row index* (start and length of each
    storage row, 12 bytes a vertex) on the device, so only a row's entries
    are read through PCIe.
 3. The batch's overlay (timestamped rows of the touched vertices) and the
