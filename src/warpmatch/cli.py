@@ -692,8 +692,9 @@ def _demo_check(g: Any, q: Any, backend: str) -> tuple[bool, dict[str, int]]:
     unless the graph is too sparse, e.g. a tree with ``--m 1``: then the check
     has nothing to compare and the table says so), ``s`` starting at
     :data:`DEMO_CHECK_VERTICES` and halved until it holds at most
-    :data:`DEMO_CHECK_EMBEDDINGS` embeddings. On it, ``backend`` counts embeddings and subgraphs as in the table (one
-    symmetry-broken search, times |Aut| for embeddings), while the reference
+    :data:`DEMO_CHECK_EMBEDDINGS` embeddings. On it, ``backend`` counts embeddings
+    and subgraphs as in the table (one symmetry-broken search, times |Aut| for
+    embeddings), while the reference
     engine lists every embedding with no symmetry breaking and the distinct
     subgraphs are told apart by their vertex and edge sets. The two sides share
     the planner's filters and order, not the automorphisms, restrictions or
