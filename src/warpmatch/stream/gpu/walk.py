@@ -37,6 +37,22 @@ the paper. The walks of different roots are independent, so the roots are
 split among threads (numba ``prange``); every root draws from its own random
 stream, seeded by ``(seed, root)``, and an estimate depends only on the seed.
 
+Ranking rows for the cache (``for_cache``, what the GPU sampler of
+kernels/delta.cu estimates) deviates in three more ways. Only storage rows
+are credited: the cache holds no overlay row. A binary search between two
+storage rows counts for both, since either one, cached, serves it. And the
+plan's last level is not run (:func:`_look`): each partial match one level
+above credits its generating list once, every other test's storage row once
+per entry of that list (the searches the last level would make), and, when
+the list is an overlay row (device memory), each candidate's storage row
+once per test whose two rows are storage rows. The last level is most of a batch's
+work and most of its host reads are its searches, of rows next to the
+batch's endpoints, each read in few batches: a sampled last level misses
+most of them, while the look-ahead sees every one at the cost of the level
+above (on a 10^7-edge power-law graph, square query, batches of 4096, the
+GPU cache chosen this way cut host reads from 139 MB a batch with the degree
+cache to 42 MB; ``bench/stream.py`` on an H100).
+
 The same traversal with every node visited once and weight 1 (``exact``)
 counts the true row reads and the matches; the tests and ``bench/stream.py``
 use it as ground truth for the estimator (GCSM §VI-D coverage).
@@ -100,8 +116,9 @@ def _edge(a, b, p, lab, w, acc, V):
     (the shorter row when both are in the same memory, else the cheaper search by
     :func:`_search_cost`), and adds ``w`` to the read row's vertex in ``acc``. With
     ``credit`` set (ranking rows for the cache, as the GPU sampler does), ``w`` goes
-    to both storage rows: either one, cached, would usually serve the search (unless
-    it is so long that its probes cost more, :func:`_search_cost`).
+    to each of the two rows that is a storage row, and to no overlay row: either
+    storage row, cached, would usually serve the search (unless it is so long that
+    its probes cost more, :func:`_search_cost`).
 
     ``dev[x] != 0``: ``x``'s storage rows are cached on the device; ``host`` 0: every
     storage row is on the device (policy "device")."""
@@ -122,17 +139,19 @@ def _edge(a, b, p, lab, w, acc, V):
     if credit != 0 and sa and sb:
         _add(acc, b if in_a else a, w)
     if in_a:
-        _add(acc, a, w)
+        if credit == 0 or sa:        # ranking for the cache: storage rows only
+            _add(acc, a, w)
         return _search(ova, loa, hia, b, p, lab, b_nbr, b_elab, o_nbr, o_elab, o_ins, o_dl)
-    _add(acc, b, w)
+    if credit == 0 or sb:
+        _add(acc, b, w)
     return _search(ovb, lob, hib, a, p, lab, bi_nbr, bi_elab, oi_nbr, oi_elab, oi_ins, oi_dl)
 
 
-@njit(cache=True, nogil=True)
-def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
-    """Plan rules 1, 4-7 for candidate ``c`` at depth ``d`` (cheap tests first)."""
-    (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
-     res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
+@njit(cache=True, nogil=True, inline="always")
+def _cheap(d, c, j, M, vl, P):
+    """Plan rules 1, 4, 5 for candidate ``c`` at depth ``d``: label, symmetry
+    restrictions, distinctness (the tests that read no row)."""
+    pvl, res_ptr, res_pos, res_sign = P[1], P[9], P[10], P[11]
     want = pvl[j, d]
     if want != -1 and vl.shape[0] > 0 and vl[c] != want:
         return False
@@ -146,6 +165,16 @@ def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
     for jj in range(d):
         if M[jj] == c:
             return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
+    """Plan rules 1, 4-7 for candidate ``c`` at depth ``d`` (cheap tests first)."""
+    (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
+     res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
+    if not _cheap(d, c, j, M, vl, P):
+        return False
     for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
         if t == skip:
             continue
@@ -190,8 +219,9 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _) = V
-    _add(acc, M[bn_pos[best]], w)
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, cfg) = V
+    if cfg[1] == 0 or bov == 0:      # ranking for the cache: storage rows only
+        _add(acc, M[bn_pos[best]], w)
     dr = bn_dir[best]
     glab = bn_elabel[best]
     n = 0
@@ -220,6 +250,82 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
             out[base + n] = c
             n += 1
     return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _other(t, j, d, M, P):
+    """The ``t``-th test of depth ``d`` counting backward edges, then negative ones:
+    ``(vertex, dir)``, where ``dir`` 0 means the edge leaves that vertex."""
+    bn_ptr, bn_pos, bn_dir, na_ptr, na_pos, na_dir = P[2], P[3], P[4], P[6], P[7], P[8]
+    if t < bn_ptr[j, d + 1]:
+        return M[bn_pos[t]], bn_dir[t]
+    q = na_ptr[j, d] + t - bn_ptr[j, d + 1]
+    return M[na_pos[q]], na_dir[q]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stored(x, dr, V):
+    """Is ``x``'s row in direction ``dr`` (0 out, 1 in) a storage row (not an overlay row)?"""
+    if dr == 0:
+        return V[8][x] < 0
+    return V[14][x] < 0
+
+
+@njit(cache=True, nogil=True)
+def _look(d, j, p, M, vl, P, w, acc, V, best, bov, blo, bhi):
+    """The last level's reads, credited without running its searches, as the GPU
+    sampler does (kernels/delta.cu ``wm_look``, ``wm_credit``; for the cache only).
+
+    The generating list is read once. Every other test of the level searches a
+    row of its vertex ``y`` or of the candidate, once per candidate; caching
+    either storage row serves that search (``wm_edge``'s rule), so ``y`` is
+    credited once per entry of the list. When the list is an overlay row (on
+    the device: reading it costs no host traffic), each candidate that passes
+    the cheap tests is also credited once per test whose two rows are storage
+    rows; a host list is not read for that (it would cost the reads the cache
+    is meant to save).
+    """
+    bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr = P[2], P[3], P[4], P[5], P[6]
+    (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+     o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _) = V
+    if bov == 0:                     # storage rows only: the cache holds no other
+        _add(acc, M[bn_pos[best]], w)
+    n = bhi - blo
+    end = bn_ptr[j, d + 1] + na_ptr[j, d + 1] - na_ptr[j, d]
+    others = 0
+    for t in range(bn_ptr[j, d], end):
+        if t == best:
+            continue
+        y, dr = _other(t, j, d, M, P)
+        if _stored(y, dr, V):
+            others += 1
+            if n > 0:
+                _add(acc, y, w * n)
+    if bov == 0 or others == 0:
+        return
+    dr = bn_dir[best]
+    glab = bn_elabel[best]
+    for z in range(blo, bhi):
+        if dr == 0:
+            c, ins, dl = o_nbr[z], o_ins[z], o_dl[z]
+            el = o_elab[z] if o_elab.shape[0] > 0 else 0
+        else:
+            c, ins, dl = oi_nbr[z], oi_ins[z], oi_dl[z]
+            el = oi_elab[z] if oi_elab.shape[0] > 0 else 0
+        if not (ins < p and p <= dl) or (glab != -1 and el != glab):
+            continue
+        if not _cheap(d, c, j, M, vl, P):
+            continue
+        pairs = 0
+        for t in range(bn_ptr[j, d], end):
+            if t == best:
+                continue
+            y, dy = _other(t, j, d, M, P)
+            if _stored(y, dy, V) and _stored(c, 1 - dy, V):
+                pairs += 1
+        if pairs > 0:
+            _add(acc, c, w * pairs)
 
 
 # -------------------------------------------------------------- randomness
@@ -342,6 +448,11 @@ def _walk_tasks(t0, t1, task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, 
                 fresh = False
                 lvl_w = w1 * (float(D) ** (d - 2)) if mode != 0 else 1.0
                 best, bov, blo, bhi = _pick(d, j, M, P, V)
+                if d == k - 1 and V[21][1] != 0:
+                    # ranking rows for the cache: the last level by look-ahead
+                    _look(d, j, p, M, vl, P, lvl_w * bnode[d], acc, V, best, bov, blo, bhi)
+                    d -= 1
+                    continue
                 need = base[d] + (bhi - blo)
                 if need > cand.shape[0]:
                     size = max(need, 2 * cand.shape[0])
@@ -659,8 +770,10 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
         Rank rows for the cache, as the GPU engine does: a binary search between
         two storage rows counts for both (either one, cached, would usually
         serve it: the kernel searches the cached row unless its probes cost
-        more than the host row's, :func:`_search_cost`). ``False`` estimates the
-        reads of an uncached run. The default is ``False``.
+        more than the host row's, :func:`_search_cost`), and the last level of
+        the plan is credited by look-ahead instead of being run (:func:`_look`).
+        ``False`` estimates the reads of an uncached run. The default is
+        ``False``.
 
     Returns
     -------
@@ -702,7 +815,7 @@ def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None
 
 def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None = None,
                  host_storage: bool = True, for_cache: bool = False
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """True row reads per vertex, and raw matches per task, of one batch.
 
     The execution forest walked completely, every node once (the ground truth
@@ -722,16 +835,18 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         Storage rows are read from host memory (``False``: mirrored on the
         device, policy "device"). The default is ``True``.
     for_cache : bool, optional
-        Count a search between two storage rows for both (see
-        :func:`estimate_access`; what the GPU sampler measures). The default
-        is ``False``.
+        What the GPU sampler credits at rate 1 instead of the reads: a search
+        between two storage rows counts for both, and the last level is
+        credited by look-ahead, not run (see :func:`estimate_access`). The
+        default is ``False``.
 
     Returns
     -------
     access : numpy.ndarray
         float64[n] row reads per vertex.
-    per_update : numpy.ndarray
-        int64[B, 2]: raw (unmultiplied) ``plus``, ``minus`` matches per update.
+    per_update : numpy.ndarray or None
+        int64[B, 2]: raw (unmultiplied) ``plus``, ``minus`` matches per update;
+        ``None`` with ``for_cache`` (the last level, where matches end, is not run).
 
     Raises
     ------
@@ -744,6 +859,8 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
     ws, counts, task_upd, task_plan = _run(view, plans, 0, 1, 0, cached=cached,
                                            host=host_storage, credit=for_cache)
     acc = _dense(ws, view.n)
+    if for_cache:
+        return acc, None
     B = view.num_updates
     out = np.zeros((B, 2), dtype=np.int64)
     if counts.size:

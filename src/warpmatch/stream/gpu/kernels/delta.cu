@@ -47,13 +47,26 @@
 // is eq. (3)'s Horvitz-Thompson estimator, with GCSM's continuation probability
 // |V|/D per node (1/D per child) replaced by a fixed q per child, so that the
 // estimate of every vertex is unbiased and its cost a chosen fraction of the
-// batch's work, spent on the device instead of on host cores. One deviation, as
-// the estimate ranks rows for the cache rather than counting reads: a binary
-// search between two storage rows credits both (wm_edge), since caching either
-// one moves the search to the device, unless the cached row is so much longer that
-// its probes cost more than the host row's (wm_search_cost). (Also weighting each read by the PCIe
-// sectors it moves was tried and measured slower: square query, 10^7 edges, batch
-// 4096, counting kernel 33.5 ms against 23.3 ms; bench/stream.py on an H100.)
+// batch's work, spent on the device instead of on host cores. Three deviations, as
+// the estimate ranks rows for the cache rather than counting reads (walk.py's
+// for_cache models all three):
+// - only storage rows are credited (wm_touch): the cache holds no other;
+// - a binary search between two storage rows credits both (wm_edge), since caching
+//   either one moves the search to the device, unless the cached row is so much
+//   longer that its probes cost more than the host row's (wm_search_cost);
+// - the last level is not run but credited by look-ahead: a partial match of level
+//   K-2 credits its next generating list (wm_gen) and every other test's storage
+//   row once per entry of that list (wm_look); when the list is an overlay row, the
+//   match continues into the last level with probability q, whose candidates credit
+//   their storage row once per test whose two rows are storage rows, and search
+//   nothing (wm_credit). Most host reads are the last level's searches, of rows
+//   next to the batch's endpoints that few batches read: sampling that level missed
+//   most of them (square query, 10^7 edges, batches of 4096: host reads of 154 MB
+//   a batch with the cache chosen from a sampled last level, 42 MB with the
+//   look-ahead, 139 MB with the degree cache; bench/stream.py on an H100).
+// (Also weighting each read by the PCIe sectors it moves was tried and measured
+// slower: square query, 10^7 edges, batch 4096, counting kernel 33.5 ms against
+// 23.3 ms; bench/stream.py on an H100.)
 #ifndef WM_SAMPLE
 #define WM_SAMPLE 0
 #endif
@@ -213,7 +226,9 @@ __device__ __forceinline__ void wm_touch(int x, int kind, WmCnt& c) {
 #if WM_PROFILE
   if (c.on) atomicAdd(g.acc + x, 1ull);
 #elif WM_SAMPLE
-  if (c.on) atomicAdd(wm_s_acc + x, c.w);
+  // only storage rows can be cached: an overlay row's vertex is this batch's, and its
+  // credit would outlive the batch in the averaged estimate
+  if (c.on && kind < 2) atomicAdd(wm_s_acc + x, c.w);
 #else
   (void)x;
 #endif
@@ -290,9 +305,8 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
   return found;
 }
 
-// Plan rules 1, 4-7 for candidate c at depth d (the generating edge `skip` is known).
-__device__ bool wm_accept(int d, int c, int skip, int j, int p, const int (&m)[WM_K],
-                          WmCnt& cnt) {
+// Plan rules 1, 4, 5 for candidate c at depth d: the tests that read no row.
+__device__ __forceinline__ bool wm_cheap(int d, int c, int j, const int (&m)[WM_K]) {
   const int want = WM_PK(WM_O_VLABEL, j, d);
   if (want != -1 && g.vlab != nullptr && g.vlab[c] != want) return false;
   const int r0 = WM_PJ(WM_O_RESPTR, j, d), r1 = WM_PJ(WM_O_RESPTR, j, d + 1);
@@ -303,6 +317,13 @@ __device__ bool wm_accept(int d, int c, int skip, int j, int p, const int (&m)[W
   }
 #pragma unroll
   for (int q = 0; q < WM_K; ++q) if (q < d && m[q] == c) return false;
+  return true;
+}
+
+// Plan rules 1, 4-7 for candidate c at depth d (the generating edge `skip` is known).
+__device__ bool wm_accept(int d, int c, int skip, int j, int p, const int (&m)[WM_K],
+                          WmCnt& cnt) {
+  if (!wm_cheap(d, c, j, m)) return false;
   const int b0 = WM_PJ(WM_O_BNPTR, j, d), b1 = WM_PJ(WM_O_BNPTR, j, d + 1);
   for (int t = b0; t < b1; ++t) {
     if (t == skip) continue;
@@ -342,6 +363,64 @@ __device__ void wm_gen(int j, int d, const int (&m)[WM_K], int& gen, long long& 
   wm_touch(best_x, kind, cnt);
 }
 
+#if WM_SAMPLE
+// The t-th test of depth d counting backward edges, then negative ones: its vertex and
+// the direction of its row (0: the edge leaves it, so its out-row is searched).
+__device__ __forceinline__ void wm_other(int t, int j, int d, const int (&m)[WM_K], int& y,
+                                         int& dir) {
+  const int b1 = WM_PJ(WM_O_BNPTR, j, d + 1);
+  if (t < b1) {
+    y = wm_get(m, WM_PA(WM_O_BNPOS, t));
+    dir = WM_PA(WM_O_BNDIR, t);
+  } else {
+    const int q = WM_PJ(WM_O_NAPTR, j, d) + t - b1;
+    y = wm_get(m, WM_PA(WM_O_NAPOS, q));
+    dir = WM_PA(WM_O_NADIR, q);
+  }
+}
+
+__device__ __forceinline__ int wm_tests_end(int j, int d) {
+  return WM_PJ(WM_O_BNPTR, j, d + 1) + WM_PJ(WM_O_NAPTR, j, d + 1) - WM_PJ(WM_O_NAPTR, j, d);
+}
+
+// Is x's row in direction dir a storage row (no overlay row)? The sampler reads no cache.
+__device__ __forceinline__ bool wm_stored(int x, int dir) { return g.o_idx[dir][x] < 0; }
+
+// The sampler's look-ahead at the last level d (see "Sampling"; walk.py's _look): its
+// generating list `gen` (relative, `len` entries) was credited by wm_gen; every other
+// test's storage row is searched up to once per entry of that list. Returns how many
+// tests have a storage row (0: the level's candidates need no credit either).
+__device__ int wm_look(int j, int d, const int (&m)[WM_K], int gen, int len, WmCnt& c) {
+  const int b0 = WM_PJ(WM_O_BNPTR, j, d), end = wm_tests_end(j, d);
+  int others = 0;
+  for (int t = b0; t < end; ++t) {
+    if (t == b0 + gen) continue;
+    int y, dir;
+    wm_other(t, j, d, m, y, dir);
+    if (!wm_stored(y, dir)) continue;
+    ++others;
+    if (c.on && len > 0) atomicAdd(wm_s_acc + y, c.w * (float)len);
+  }
+  return others;
+}
+
+// ... and the candidate c of the last level d, taken from an overlay list by the
+// generating edge `skip`: if it passes the tests that read no row, its storage row
+// is credited once per test whose two rows are storage rows.
+__device__ void wm_credit(int d, int c, int skip, int j, const int (&m)[WM_K], WmCnt& cnt) {
+  if (!wm_cheap(d, c, j, m)) return;
+  const int end = wm_tests_end(j, d);
+  int pairs = 0;
+  for (int t = WM_PJ(WM_O_BNPTR, j, d); t < end; ++t) {
+    if (t == skip) continue;
+    int y, dir;
+    wm_other(t, j, d, m, y, dir);
+    if (wm_stored(y, dir) && wm_stored(c, 1 - dir)) ++pairs;
+  }
+  if (pairs && cnt.on) atomicAdd(wm_s_acc + c, cnt.w * (float)pairs);
+}
+#endif
+
 // One lane's fine-grained task: candidate `off` of entry e's list, at depth d.
 __device__ bool wm_task(int d, int j, int p, const WmStack& S, int e, int off, int (&m)[WM_K],
                         int& c, int& ngen, long long& noff, int& nlen, int& nkind,
@@ -366,9 +445,19 @@ __device__ bool wm_task(int d, int j, int p, const WmStack& S, int e, int off, i
   const int t = b0 + S.gen[d - 1][e];
   const int el = WM_PA(WM_O_BNEL, t);
   if (el != -1 && wm_label(kind, idx, cnt) != el) return false;
+#if WM_SAMPLE
+  if (d == WM_K - 1) {   // the last level: credit, no searches
+    wm_credit(d, c, t, j, m, cnt);
+    return false;
+  }
+#endif
   if (!wm_accept(d, c, t, j, p, m, cnt)) return false;
   wm_put(m, d, c);
   if (d < WM_K - 1) wm_gen(j, d + 1, m, ngen, noff, nlen, nkind, cnt);
+#if WM_SAMPLE
+  // the last level is credited, not run; its candidates only from an overlay list
+  if (d == WM_K - 2 && (wm_look(j, d + 1, m, ngen, nlen, cnt) == 0 || nkind < 4)) nlen = 0;
+#endif
   return true;
 }
 
@@ -487,6 +576,11 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
         int gn, ln, kd;
         long long of;
         ok = wm_root(t_base + lo, u, j, p, sign, m, gn, of, ln, kd, tmp);
+#if WM_SAMPLE && WM_K == 3
+        // depth 2 is the last level: credited, not run; its candidates only from an
+        // overlay list
+        if (ok && (wm_look(j, 2, m, gn, ln, tmp) == 0 || kd < 4)) ok = 0;
+#endif
         if (chunk == 0) cnt = tmp;
         cnt.on = 1;
         if (ok) {
@@ -541,11 +635,13 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
     cnt.w = wm_s_w[d];
 #endif
 #if WM_SAMPLE
-    // a survivor below the last level continues with probability q (see "Sampling")
+    // a survivor continues with probability q: into the last level (credited, not
+    // run) only from level K-2 and an overlay list (wm_task; see "Sampling")
     const bool tested = has && wm_task(d, j, p, S, e, off, m, c, ngen, noff, nlen, nkind, cnt);
-    const bool valid = tested && (d == WM_K - 1 || wm_coin((unsigned long long)cur_s * 64 + d,
-        ((unsigned long long)(unsigned)c << 32) | (unsigned)wm_get(m, d - 1))
-        < wm_s_thr[1]);
+    const bool valid = tested && (d < WM_K - 2 || nlen > 0)
+        && wm_coin((unsigned long long)cur_s * 64 + d,
+                   ((unsigned long long)(unsigned)c << 32) | (unsigned)wm_get(m, d - 1))
+           < wm_s_thr[1];
 #else
     const bool valid = has && wm_task(d, j, p, S, e, off, m, c, ngen, noff, nlen, nkind, cnt);
 #endif
