@@ -49,13 +49,16 @@ copies the rows the previous one holds on the device and reads only the others
 (and those the last batch rewrote) from host memory; rows are chosen by
 estimated reads per cached byte rather than by reads, and a search between
 two uncached rows counts for both (either one, cached, would usually serve it); the
-default estimator samples on the GPU
-(each deeper partial match continues with a fixed probability instead of
-GCSM's ``1/D``, and the estimate is averaged over batches) because GCSM's
-walks on the host cost more than the kernel they speed up (measured on an
-H100 with 16 host cores; ``bench/stream.py``); the CPU walks are capped at one
-per root (:func:`.walk.default_walks`) and run on all cores; the row index
-lives on the device.
+plan's last level is not walked but credited by look-ahead from the level above
+(:mod:`.walk`, kernels/delta.cu "Sampling"): it holds most of the host reads,
+of rows next to the batch's endpoints that a sample misses; the default
+estimator samples on the GPU (each deeper partial match continues with a fixed
+probability instead of GCSM's ``1/D``) because GCSM's walks on the host cost
+more than the kernel they speed up (measured on an H100 with 16 host cores;
+``bench/stream.py``), and it is skipped for batches where it would not pay
+(``estimate_share``); the CPU walks are capped at one per root
+(:func:`.walk.default_walks`) and run on all cores; the row index lives on the
+device.
 """
 from __future__ import annotations
 
@@ -75,6 +78,7 @@ __all__ = ["GpuDeltaEngine", "pinned_allocator"]
 
 _MODULES: dict[tuple, Any] = {}
 _SOURCE: list[str] = []
+_DENSITY: list[Any] = []        # the row-density kernel (_density_kernel), built on first use
 #: ints of packed delta plans in constant memory (48 KiB)
 PLAN_CAP = 12288
 #: counters (kernels/delta.cu)
@@ -239,28 +243,38 @@ class GpuDeltaEngine:
         ``"gpu"`` (the default): the delta kernel's sampling mode runs a random
         part of the batch's execution forest on the device (a sub-task with
         probability ``sample_rate``, every deeper partial match with probability
-        ``continue_rate``; Horvitz-Thompson weights as in GCSM's eq. 3), and the
-        rows are selected and gathered on the device. ``"cpu"``: GCSM's
-        binomial-merged walks on the host cores (:mod:`.walk`), rows packed on
-        the host and copied.
+        ``continue_rate``; Horvitz-Thompson weights as in GCSM's eq. 3), the
+        last level credited by look-ahead instead of run (kernels/delta.cu
+        "Sampling"), and the rows are selected and gathered on the device.
+        ``"cpu"``: GCSM's binomial-merged walks on the host cores
+        (:mod:`.walk`), rows packed on the host and copied.
     sample_rate : float, optional
         ``"gpu"`` estimator: probability that a sub-task (a task's 32 depth-2
-        candidates) is sampled. The default is ``1/16``.
+        candidates) is sampled. The default is ``1``: the levels above the last
+        read only the overlay for 4-vertex queries, and the rows that matter
+        are each read in few batches, so a sample of them misses most.
     continue_rate : float, optional
-        ``"gpu"`` estimator: probability that a sampled partial match above the
-        last level is extended further. The default is ``0.25``.
+        ``"gpu"`` estimator: probability that a sampled partial match is
+        extended further (into the last level: its candidates are credited, not
+        searched). The default is ``1/16``.
     estimate_decay : float, optional
         ``"gpu"`` estimator: weight of the previous batches' estimate in this
-        batch's (an exponential average, since the hot rows of a stream change
-        slowly; ``0`` uses this batch's sample alone). The default is ``0.5``.
+        batch's (an exponential average; ``0`` uses this batch's sample alone).
+        The default is ``0``: most rows a batch reads are next to its own
+        endpoints, so past batches' credits mostly crowd them out of the cache.
     estimate_share : float or None, optional
         ``"gpu"`` estimator: the estimate (sampling and row selection) may cost
-        at most this share of the counting kernel's time, on average. When one
-        costs more (a cheap query, whose kernel is shorter than the sampling
-        pass's fixed costs), the next batches keep the cache's rows, refreshing
-        those the stream rewrote, and sample again after as many batches as it
-        takes to amortise it (at most 16). ``None`` samples every batch, as
-        GCSM estimates every batch. The default is ``0.1``.
+        at most this share of the counting kernel's time, on average, unless it
+        pays for itself. When one costs more (a cheap query, whose kernel is
+        shorter than the sampling pass's fixed costs), the next batches keep the
+        cache's rows, refreshing those the stream rewrote, and sample again
+        after as many batches as it takes to amortise it (at most 16). Once a
+        batch with kept rows has been measured, every batch is sampled while
+        the kernel time per task after a sample is lower than after a skip by
+        more than the estimate costs (the rows a batch reads are mostly next to
+        its own endpoints, so kept rows serve the next batch little). ``None``
+        samples every batch, as GCSM estimates every batch. The default is
+        ``0.1``.
     walks : int or None, optional
         ``"cpu"`` estimator: random walks per batch (``M``). The default is
         ``None``: GCSM's ``|ΔE| D^(n-2) / 32^n``, clipped
@@ -311,8 +325,8 @@ class GpuDeltaEngine:
 
     def __init__(self, cache: str = "auto", cache_bytes: int | None = None,
                  cache_fraction: float = 0.1, estimator: str = "gpu",
-                 sample_rate: float = 1 / 16, continue_rate: float = 0.25,
-                 estimate_decay: float = 0.5, estimate_share: float | None = 0.1,
+                 sample_rate: float = 1.0, continue_rate: float = 1 / 16,
+                 estimate_decay: float = 0.0, estimate_share: float | None = 0.1,
                  walks: int | None = None, seed: int = 0,
                  warps_per_block: int = 4, list_rows: int = 1 << 22, profile: bool = False,
                  device: int = 0, pinned: bool = True) -> None:
@@ -589,6 +603,11 @@ class _DeviceState:
         self.est: Any = None                 # float32 estimated row reads per vertex
         self.rw_sel: Any = None              # the "gpu" estimator's last selection
         self.sample_wait = 0                 # batches to go before the next sample
+        # kernel seconds per task with a fresh cache (sampled this batch) and a kept one
+        # (an average over batches), and the last estimate's seconds: see _next_sample
+        self.task_s: dict[bool, float | None] = {True: None, False: None}
+        self.last_estimate_s = 0.0
+        self.launched: set[int] = set()      # ids of the count modules run by this state
         self.cache_arrays: list[Any] = []
         self.budget_key: tuple | None = None
         self.budget_val = 0
@@ -906,25 +925,32 @@ class _DeviceState:
 
         The device counterpart of :func:`.cache.select_rows` (greedy knapsack by
         density); rows without a storage row or in ``exclude`` are never chosen.
+        One fused kernel computes the densities and the sort is on float32 keys:
+        this runs every batch the estimate is sampled.
         """
         cp = self.cp
         n_ix = self.ix_n
+        if budget <= 0 or n_ix == 0:
+            return cp.zeros(0, dtype=cp.int32)
         s = score[:n_ix]
         if exclude.size:
             ex = exclude[exclude < n_ix]
             if ex.size:
                 s = s.copy()
                 s[cp.asarray(ex)] = 0
-        ids = cp.flatnonzero(s > 0)
-        if ids.size == 0 or budget <= 0:
-            return cp.zeros(0, dtype=cp.int32)
         per = 8 if labeled else 4
-        cost = cp.zeros(ids.size, dtype=cp.int64)
-        for d in range(dirs):
-            cost += self.ix[d][1][ids].astype(cp.int64) * per + 12
-        order = cp.argsort(-(s[ids].astype(cp.float64) / cost))
-        ids = ids[order]
-        cut = int(cp.count_nonzero(cp.cumsum(cost[order]) <= budget))
+        deg0 = self.ix[0][1][:n_ix]
+        deg1 = self.ix[1][1][:n_ix] if dirs == 2 else deg0
+        dens = _density_kernel(cp)(s.astype(cp.float32, copy=False), deg0, deg1,
+                                   np.int32(per), np.int32(dirs))
+        ids = cp.flatnonzero(dens)
+        if ids.size == 0:
+            return cp.zeros(0, dtype=cp.int32)
+        ids = ids[cp.argsort(-dens[ids])]
+        cost = deg0[ids].astype(cp.int64) * per + 12
+        if dirs == 2:
+            cost += deg1[ids].astype(cp.int64) * per + 12
+        cut = int(cp.searchsorted(cp.cumsum(cost), budget, side="right"))
         return ids[:cut].astype(cp.int32)
 
     def _gather(self, view: BatchView, sel: Any, dirs: int, entries: list, k: int,
@@ -938,6 +964,10 @@ class _DeviceState:
         that changes little between batches costs little PCIe traffic.
         """
         cp = self.cp
+        if sel.size == 0:        # nothing worth caching (triangles read no storage row)
+            self._clear_slots(dirs)
+            st["gather_bytes"] = 0
+            return []
         labeled = view.b_elab.size > 0
         fn = self._module(k, False).get_function("wm_gather_rows")
         old = self.cache_arrays
@@ -1010,6 +1040,33 @@ class _DeviceState:
         cp.cuda.get_current_stream().synchronize()
         st["sample_s"] = time.perf_counter() - t
         return sub_ptr, subtasks
+
+    def _next_sample(self, sampled: bool, st: dict, T: int, first: bool) -> None:
+        """When to sample next (``estimate_share``; the ``"gpu"`` estimator).
+
+        Every batch while a fresh cache saves more kernel time than its estimate
+        costs: kernel seconds per task after a sample against after a skip, each
+        averaged over the batches measured. Otherwise (no skip measured yet, or
+        the rows a batch reads are much the same from batch to batch, or no cache
+        helps: triangles read no storage row) after as many batches as it takes
+        to spread the estimate's cost below ``estimate_share`` of the kernel, at
+        most 16.
+        """
+        share = self.eng.estimate_share
+        if share is None:
+            return
+        if not first:
+            per_task = st["kernel_s"] / max(T, 1)
+            old = self.task_s[sampled]
+            self.task_s[sampled] = per_task if old is None else 0.5 * (old + per_task)
+        if sampled:
+            self.last_estimate_s = st["estimate_s"]
+        fresh, kept = self.task_s[True], self.task_s[False]
+        if fresh is not None and kept is not None and (kept - fresh) * T > self.last_estimate_s:
+            self.sample_wait = 0
+        elif sampled:
+            ratio = st["estimate_s"] / max(share * st["kernel_s"], 1e-9)
+            self.sample_wait = int(min(16, max(0, np.ceil(ratio) - 1)))
 
     def _subtasks(self, mod: Any, T: int) -> tuple[Any, int]:
         """Every task's depth-2 list cut into sub-tasks (kernels/delta.cu, "Work"):
@@ -1312,10 +1369,11 @@ class _DeviceState:
         st["kernel_s"] = time.perf_counter() - t
         st["subtasks"] = subtasks
         self.kernel_s = st["kernel_s"]
-        if sampled and eng.estimate_share is not None:
-            # skip sampling while its cost, spread over the batches it serves, is too high
-            ratio = st["estimate_s"] / max(eng.estimate_share * st["kernel_s"], 1e-9)
-            self.sample_wait = int(min(16, max(0, np.ceil(ratio) - 1)))
+        # a module's first launch loads it (CUDA lazy loading): not a time to compare
+        first = id(mod) not in self.launched
+        self.launched.add(id(mod))
+        if policy == "random-walk" and eng.estimator == "gpu":
+            self._next_sample(sampled, st, T, first)
         c = host[:_C_N]
         raw_plus = host[_C_N:_C_N + B].astype(np.int64)
         raw_minus = host[_C_N + max(B, 1):_C_N + max(B, 1) + B].astype(np.int64)
@@ -1417,6 +1475,19 @@ class _DeviceState:
                                "the counting pass")
         upd = np.repeat(np.arange(B, dtype=np.int64), per_upd)
         return rows, upd, signs
+
+
+def _density_kernel(cp: Any) -> Any:
+    """``dens = score / bytes`` of caching each row (0 where the score is not positive):
+    :func:`.cache.row_bytes` per direction, from the device row index's degrees."""
+    if not _DENSITY:
+        _DENSITY.append(cp.ElementwiseKernel(
+            "float32 s, int32 d0, int32 d1, int32 per, int32 dirs", "float32 dens",
+            "float c = (float)d0 * per + 12.0f;"
+            " if (dirs == 2) c += (float)d1 * per + 12.0f;"
+            " dens = s > 0.0f ? s / c : 0.0f",
+            "wm_row_density"))
+    return _DENSITY[0]
 
 
 def _pack_plans(plans: DeltaPlans) -> np.ndarray:
