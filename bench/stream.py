@@ -51,8 +51,9 @@ import numpy as np
 
 QUERIES = {"triangle": "a-b, b-c, c-a", "square": "a-b, b-c, c-d, d-a",
            "diamond": "a-b, b-c, c-d, d-a, a-c", "house": "a-b, b-c, c-d, d-e, e-a, b-e"}
-#: the engine's per-batch steps (GpuDeltaEngine.stats), reported as a breakdown
-STEPS = ("overlay_copy_s", "storage_s", "estimate_s", "pack_s", "kernel_s", "engine_s")
+#: the engine's per-batch steps (GpuDeltaEngine.stats), reported as a breakdown (the
+#: estimate includes the GPU estimator's sampling kernel, also shown alone)
+STEPS = ("overlay_copy_s", "storage_s", "estimate_s", "sample_s", "pack_s", "kernel_s", "engine_s")
 #: engine stats of bytes read from host memory per batch (all zero-copy)
 HOST_READS = ("host_bytes", "sample_host_bytes", "gather_bytes")
 #: warm-up batches at the largest size before anything is measured
@@ -130,12 +131,19 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
     plans = compile_delta_plans(q)
     policies = args.policies.split(",")
     def engine(p: str) -> GpuDeltaEngine:
-        # "random-walk-cpu": the random-walk policy with GCSM's walks on the host
-        cache = p[:-len("-cpu")] if p.endswith("-cpu") else p
-        kw = {"estimator": "cpu"} if p.endswith("-cpu") else {}
+        # "random-walk-cpu": the random-walk policy with GCSM's walks on the host;
+        # "POLICY:key=value:...": a variant with engine options (ablations)
+        name, *opts = p.split(":")
+        cache = name[:-len("-cpu")] if name.endswith("-cpu") else name
+        kw: dict = {"estimator": "cpu"} if name.endswith("-cpu") else {}
         if cache == "random-walk" and not kw:   # the engine's defaults unless given
             kw = {k: v for k, v in (("sample_rate", args.sample_rate),
                                     ("continue_rate", args.continue_rate)) if v is not None}
+        for o in opts:
+            key, sep, val = o.partition("=")
+            if not sep:
+                raise SystemExit(f"--policies: {o!r} in {p!r} is not key=value")
+            kw[key] = None if val == "none" else float(val)
         return GpuDeltaEngine(cache=cache, cache_fraction=args.cache_fraction, seed=args.seed,
                               **kw)
 
@@ -329,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="64,256,1024,4096,8192")
     ap.add_argument("--updates-per-size", type=int, default=16384)
     ap.add_argument("--max-batches", type=int, default=32)
-    ap.add_argument("--policies", default="none,degree,random-walk,random-walk-cpu,device")
+    ap.add_argument("--policies", default="none,degree,random-walk,random-walk-cpu,device",
+                    help="','-separated; POLICY:key=value:... passes engine options, "
+                         "e.g. random-walk:estimate_decay=0 (an ablation)")
     ap.add_argument("--sample-rate", type=float, default=None,
                     help="random-walk (GPU estimator): sub-task sampling probability "
                          "(default: the engine's)")
