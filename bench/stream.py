@@ -139,13 +139,13 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
         if cache == "random-walk" and not kw:   # the engine's defaults unless given
             kw = {k: v for k, v in (("sample_rate", args.sample_rate),
                                     ("continue_rate", args.continue_rate)) if v is not None}
+        kw = {"cache_fraction": args.cache_fraction, "seed": args.seed, **kw}
         for o in opts:
             key, sep, val = o.partition("=")
             if not sep:
                 raise SystemExit(f"--policies: {o!r} in {p!r} is not key=value")
             kw[key] = None if val == "none" else float(val)
-        return GpuDeltaEngine(cache=cache, cache_fraction=args.cache_fraction, seed=args.seed,
-                              **kw)
+        return GpuDeltaEngine(cache=cache, **kw)
 
     engines = {p: engine(p) for p in policies}
     # --host-profile: where the host time of each batch goes, per policy (cProfile)
