@@ -60,6 +60,7 @@ use it as ground truth for the estimator (GCSM §VI-D coverage).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
@@ -125,7 +126,7 @@ def _edge(a, b, p, lab, w, acc, V):
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
      oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, dev, cfg) = V
-    host, credit = cfg[0], cfg[1]
+    host, credit = cfg[_HOST], cfg[_CREDIT]
     ova, loa, hia = _row(a, b_start, b_deg, o_idx, o_off)
     ovb, lob, hib = _row(b, bi_start, bi_deg, oi_idx, oi_off)
     sa = ova == 0 and not (a < dev.shape[0] and dev[a] != 0)   # read from storage
@@ -151,7 +152,7 @@ def _edge(a, b, p, lab, w, acc, V):
 def _cheap(d, c, j, M, vl, P):
     """Plan rules 1, 4, 5 for candidate ``c`` at depth ``d``: label, symmetry
     restrictions, distinctness (the tests that read no row)."""
-    pvl, res_ptr, res_pos, res_sign = P[1], P[9], P[10], P[11]
+    pvl, res_ptr, res_pos, res_sign = P.vlabel, P.res_ptr, P.res_pos, P.res_sign
     want = pvl[j, d]
     if want != -1 and vl.shape[0] > 0 and vl[c] != want:
         return False
@@ -200,11 +201,8 @@ def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
 def _pick(d, j, M, P, V):
     """The generating list of depth ``d``, as the CPU delta engine picks it
     (:func:`.._cpu_delta._pick_gen`): ``(t, overlay?, lo, hi)``."""
-    bn_ptr, bn_pos, bn_dir = P[2], P[3], P[4]
-    b_start, b_deg, bi_start, bi_deg = V[0], V[1], V[4], V[5]
-    o_idx, o_off, oi_idx, oi_off = V[8], V[9], V[14], V[15]
-    return _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
-                     o_idx, o_off, oi_idx, oi_off)
+    return _pick_gen(d, j, M, P.bn_ptr, P.bn_pos, P.bn_dir, V.b_start, V.b_deg,
+                     V.bi_start, V.bi_deg, V.o_idx, V.o_off, V.oi_idx, V.oi_off)
 
 
 @njit(cache=True, nogil=True)
@@ -220,7 +218,7 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
      oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, cfg) = V
-    if cfg[1] == 0 or bov == 0:      # ranking for the cache: storage rows only
+    if cfg[_CREDIT] == 0 or bov == 0:      # ranking for the cache: storage rows only
         _add(acc, M[bn_pos[best]], w)
     dr = bn_dir[best]
     glab = bn_elabel[best]
@@ -256,7 +254,8 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
 def _other(t, j, d, M, P):
     """The ``t``-th test of depth ``d`` counting backward edges, then negative ones:
     ``(vertex, dir)``, where ``dir`` 0 means the edge leaves that vertex."""
-    bn_ptr, bn_pos, bn_dir, na_ptr, na_pos, na_dir = P[2], P[3], P[4], P[6], P[7], P[8]
+    bn_ptr, bn_pos, bn_dir = P.bn_ptr, P.bn_pos, P.bn_dir
+    na_ptr, na_pos, na_dir = P.na_ptr, P.na_pos, P.na_dir
     if t < bn_ptr[j, d + 1]:
         return M[bn_pos[t]], bn_dir[t]
     q = na_ptr[j, d] + t - bn_ptr[j, d + 1]
@@ -267,8 +266,8 @@ def _other(t, j, d, M, P):
 def _stored(x, dr, V):
     """Is ``x``'s row in direction ``dr`` (0 out, 1 in) a storage row (not an overlay row)?"""
     if dr == 0:
-        return V[8][x] < 0
-    return V[14][x] < 0
+        return V.o_idx[x] < 0
+    return V.oi_idx[x] < 0
 
 
 @njit(cache=True, nogil=True)
@@ -285,7 +284,8 @@ def _look(d, j, p, M, vl, P, w, acc, V, best, bov, blo, bhi):
     rows; a host list is not read for that (it would cost the reads the cache
     is meant to save).
     """
-    bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr = P[2], P[3], P[4], P[5], P[6]
+    bn_ptr, bn_pos, bn_dir, bn_elabel = P.bn_ptr, P.bn_pos, P.bn_dir, P.bn_elabel
+    na_ptr = P.na_ptr
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
      oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _) = V
@@ -448,7 +448,7 @@ def _walk_tasks(t0, t1, task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, 
                 fresh = False
                 lvl_w = w1 * (float(D) ** (d - 2)) if mode != 0 else 1.0
                 best, bov, blo, bhi = _pick(d, j, M, P, V)
-                if d == k - 1 and V[21][1] != 0:
+                if d == k - 1 and V.cfg[_CREDIT] != 0:
                     # ranking rows for the cache: the last level by look-ahead
                     _look(d, j, p, M, vl, P, lvl_w * bnode[d], acc, V, best, bov, blo, bhi)
                     d -= 1
@@ -535,8 +535,21 @@ def _merge(rec_v, rec_w, rec_n, cap, a, ids, nids):
             a[x] += rec_w[q]
 
 
+#: the view's arrays as the numba traversal takes them (:func:`_view_tuple`); ``dev``
+#: marks cached vertices, ``cfg`` holds the memory model (indices ``_HOST``, ``_CREDIT``)
+_View = namedtuple("_View", [
+    "b_start", "b_deg", "b_nbr", "b_elab", "bi_start", "bi_deg", "bi_nbr", "bi_elab",
+    "o_idx", "o_off", "o_nbr", "o_elab", "o_ins", "o_dl",
+    "oi_idx", "oi_off", "oi_nbr", "oi_elab", "oi_ins", "oi_dl", "dev", "cfg"])
+_HOST, _CREDIT = 0, 1
+#: the delta plans' arrays (:func:`_plan_tuple`)
+_Plan = namedtuple("_Plan", [
+    "order", "vlabel", "bn_ptr", "bn_pos", "bn_dir", "bn_elabel", "na_ptr", "na_pos",
+    "na_dir", "res_ptr", "res_pos", "res_sign", "pair_kind", "pair_elabel"])
+
+
 def _view_tuple(view: BatchView, cached: np.ndarray | None = None, host: bool = True,
-                credit: bool = False) -> tuple:
+                credit: bool = False) -> _View:
     """The view's arrays for the numba traversal, plus the kernel's memory model:
     the vertices whose rows are cached, whether storage rows are in host memory,
     and whether a search counts for both storage rows (:func:`_edge`)."""
@@ -549,26 +562,26 @@ def _view_tuple(view: BatchView, cached: np.ndarray | None = None, host: bool = 
         dev = np.zeros(max(int(view.n), 1), dtype=np.uint8)
         ids = np.asarray(cached, dtype=np.int64)
         dev[ids[(ids >= 0) & (ids < dev.size)]] = 1
-    return (a(view.b_start, i64), a(view.b_deg, i32), a(view.b_nbr, i32), a(view.b_elab, i32),
-            a(view.bi_start, i64), a(view.bi_deg, i32), a(view.bi_nbr, i32),
-            a(view.bi_elab, i32),
-            a(view.o_idx, i32), a(view.o_off, i64), a(view.o_nbr, i32), a(view.o_elab, i32),
-            a(view.o_ins, i32), a(view.o_dl, i32),
-            a(view.oi_idx, i32), a(view.oi_off, i64), a(view.oi_nbr, i32),
-            a(view.oi_elab, i32), a(view.oi_ins, i32), a(view.oi_dl, i32),
-            dev, np.array([int(bool(host)), int(bool(credit))], dtype=i64))
+    return _View(
+        a(view.b_start, i64), a(view.b_deg, i32), a(view.b_nbr, i32), a(view.b_elab, i32),
+        a(view.bi_start, i64), a(view.bi_deg, i32), a(view.bi_nbr, i32), a(view.bi_elab, i32),
+        a(view.o_idx, i32), a(view.o_off, i64), a(view.o_nbr, i32), a(view.o_elab, i32),
+        a(view.o_ins, i32), a(view.o_dl, i32),
+        a(view.oi_idx, i32), a(view.oi_off, i64), a(view.oi_nbr, i32), a(view.oi_elab, i32),
+        a(view.oi_ins, i32), a(view.oi_dl, i32),
+        dev, np.array([int(bool(host)), int(bool(credit))], dtype=i64))
 
 
-def _plan_tuple(plans: DeltaPlans) -> tuple:
+def _plan_tuple(plans: DeltaPlans) -> _Plan:
     i32, i8 = np.int32, np.int8
 
     def a(x, dt):
         return np.ascontiguousarray(x, dtype=dt)
-    return (a(plans.order, i32), a(plans.vlabel, i32), a(plans.bn_ptr, i32),
-            a(plans.bn_pos, i32), a(plans.bn_dir, i8), a(plans.bn_elabel, i32),
-            a(plans.na_ptr, i32), a(plans.na_pos, i32), a(plans.na_dir, i8),
-            a(plans.res_ptr, i32), a(plans.res_pos, i32), a(plans.res_sign, i8),
-            a(plans.pair_kind, i8), a(plans.pair_elabel, i32))
+    return _Plan(a(plans.order, i32), a(plans.vlabel, i32), a(plans.bn_ptr, i32),
+                 a(plans.bn_pos, i32), a(plans.bn_dir, i8), a(plans.bn_elabel, i32),
+                 a(plans.na_ptr, i32), a(plans.na_pos, i32), a(plans.na_dir, i8),
+                 a(plans.res_ptr, i32), a(plans.res_pos, i32), a(plans.res_sign, i8),
+                 a(plans.pair_kind, i8), a(plans.pair_elabel, i32))
 
 
 def _tasks(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.ndarray]:
