@@ -120,6 +120,7 @@ def test_look_ahead_credits_the_last_level_without_running_it():
     # 0-1 is inserted, so 0 and 1 get overlay rows; 2 is a storage row of 4 entries
     g = Graph.from_edges([1, 2, 2, 2, 0, 0], [2, 3, 4, 7, 5, 6], n=8, directed=False)
     view = view_from_graph(g, [0], [1], [1])
+    assert list(view.o_rows) == [0, 1] and list(np.asarray(view.o_idx)[view.o_rows]) == [0, 1]
     plans = compile_delta_plans(Query.parse("a-b, b-c, c-d, d-a"))
     acc, _ = exact_access(view, plans, for_cache=True)
     reads, _ = exact_access(view, plans)

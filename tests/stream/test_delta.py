@@ -165,7 +165,8 @@ def build_view(model: Model, updates: list[tuple], n_new: int, rng: random.Rando
         new_vertex_labels=np.asarray(new_labels, np.int32))
     vl = (np.asarray(cur.vlabels, np.int32) if cur.vlabels is not None
           else np.zeros(0, np.int32))
-    view = BatchView(n1, model.directed, vl, *out_s, *in_s, *out_o, *in_o, batch)
+    rows = np.asarray(touched, np.int64)
+    view = BatchView(n1, model.directed, vl, *out_s, *in_s, *out_o, *in_o, batch, rows, rows)
     return view, states, valid
 
 

@@ -200,10 +200,9 @@ class BatchView:
     oi_dl: np.ndarray
     batch: InternalBatch
     #: the vertices with an overlay row, ascending (``o_idx[o_rows[r]] == r``), per
-    #: direction; ``None`` where the view's maker did not say (the GPU engine then
-    #: finds them among the batch's endpoints)
-    o_rows: np.ndarray | None = None
-    oi_rows: np.ndarray | None = None
+    #: direction (the same array as ``o_rows`` for an undirected graph)
+    o_rows: np.ndarray
+    oi_rows: np.ndarray
 
     @property
     def num_updates(self) -> int:

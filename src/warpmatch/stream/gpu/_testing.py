@@ -101,6 +101,7 @@ def view_from_graph(graph: Graph, src: Any, dst: Any, op: Any, elabel: Any = Non
         in_indptr, in_indices, in_elab = indptr, indices, elab
     store = [(indptr, indices, elab), (in_indptr, in_indices, in_elab)]
     ovl = []
+    touched = []
     for d in range(2 if directed else 1):
         idx = np.full(n, -1, dtype=np.int32)
         off = [0]
@@ -109,6 +110,7 @@ def view_from_graph(graph: Graph, src: Any, dst: Any, op: Any, elabel: Any = Non
         ins: list[int] = []
         dl: list[int] = []
         rows = sorted(x for (dd, x) in events if dd == d)
+        touched.append(np.array(rows, np.int64))
         ip, ix, ie = store[d]
         for r, x in enumerate(rows):
             idx[x] = r
@@ -149,7 +151,8 @@ def view_from_graph(graph: Graph, src: Any, dst: Any, op: Any, elabel: Any = Non
           else np.asarray(graph.vertex_labels, np.int32))
     batch = InternalBatch(src, dst, op, lab, valid, reason, n, n, np.zeros(0, np.int32))
     return BatchView(n, directed, vl, b_start, b_deg, b_nbr, b_elab,
-                     bi_start, bi_deg, bi_nbr, bi_elab, *ovl[0], *ovl[1], batch)
+                     bi_start, bi_deg, bi_nbr, bi_elab, *ovl[0], *ovl[1], batch,
+                     touched[0], touched[-1])
 
 
 def apply_to_graph(graph: Graph, view: BatchView) -> Graph:

@@ -688,20 +688,8 @@ class _DeviceState:
     @staticmethod
     def _touched(view: BatchView) -> list[np.ndarray]:
         """Vertices with an overlay row, per direction (the batch's endpoints)."""
-        if view.o_rows is not None and (view.oi_rows is not None or not view.directed):
-            out = np.asarray(view.o_rows, dtype=np.int64)
-            return [out, np.asarray(view.oi_rows, dtype=np.int64) if view.directed else out]
-        b = view.batch
-        ends = np.unique(np.concatenate([np.asarray(b.src, np.int64),
-                                         np.asarray(b.dst, np.int64)]))
-        ends = ends[(ends >= 0) & (ends < view.o_idx.shape[0])]
-        out = ends[np.asarray(view.o_idx)[ends] >= 0]
-        if view.directed:
-            e2 = ends[ends < view.oi_idx.shape[0]]
-            inn = e2[np.asarray(view.oi_idx)[e2] >= 0]
-        else:
-            inn = out
-        return [out, inn]
+        out = np.asarray(view.o_rows, dtype=np.int64)
+        return [out, np.asarray(view.oi_rows, dtype=np.int64) if view.directed else out]
 
     @staticmethod
     def _sources(view: BatchView) -> list[tuple[np.ndarray, ...]]:
