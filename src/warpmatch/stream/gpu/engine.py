@@ -150,6 +150,21 @@ def _fmt(nbytes: float) -> str:
     return f"{nbytes} B"
 
 
+def _owner(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s buffer (``a`` itself when it owns it)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _page_locked(cp: Any, addr: int) -> bool:
+    """Is host address ``addr`` page-locked (pinned or registered) memory?"""
+    try:
+        return int(cp.cuda.runtime.pointerGetAttributes(addr).type) == _MEMTYPE_HOST
+    except Exception:     # not memory CUDA knows (older runtimes raise instead)
+        return False
+
+
 class _HostMap:
     """Device addresses of host arrays: pinned already, or registered here (mapped)."""
 
@@ -169,9 +184,7 @@ class _HostMap:
             return int(dev.data.ptr), dev
         # register the whole owning buffer once: views of it (a prefix of the storage
         # arrays, say) then share one registration
-        owner = a
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
+        owner = _owner(a)
         if not owner.flags.c_contiguous:
             owner = a
         delta = int(a.ctypes.data) - int(owner.ctypes.data)
@@ -187,12 +200,7 @@ class _HostMap:
             return hit[1], None
         mine = False
         try:
-            attrs = rt.pointerGetAttributes(key[0])
-            pinned = int(attrs.type) == _MEMTYPE_HOST
-        except Exception:
-            pinned = False
-        try:
-            if not pinned:
+            if not _page_locked(self.cp, key[0]):
                 rt.hostRegister(key[0], key[1], _REGISTER_MAPPED)
                 mine = True
             dptr = int(rt.pointerGetAttributes(key[0]).devicePointer)
@@ -501,17 +509,10 @@ class _Staging:
         self._pinned: dict[int, bool] = {}   # owner buffer address -> page-locked?
 
     def _is_pinned(self, a: np.ndarray) -> bool:
-        owner = a
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
-        key = int(owner.ctypes.data)
+        key = int(_owner(a).ctypes.data)
         hit = self._pinned.get(key)
         if hit is None:
-            try:
-                attrs = self.cp.cuda.runtime.pointerGetAttributes(key)
-                hit = int(attrs.type) == _MEMTYPE_HOST
-            except Exception:
-                hit = False
+            hit = _page_locked(self.cp, key)
             if len(self._pinned) > 64:
                 self._pinned.clear()
             self._pinned[key] = hit
