@@ -18,8 +18,7 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    cache (zero-copy only); ``"device"``: the whole storage mirrored in device
    memory — and the best rows within ``cache_bytes`` are packed in DCSR
    (:mod:`.cache`): selected and gathered on the device from the mapped host
-   storage (``"gpu"`` estimator and ``"degree"``), or packed on the host and
-   copied with one DMA (``"cpu"``). ``"auto"`` (the default) mirrors the graph
+   storage. ``"auto"`` (the default) mirrors the graph
    when it fits on the device and uses the random-walk cache when it does not.
    Every policy keeps the *row index* (start and length of each
    storage row, 12 bytes a vertex) on the device, so only a row's entries
@@ -71,7 +70,7 @@ import numpy as np
 from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
-from .cache import POLICIES, Dcsr, pack_rows, parallel_copy, row_bytes, select_rows
+from .cache import POLICIES, parallel_copy, row_bytes
 from .walk import HOST_COST, Workspace, default_walks, estimate_access_sparse
 
 __all__ = ["GpuDeltaEngine", "pinned_allocator"]
@@ -255,7 +254,7 @@ class GpuDeltaEngine:
         last level credited by look-ahead instead of run (kernels/delta.cu
         "Sampling"), and the rows are selected and gathered on the device.
         ``"cpu"``: GCSM's binomial-merged walks on the host cores
-        (:mod:`.walk`), rows packed on the host and copied.
+        (:mod:`.walk`), rows then selected and gathered on the device too.
     sample_rate : float, optional
         ``"gpu"`` estimator: probability that a sub-task (a task's 32 depth-2
         candidates) is sampled. The default is ``1``: the levels above the last
@@ -852,32 +851,6 @@ class _DeviceState:
             self.budget_val = int(eng.cache_fraction * self._storage_bytes(view))
         return self.budget_val
 
-    def _cost(self, view: BatchView, ids: np.ndarray) -> np.ndarray:
-        labeled = view.b_elab.size > 0
-        ok = ids < min(view.b_deg.shape[0], view.bi_deg.shape[0])
-        deg = np.zeros(ids.size, dtype=np.int64)
-        deg[ok] = view.b_deg[ids[ok]]
-        c = row_bytes(deg, labeled)
-        if view.directed:
-            deg2 = np.zeros(ids.size, dtype=np.int64)
-            deg2[ok] = view.bi_deg[ids[ok]]
-            c += row_bytes(deg2, labeled)
-        return c
-
-    def _upload(self, view: BatchView, sel: np.ndarray, dirs: int, st: dict) -> list[Any]:
-        """Pack ``sel``'s rows in DCSR, copy them, point the slot maps at them."""
-        cp = self.cp
-        arrays = []
-        for d in range(dirs):
-            dc: Dcsr = pack_rows(sel, *self._sources(view)[d])
-            off_d = cp.asarray(dc.rowptr)
-            col_d = cp.asarray(dc.colidx) if dc.colidx.size else self.dummy
-            lab_d = cp.asarray(dc.labels) if dc.labels.size else None
-            self._set_slots(d, cp.asarray(dc.rowidx.astype(np.int32)))
-            arrays.append((off_d, col_d, lab_d))
-            st["copy_bytes"] += dc.nbytes
-        return arrays
-
     def _set_slots(self, d: int, rows: Any) -> None:
         """Point direction ``d``'s slot map at cache rows ``rows`` (device int32, in cache
         order; ``None``: no cache), clearing the previous cache's slots."""
@@ -1079,13 +1052,13 @@ class _DeviceState:
         cache: the estimate served 64% of a diamond query's row reads ranked by
         density, 19% ranked by reads).
 
-        Policies "random-walk" with the ``"gpu"`` estimator and "degree" select
-        and gather on the device (:meth:`_select_device`, :meth:`_gather`),
-        building a new cache every batch as GCSM does, from the previous cache
-        where it holds a row the last batch did not rewrite, else from host
-        memory. The degree policy keeps its selection until the storage is
-        reallocated (degrees drift slowly); the "gpu" estimator re-selects after
-        every sample (see ``estimate_share``).
+        Policies "random-walk" and "degree" select and gather on the device
+        (:meth:`_select_device`, :meth:`_gather`), building a new cache every
+        batch as GCSM does, from the previous cache where it holds a row the last
+        batch did not rewrite, else from host memory. The degree policy keeps its
+        selection until the storage is reallocated (degrees drift slowly); the
+        "gpu" estimator re-selects after every sample (see ``estimate_share``),
+        the "cpu" estimator after its walks, every batch.
         """
         eng = self.eng
         dirs = 2 if view.directed else 1
@@ -1114,7 +1087,7 @@ class _DeviceState:
             self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
             eng.last_cached = sel
         elif policy == "random-walk":
-            # GCSM §III steps 2-3 on the host: estimate, select and pack anew per batch
+            # GCSM §III step 2 on the host (the walks), then selection and gather as above
             T = int(np.count_nonzero(view.batch.valid)) * plans.num_plans
             walks = eng.walks
             if walks is None:
@@ -1127,16 +1100,17 @@ class _DeviceState:
             ws = estimate_access_sparse(view, plans, walks=walks, seed=eng.seed + eng._batches,
                                         D=self.dmax, ws=self.ws, for_cache=True)
             ids, score = ws.result()
-            keep = (ids < view.n) & ~np.isin(ids, tt)
-            ids, score = ids[keep], score[keep]
-            cost = self._cost(view, ids)
-            order = select_rows(score / cost, cost, budget, None)
-            sel = ids[order].astype(np.int32)
+            keep = ids < self.ix_n
+            cp = self.cp
+            dense = cp.zeros(max(self.ix_n, 1), dtype=cp.float32)
+            dense[cp.asarray(ids[keep])] = cp.asarray(score[keep], dtype=cp.float32)
+            sel = self._select_device(dense, budget, tt, dirs, labeled)
+            cp.cuda.get_current_stream().synchronize()
             st["walks"] = int(walks)
             st["estimate_s"] = time.perf_counter() - t
             self.walk_rate = walks / max(st["estimate_s"], 1e-6)
             t = time.perf_counter()
-            self.cache_arrays = self._upload(view, sel, dirs, st)
+            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
             eng.last_cached = sel
         else:
             # degree policy (GCSM's baseline): one selection per storage layout
