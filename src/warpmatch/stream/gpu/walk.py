@@ -780,11 +780,12 @@ def estimate_access(view: BatchView, plans: DeltaPlans, walks: int | None = None
         The walks' ``D`` (at least the longest candidate list). The default
         is ``None``, meaning :func:`max_row` of the view.
     for_cache : bool, optional
-        Rank rows for the cache, as the GPU engine does: a binary search between
-        two storage rows counts for both (either one, cached, would usually
-        serve it: the kernel searches the cached row unless its probes cost
-        more than the host row's, :func:`_search_cost`), and the last level of
-        the plan is credited by look-ahead instead of being run (:func:`_look`).
+        Rank rows for the cache, as the GPU engine does: only storage rows are
+        credited, a binary search between two storage rows counts for both
+        (either one, cached, would usually serve it: the kernel searches the
+        cached row unless its probes cost more than the host row's,
+        :func:`_search_cost`), and the last level of the plan is credited by
+        look-ahead instead of being run (:func:`_look`).
         ``False`` estimates the reads of an uncached run. The default is
         ``False``.
 
@@ -848,9 +849,9 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         Storage rows are read from host memory (``False``: mirrored on the
         device, policy "device"). The default is ``True``.
     for_cache : bool, optional
-        What the GPU sampler credits at rate 1 instead of the reads: a search
-        between two storage rows counts for both, and the last level is
-        credited by look-ahead, not run (see :func:`estimate_access`). The
+        What the GPU sampler credits at rate 1 instead of the reads: storage
+        rows only, a search between two storage rows for both, and the last
+        level by look-ahead, not run (see :func:`estimate_access`). The
         default is ``False``.
 
     Returns
