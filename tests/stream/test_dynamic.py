@@ -230,7 +230,7 @@ def scenarios(draw):
                          ids=ids, warn=False)
     existing = g.to_external(np.arange(n)).tolist()
     top = max(existing + [-1])
-    fresh = [top + 1, top + 2, top + 5, 1000]
+    fresh = [top + 1, top + 2, top + 5, max(1000, top + 10)]
     pool = existing + fresh
     es, ed = g.edges()
     old_pairs = list(zip(g.to_external(es).tolist(), g.to_external(ed).tolist()))

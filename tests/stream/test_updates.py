@@ -20,9 +20,9 @@ from warpmatch.errors import InputCleanupWarning, InputFormatError
 from warpmatch.graph import barabasi_albert, erdos_renyi, with_labels
 from warpmatch.graph.csr import Graph
 from warpmatch.stream.types import Updates
-from warpmatch.stream.updates import (as_updates, iter_update_batches, make_stream,
-                                      read_updates, replay_temporal, split_batches,
-                                      write_updates)
+from warpmatch.stream.updates import (FRACTION_SLACK, as_updates, iter_update_batches,
+                                      make_stream, read_updates, replay_temporal,
+                                      split_batches, write_updates)
 
 
 def same(a: Updates, b: Updates, line: bool = True) -> None:
@@ -589,7 +589,7 @@ def test_make_stream_properties(n: int, p: float, ins: float, dele: float, seed:
     g = erdos_renyi(n, p=p, seed=seed, directed=directed)
     ids = np.arange(n, dtype=np.int64) * 3 + 100               # non-trivial external ids
     g = dataclasses.replace(g, ids=ids)
-    if ins + dele > 1 + 1e-12:        # make_stream's tolerance for rounding in the sum
+    if ins + dele > 1 + FRACTION_SLACK:   # make_stream's tolerance for rounding in the sum
         with pytest.raises(ValueError):
             make_stream(g, ins, dele, seed)
         return
@@ -600,6 +600,7 @@ def test_make_stream_properties(n: int, p: float, ins: float, dele: float, seed:
     m = g.num_edges
     n_ins, n_del = int((ups.op > 0).sum()), int((ups.op < 0).sum())
     assert n_ins == round(ins * m) and n_del == min(round(dele * m), m - n_ins)
+    assert abs(n_ins - ins * m) <= 0.5 and n_ins + n_del <= m
     assert g0.num_edges == m - n_ins
     final = _replay(g0, ups)                                  # every update valid in order
     deleted = {(u, v) if directed else (min(u, v), max(u, v))

@@ -1507,6 +1507,11 @@ def write_updates(path: PathLike, updates: Updates, fmt: str | None = None) -> N
 
 
 # ---------------------------------------------------------------- generators
+#: make_stream accepts insert_fraction + delete_fraction up to 1 plus this: room for the
+#: rounding of fractions computed as 1 - x
+FRACTION_SLACK = 1e-12
+
+
 def make_stream(graph: Graph, insert_fraction: float = 0.1, delete_fraction: float = 0.05,
                 seed: int = 0) -> tuple[Graph, Updates]:
     """Derive an update stream from a static graph (the seeds' methodology).
@@ -1562,7 +1567,7 @@ def make_stream(graph: Graph, insert_fraction: float = 0.1, delete_fraction: flo
                                                             delete_fraction)):
         if not 0.0 <= float(val) <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {val}")
-    if insert_fraction + delete_fraction > 1.0 + 1e-12:
+    if insert_fraction + delete_fraction > 1.0 + FRACTION_SLACK:
         raise ValueError(f"insert_fraction + delete_fraction must be <= 1, got "
                          f"{insert_fraction} + {delete_fraction}")
     rng = np.random.default_rng(seed)
