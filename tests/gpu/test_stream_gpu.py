@@ -180,9 +180,9 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
 
 def test_gpu_sample_estimates_row_reads(graphs):
     """The sampling kernel at rate 1 credits exactly what the traversal's model of it
-    does (``exact_access(for_cache=True)``: a search to both of its storage rows, the
-    last level by look-ahead); at lower rates its Horvitz-Thompson estimate is unbiased
-    (mean over seeds near the truth)."""
+    does (``exact_access(for_cache=True)``: storage rows only, a search to both of its
+    storage rows, the last level by look-ahead); at lower rates its Horvitz-Thompson
+    estimate is unbiased (mean over seeds near the truth)."""
     view, plans, _, _ = _square_batch(graphs["ba"], 4)
     true, _ = exact_access(view, plans, for_cache=True)
     eng = _engine(cache="random-walk", sample_rate=1.0, continue_rate=1.0, estimate_decay=0.0)

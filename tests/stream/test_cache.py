@@ -116,7 +116,7 @@ def test_look_ahead_credits_the_last_level_without_running_it():
     """``for_cache`` (the GPU sampler's credit) at the square's last level: the
     generating list is credited once, the other test's storage row once per entry of
     that list, and each candidate of an overlay list once per test whose two rows are
-    storage rows; a candidate that fails a test reading no row gets nothing."""
+    storage rows; overlay rows get nothing."""
     # 0-1 is inserted, so 0 and 1 get overlay rows; 2 is a storage row of 4 entries
     g = Graph.from_edges([1, 2, 2, 2, 0, 0], [2, 3, 4, 7, 5, 6], n=8, directed=False)
     view = view_from_graph(g, [0], [1], [1])
@@ -127,8 +127,9 @@ def test_look_ahead_credits_the_last_level_without_running_it():
     # With a = 0, b = 1, c = 2, d is generated from N(0) = {1, 5, 6}, an overlay row
     # shorter than N(2), and each candidate is searched against N(2). 2 is credited
     # 3 (the list's entries) per plan that gets there; 5 and 6 (storage rows) once
-    # each, and 1 nothing (already matched). The uncached run searches the shorter
-    # rows, N(5) and N(6), and never reads 2: cached, it would serve those searches.
+    # each, and 1 nothing (already matched, and an overlay row). The uncached run
+    # searches the shorter rows, N(5) and N(6), and never reads 2: cached, it would
+    # serve those searches.
     assert acc[2] > 0 and acc[2] % 3 == 0
     assert acc[5] == acc[6] == acc[2] / 3
     assert reads[2] == 0 and reads[5] > 0
