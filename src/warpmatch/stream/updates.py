@@ -84,7 +84,6 @@ _PARQUET_MAGIC = b"PAR1"
 # field count, then the update-specific ones
 _OK, _NOT_INT, _NEG, _OVERFLOW = tk.OK, tk.NOT_INTEGER, tk.NEGATIVE, tk.OVERFLOW
 _TOO_FEW, _TOO_MANY = tk.TOO_FEW, tk.TOO_MANY
-_CUT, _LIM = tk.CUT, tk.LIM
 _BAD_OP, _BAD_TIME, _BIG_LABEL, _BAD_VLINE = 6, 7, 8, 9
 
 # row kinds
@@ -150,7 +149,7 @@ def _parse_number(buf, s, e):  # pragma: no cover - compiled
     overflow = False
     while i < e and 48 <= buf[i] <= 57:
         d = np.int64(buf[i] - 48)
-        if mant > _CUT or (mant == _CUT and d > _LIM):
+        if tk.overflows10(mant, d):
             overflow = True
             exp10 += 1
         else:
@@ -162,7 +161,7 @@ def _parse_number(buf, s, e):  # pragma: no cover - compiled
         i += 1
         while i < e and 48 <= buf[i] <= 57:
             d = np.int64(buf[i] - 48)
-            if not (mant > _CUT or (mant == _CUT and d > _LIM)):
+            if not tk.overflows10(mant, d):
                 mant = mant * 10 + d
                 exp10 -= 1
             digits += 1
