@@ -135,11 +135,9 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
         # "POLICY:key=value:...": a variant with engine options (ablations)
         name, *opts = p.split(":")
         cache = name[:-len("-cpu")] if name.endswith("-cpu") else name
-        kw: dict = {"estimator": "cpu"} if name.endswith("-cpu") else {}
-        if cache == "random-walk" and not kw:   # the engine's defaults unless given
-            kw = {k: v for k, v in (("sample_rate", args.sample_rate),
-                                    ("continue_rate", args.continue_rate)) if v is not None}
-        kw = {"cache_fraction": args.cache_fraction, "seed": args.seed, **kw}
+        kw: dict = {"cache_fraction": args.cache_fraction, "seed": args.seed}
+        if name.endswith("-cpu"):
+            kw["estimator"] = "cpu"
         for o in opts:
             key, sep, val = o.partition("=")
             if not sep:
@@ -339,13 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-batches", type=int, default=32)
     ap.add_argument("--policies", default="none,degree,random-walk,random-walk-cpu,device",
                     help="','-separated; POLICY:key=value:... passes engine options, "
-                         "e.g. random-walk:estimate_decay=0 (an ablation)")
-    ap.add_argument("--sample-rate", type=float, default=None,
-                    help="random-walk (GPU estimator): sub-task sampling probability "
-                         "(default: the engine's)")
-    ap.add_argument("--continue-rate", type=float, default=None,
-                    help="random-walk (GPU estimator): continuation probability "
-                         "(default: the engine's)")
+                         "e.g. random-walk:sample_rate=0.25:estimate_decay=0.5 (an ablation)")
     ap.add_argument("--cache-fraction", type=float, default=0.1)
     ap.add_argument("--cpu-threads", type=int, default=0, help="0: all cores")
     ap.add_argument("--cpu-time", type=float, default=60.0, help="CPU engine seconds per query")
