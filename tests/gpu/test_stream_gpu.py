@@ -21,6 +21,7 @@ from warpmatch.stream.cpu import CpuDeltaEngine  # noqa: E402
 from warpmatch.stream.delta import compile_delta_plans  # noqa: E402
 from warpmatch.stream.gpu import POLICIES, GpuDeltaEngine, pinned_allocator  # noqa: E402
 from warpmatch.stream.gpu._testing import view_from_graph  # noqa: E402
+from warpmatch.stream.gpu.cache import row_capacity  # noqa: E402
 from warpmatch.stream.gpu.walk import exact_access  # noqa: E402
 
 
@@ -246,8 +247,9 @@ def test_device_copies_follow_the_storage_across_batches(policy):
     """The cache copies the rows it keeps from its previous self on the device and reads
     from host memory only rows new to it or rewritten by the last batch (the mirror of
     policy "device" re-reads just those); a random-walk cache whose estimate costs more
-    than ``estimate_share`` of the kernel keeps its rows between samples; counts stay
-    the CPU engine's throughout."""
+    than ``estimate_share`` of the kernel keeps its rows between samples while the
+    batches read much the same rows (here: every batch updates edges among the same
+    40 vertices); counts stay the CPU engine's throughout."""
     dyn = pytest.importorskip("warpmatch.stream.dynamic")
     from warpmatch.stream.types import Updates
     g = barabasi_albert(2000, 6, seed=5)
@@ -260,10 +262,11 @@ def test_device_copies_follow_the_storage_across_batches(policy):
     eng.attach(dg_gpu)
     cpu = CpuDeltaEngine()
     plans = compile_delta_plans(q)
-    cur = g
     reused, sampled = [], []
+    hot = rng.choice(g.n, size=40, replace=False)
     for step in range(6):
-        s, d, o, _ = _batch(cur, rng, 40)
+        s, d = rng.choice(hot, size=(2, 40))
+        o = np.where(rng.random(40) < 0.5, 1, -1)
         ups = Updates(s.astype(np.int64), d.astype(np.int64), o.astype(np.int8))
         b1 = dg_gpu.prepare(ups, on_invalid="skip")
         b2 = dg_cpu.prepare(ups, on_invalid="skip")
@@ -274,11 +277,33 @@ def test_device_copies_follow_the_storage_across_batches(policy):
         sampled.append(eng.stats.get("sampled", False))
         dg_gpu.apply(b1)
         dg_cpu.apply(b2)
-        cur = dg_cpu.snapshot()
     if policy != "device":
         assert any(reused)
     if policy == "random-walk":
         assert sampled[0] and not all(sampled[1:])
+
+
+def test_sampling_pauses_when_nothing_is_worth_caching():
+    """Triangles read no storage row (the overlay serves every read): once a sample
+    after the first batch selects no row, the next 16 batches are not sampled."""
+    mt = pytest.importorskip("warpmatch.stream.matcher")
+    from warpmatch.stream.types import Updates
+    g, _, rng = _stream_case(False)
+    cm = mt.ContinuousMatcher(g, Query.parse("a-b, b-c, c-a"), backend="gpu",
+                              on_invalid="skip", cache="random-walk")
+    cm_cpu = mt.ContinuousMatcher(g, Query.parse("a-b, b-c, c-a"), backend="cpu",
+                                  on_invalid="skip")
+    sampled = []
+    for _ in range(6):
+        s, d, o, _ = _batch(cm_cpu.graph.snapshot(), rng, 50)
+        ups = Updates(s.astype(np.int64), d.astype(np.int64), o.astype(np.int8))
+        da, db = cm.apply(ups, counts_only=True), cm_cpu.apply(ups, counts_only=True)
+        assert np.array_equal(da.plus_counts, db.plus_counts)
+        assert np.array_equal(da.minus_counts, db.minus_counts)
+        eng = cm.engine
+        sampled.append(eng.stats["sampled"])
+        assert eng.stats["cached_rows"] == 0
+    assert sampled == [True, True, False, False, False, False]
 
 
 def test_matcher_backend_gpu():
@@ -332,3 +357,80 @@ def test_hub_and_new_vertices_across_batches(policy, kw):
         assert rows(da) == rows(db)
     assert cm_gpu.count == cm_cpu.count
     assert cm_gpu.graph.n > n
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_cache_rows_refreshed_in_place_or_dropped(directed):
+    """A cache whose selection stays (policy "degree") is kept across batches: a cached
+    row the stream rewrote is copied again into its slot when it fits the slot's slack,
+    its slot is dropped when it outgrew it (the row is then read from host memory, as
+    the exact traversal with the remaining rows cached says), and the cache is rebuilt
+    once more than 1/16 of its slots are dropped. Counts stay the CPU engine's."""
+    dyn = pytest.importorskip("warpmatch.stream.dynamic")
+    from warpmatch.stream.types import Updates
+    rng = np.random.default_rng(21)
+    n, m = 1500, 9000
+    g = Graph.from_edges(*rng.integers(n, size=(2, m)), n=n, directed=directed,
+                         edge_labels=rng.integers(2, size=m), warn=False)
+    # edge labels (0 on two edges, any on the others): the cache's labels are read too
+    q = Query.from_edges([(0, 1), (1, 2), (2, 3), (3, 0)], k=4, directed=directed,
+                         edge_labels=[0, -1, 0, -1])
+    eng = _engine(cache="degree", cache_fraction=0.2, profile=True)
+    # slack enough that no storage row moves: the degree policy keeps its selection
+    # while the storage arrays stay
+    dg_gpu = dyn.DynamicGraph(g, slack=8.0, allocator=eng.allocator)
+    dg_cpu = dyn.DynamicGraph(g)
+    eng.attach(dg_gpu)
+    cpu = CpuDeltaEngine()
+    plans = compile_delta_plans(q)
+    deg = np.diff(g.indptr)
+
+    def step(s, d, lab, check_reads=False):
+        ups = Updates(np.asarray(s, np.int64), np.asarray(d, np.int64),
+                      np.ones(len(s), np.int8), np.asarray(lab, np.int64))
+        b1 = dg_gpu.prepare(ups, on_invalid="skip")
+        b2 = dg_cpu.prepare(ups, on_invalid="skip")
+        view = dg_gpu.view(b1)
+        _same(eng.run(view, plans, False), cpu.run(dg_cpu.view(b2), plans, False), q.k, False)
+        if check_reads:
+            want = exact_access(view, plans, cached=eng.last_cached)[0]
+            assert np.array_equal(eng.last_access, want.astype(np.int64))
+        dg_gpu.apply(b1)
+        dg_cpu.apply(b2)
+        return dict(eng.stats)
+
+    def grow(rows, by):
+        """``by`` new out-edges of each row, to vertices outside the cache."""
+        far = rng.choice(np.setdiff1d(np.arange(n), sel), size=by, replace=False)
+        s = np.repeat(rows, by)
+        return s, np.tile(far, len(rows)), rng.integers(2, size=s.size)
+
+    def quiet():
+        """A batch that touches none of the cached rows."""
+        free = np.setdiff1d(np.arange(n), sel)
+        s, d = rng.choice(free, size=(2, 20))
+        return s, d, rng.integers(2, size=20)
+
+    sel = np.zeros(0, np.int64)
+    step(*quiet())
+    sel = np.sort(eng.last_cached)
+    assert sel.size >= 64
+    # one row grows within its slack, one beyond it: kept and refreshed, dropped
+    order = sel[np.argsort(deg[sel], kind="stable")]
+    order = order[deg[order] > 0]
+    small = order[:2]
+    slack = int(row_capacity(deg[small[0]]) - deg[small[0]])
+    s0, d0, l0 = grow(small[:1], slack)
+    s1, d1, l1 = grow(small[1:], slack + 8)
+    step(np.r_[s0, s1], np.r_[d0, d1], np.r_[l0, l1])
+    st = step(*quiet(), check_reads=True)
+    assert st["cache_dropped"] == 1 and st["gather_bytes"] > 0
+    assert small[0] in eng.last_cached and small[1] not in eng.last_cached
+    # more than 1/16 of the slots dropped: the cache is rebuilt from the same rows
+    many = order[2:2 + sel.size // 16 + 1]
+    step(*grow(many, 40))
+    st = step(*quiet(), check_reads=True)
+    assert st["cache_dropped"] == many.size + 1
+    assert np.array_equal(np.sort(eng.last_cached), sel)
+    st = step(*quiet(), check_reads=True)
+    assert st["cache_dropped"] == 0

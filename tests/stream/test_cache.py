@@ -14,7 +14,7 @@ from warpmatch.graph.generators import barabasi_albert
 from warpmatch.query.model import Query
 from warpmatch.stream.delta import compile_delta_plans
 from warpmatch.stream.gpu._testing import apply_to_graph, view_from_graph
-from warpmatch.stream.gpu.cache import pack_rows, row_bytes, select_rows
+from warpmatch.stream.gpu.cache import row_bytes, row_capacity, select_rows
 from warpmatch.stream.gpu.walk import default_walks, estimate_access, exact_access
 
 
@@ -262,6 +262,17 @@ def test_estimate_does_not_depend_on_threads_or_buffer_size(ba):
     assert np.array_equal(true, true2) and np.array_equal(per, per2)
 
 
+def test_row_capacity_gives_every_row_slack_and_row_bytes_counts_it():
+    """A cached row has room to grow in place (kernels/delta.cu wm_refresh_rows), and the
+    cache's byte budget pays for that room."""
+    deg = np.array([0, 1, 2, 15, 16, 17, 3196, 2 ** 30])
+    cap = row_capacity(deg)
+    assert cap[0] == 0 and np.all(cap[1:] > deg[1:])
+    assert np.all(cap - deg <= deg // 16 + 1)
+    assert np.array_equal(row_bytes(deg, False), cap * 4 + 12)
+    assert np.array_equal(row_bytes(deg, True), cap * 8 + 12)
+
+
 def test_select_rows_respects_budget_and_order():
     rng = np.random.default_rng(0)
     scores = rng.random(1000)
@@ -279,22 +290,6 @@ def test_select_rows_respects_budget_and_order():
         if rest.size and sel.size:
             assert scores[rest].max() <= scores[sel].min()
     assert select_rows(scores, cost, 10 ** 9, excl).size == np.count_nonzero((scores > 0) & ~excl)
-
-
-def test_pack_rows_is_dcsr_of_the_storage(ba):
-    labels = np.arange(ba.indices.size, dtype=np.int32) * 3
-    rows = np.array([17, 3, 250, 0])
-    dc = pack_rows(rows, ba.indptr[:-1], np.diff(ba.indptr).astype(np.int32),
-                   ba.indices.astype(np.int32), labels)
-    assert dc.rowidx.tolist() == sorted(rows.tolist())
-    for i, v in enumerate(dc.rowidx):
-        a, b = ba.indptr[v], ba.indptr[v + 1]
-        assert np.array_equal(dc.colidx[dc.rowptr[i]:dc.rowptr[i + 1]], ba.indices[a:b])
-        assert np.array_equal(dc.labels[dc.rowptr[i]:dc.rowptr[i + 1]], labels[a:b])
-    assert dc.nbytes == dc.rowidx.nbytes + dc.rowptr.nbytes + dc.colidx.nbytes + dc.labels.nbytes
-    empty = pack_rows(np.zeros(0, np.int64), ba.indptr[:-1], np.diff(ba.indptr), ba.indices,
-                      np.zeros(0, np.int32))
-    assert empty.rows == 0 and empty.colidx.size == 0 and empty.labels.size == 0
 
 
 def test_parallel_copy_small_and_large():

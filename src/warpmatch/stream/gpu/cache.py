@@ -1,79 +1,39 @@
-"""The GPU cache of hot adjacency rows, packed in DCSR (GCSM §V-B).
+"""The GPU cache of hot adjacency rows, in DCSR (GCSM §V-B): sizes and selection.
 
 Per batch, the engine scores vertices by a *policy* — GCSM's random-walk
 frequency estimate (:mod:`.walk`), the degree-based "Naive" baseline of its
 §VI-A, nothing (zero-copy only) or everything (the whole storage on the
-device) — and copies the storage rows of the best-scoring vertices, within a
-byte budget, to device memory in *doubly compressed sparse row* form: the
-sorted row ids (``rowidx``), one offset per row (``rowptr``) and the
-concatenated neighbours (``colidx``) and edge labels, allocated as one block
-and sent with one DMA copy (§V-B).
+device) — and gathers the storage rows of the best-scoring vertices, within a
+byte budget, into device memory in *doubly compressed sparse row* form: the
+row ids, one offset per row and the concatenated neighbours and edge labels
+(the engine's ``_gather``; kernels/delta.cu ``wm_gather_rows``).
 
 What differs from the paper: GCSM's ``rowptr`` holds two offsets per row
 (original list, appended new neighbours) because its cached rows include the
 batch's unsorted appends and negative deletion marks. Our storage rows are
 always sorted and hold state ``S_0`` only; a batch's changes live in the
-overlay, which is copied to the device whole, so the cache never holds a
-touched row and needs one offset per row. The kernel finds a row through a
-device-side slot map (``slot[v]`` = position in ``rowidx`` or -1) instead of a
-binary search on ``rowidx``: one load instead of ``log2(rows)``.
+overlay, which is copied to the device whole, so a cached row is read only
+while its vertex is untouched and needs one offset per row. Each row is given
+some slack (:func:`row_capacity`): a row the stream rewrote is copied again in
+place when it still fits, so a cache whose rows stay the same (the degree
+policy, or a random-walk cache between samples) is refreshed row by row rather
+than rebuilt. The kernel finds a row through a device-side slot map
+(``slot[v]`` = position or -1) instead of a binary search on the row ids: one
+load instead of ``log2(rows)``; a row's length comes from the device row
+index, its capacity from the offsets.
+
+:func:`select_rows` is the host reference of the engine's row selection
+(``_select_device``), for tests and ``bench/stream.py``'s best-cache bound.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["POLICIES", "Dcsr", "select_rows", "pack_rows", "row_bytes", "parallel_copy"]
+__all__ = ["POLICIES", "select_rows", "row_capacity", "row_bytes", "parallel_copy"]
 
 #: cache policies of :class:`~warpmatch.stream.gpu.GpuDeltaEngine`
 POLICIES = ("none", "degree", "random-walk", "device")
-
-
-@dataclass(frozen=True, eq=False)
-class Dcsr:
-    """Adjacency rows of selected vertices in DCSR form (one direction).
-
-    Attributes
-    ----------
-    rowidx : numpy.ndarray
-        int32[s], sorted vertex ids.
-    rowptr : numpy.ndarray
-        int64[s+1], ``colidx[rowptr[i]:rowptr[i+1]]`` is row ``rowidx[i]``.
-    colidx : numpy.ndarray
-        int32[*] neighbours (each row sorted, as in storage).
-    labels : numpy.ndarray
-        int32[*] edge labels parallel to ``colidx``, or length 0.
-    """
-
-    rowidx: np.ndarray
-    rowptr: np.ndarray
-    colidx: np.ndarray
-    labels: np.ndarray
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the four arrays (what one DMA copy moves)."""
-        return int(self.rowidx.nbytes + self.rowptr.nbytes + self.colidx.nbytes
-                   + self.labels.nbytes)
-
-    @property
-    def rows(self) -> int:
-        return int(self.rowidx.shape[0])
-
-
-@njit(cache=True, parallel=True)
-def _gather(rows, start, deg, nbr, elab, ptr, col, lab):
-    for i in prange(rows.shape[0]):
-        v = rows[i]
-        s = start[v]
-        o = ptr[i]
-        for q in range(ptr[i + 1] - o):
-            col[o + q] = nbr[s + q]
-        if lab.shape[0] > 0:
-            for q in range(ptr[i + 1] - o):
-                lab[o + q] = elab[s + q]
 
 
 @njit(cache=True, parallel=True)
@@ -98,40 +58,22 @@ def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
         _pcopy(dst, src, 64)
 
 
-def pack_rows(rows: np.ndarray, start: np.ndarray, deg: np.ndarray, nbr: np.ndarray,
-              elab: np.ndarray) -> Dcsr:
-    """Copy the storage rows of ``rows`` into a :class:`Dcsr`.
+def row_capacity(deg: np.ndarray) -> np.ndarray:
+    """Entries a cached row of ``deg`` entries is given: ``deg + ceil(deg / 16)``.
 
-    Parameters
-    ----------
-    rows : numpy.ndarray
-        Vertex ids (any order, no duplicates); sorted in the result.
-    start, deg, nbr, elab : numpy.ndarray
-        The storage arrays of one direction (``b_start``, ``b_deg``, ``b_nbr``,
-        ``b_elab``; ``elab`` of length 0 when the graph has no edge labels).
-
-    Returns
-    -------
-    Dcsr
+    The slack lets a cached row that the stream lengthens be refreshed in place
+    (a hub gains about one entry a batch of 4096 on a 10^7-edge graph) instead
+    of the whole cache being rebuilt; kernels/delta.cu ``wm_refresh_rows``.
     """
-    rows = np.sort(np.asarray(rows, dtype=np.int32))
-    d = np.asarray(deg)[rows].astype(np.int64) if rows.size else np.zeros(0, np.int64)
-    ptr = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(d, out=ptr[1:])
-    m = int(ptr[-1])
-    col = np.empty(m, dtype=np.int32)
-    lab = np.empty(m if elab.shape[0] else 0, dtype=np.int32)
-    if rows.size:
-        _gather(rows, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(deg, np.int32),
-                np.ascontiguousarray(nbr, np.int32), np.ascontiguousarray(elab, np.int32),
-                ptr, col, lab)
-    return Dcsr(rows, ptr, col, lab)
+    d = np.asarray(deg, dtype=np.int64)
+    return d + (d + 15) // 16
 
 
 def row_bytes(deg: np.ndarray, labeled: bool) -> np.ndarray:
-    """Device bytes of caching each row: entries (and labels), ``rowidx`` and ``rowptr``."""
+    """Device bytes of caching each row: its capacity's entries (and labels) and the
+    slot's 12 bytes (``rowidx`` and ``rowptr``)."""
     per = 8 if labeled else 4
-    return np.asarray(deg, dtype=np.int64) * per + 12
+    return row_capacity(deg) * per + 12
 
 
 def select_rows(scores: np.ndarray, cost: np.ndarray, budget: int,

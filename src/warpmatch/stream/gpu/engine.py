@@ -43,9 +43,11 @@ the cache hit rate, and the time of each step.
 What differs from GCSM: matching follows per-update states instead of GCSM's
 N/N' lists (see :mod:`warpmatch.stream.types`); the cache never holds a
 touched row, so DCSR needs one offset per row (:mod:`.cache`); the degree
-policy keeps its selection across batches (degrees drift slowly); a new cache
-copies the rows the previous one holds on the device and reads only the others
-(and those the last batch rewrote) from host memory; rows are chosen by
+policy keeps its selection across batches (degrees drift slowly); a cache whose
+selection stays is kept, the rows the last batch rewrote copied again into their
+slots, which have some slack for it (:func:`.cache.row_capacity`), and a new
+cache copies the rows the previous one holds on the device and reads only the
+others from host memory; rows are chosen by
 estimated reads per cached byte rather than by reads, and a search between
 two uncached rows counts for both (either one, cached, would usually serve it); the
 plan's last level is not walked but credited by look-ahead from the level above
@@ -78,6 +80,13 @@ __all__ = ["GpuDeltaEngine", "pinned_allocator"]
 _MODULES: dict[tuple, Any] = {}
 _SOURCE: list[str] = []
 _DENSITY: list[Any] = []        # the row-density kernel (_density_kernel), built on first use
+_PLAN_OF: dict[int, np.ndarray] = {}   # id(module) -> the packed plans in its constant memory
+#: the "gpu" estimator samples every batch whose cache goes stale within a batch while the
+#: estimate costs on average at most this share of the counting kernel (_next_sample). On
+#: 10^7 edges (bench/stream.py, H100) the 4-cycle's estimate cost 13-35% of its kernel and
+#: paid for itself; the diamond's 48-130%, and sampling it every batch ran 0.75-0.81x no
+#: cache.
+FRESH_COST = 0.4
 #: ints of packed delta plans in constant memory (48 KiB)
 PLAN_CAP = 12288
 #: counters (kernels/delta.cu)
@@ -270,18 +279,20 @@ class GpuDeltaEngine:
         The default is ``0``: most rows a batch reads are next to its own
         endpoints, so past batches' credits mostly crowd them out of the cache.
     estimate_share : float or None, optional
-        ``"gpu"`` estimator: the estimate (sampling and row selection) may cost
-        at most this share of the counting kernel's time, on average, unless it
-        pays for itself. When one costs more (a cheap query, whose kernel is
-        shorter than the sampling pass's fixed costs), the next batches keep the
-        cache's rows, refreshing those the stream rewrote, and sample again
-        after as many batches as it takes to amortise it (at most 16). Once a
-        batch with kept rows has been measured, every batch is sampled while
-        the kernel time per task after a sample is lower than after a skip by
-        more than the estimate costs (the rows a batch reads are mostly next to
-        its own endpoints, so kept rows serve the next batch little). ``None``
-        samples every batch, as GCSM estimates every batch. The default is
-        ``0.1``.
+        ``"gpu"`` estimator: when the cache a batch selects is mostly the last
+        one's (it would have held at least half of the new sample's credits),
+        the estimate (sampling and row selection) may cost at most this share of
+        the counting kernel's time, on average: the next batches keep the
+        cache's rows, refreshing those the stream rewrote, and sample again after
+        as many batches as it takes to amortise it (at most 16). When it is not
+        (the rows a batch reads are mostly next to its own endpoints, as for the
+        4-cycle on a power-law graph), every batch is sampled while the estimate
+        costs at most 40% of the kernel (``FRESH_COST``): one batch of 4096
+        with kept rows ran 3x slower than the sampled ones there (10^7 edges,
+        bench/stream.py on an H100). A sample that finds no row worth caching
+        (triangles, whose reads the overlay serves) is repeated after 16
+        batches. ``None`` samples every batch, as GCSM estimates every batch.
+        The default is ``0.1``.
     walks : int or None, optional
         ``"cpu"`` estimator: random walks per batch (``M``). The default is
         ``None``: GCSM's ``|ΔE| D^(n-2) / 32^n``, clipped
@@ -311,8 +322,9 @@ class GpuDeltaEngine:
         ``rows_overlay``, ``cache_hit_rate``, ``cached_rows``,
         ``cache_device_bytes``, ``copy_bytes``, ``sample_host_bytes`` (the
         ``"gpu"`` estimator's zero-copy reads), ``gather_bytes`` (cache rows
-        gathered from host memory by policies "random-walk" with the ``"gpu"``
-        estimator and "degree"), and the seconds of each step
+        gathered or refreshed from host memory by policies "random-walk" and
+        "degree"), ``cache_dropped`` (cached vertices whose rows outgrew their
+        slot since the cache was built), and the seconds of each step
         (``estimate_s`` includes the sampling kernel, ``sample_s`` alone).
     totals : dict
         The same counters summed over every batch since :meth:`attach`.
@@ -381,6 +393,8 @@ class GpuDeltaEngine:
     @property
     def last_cached(self) -> np.ndarray:
         """Vertices whose rows the last batch had in the cache (int32, fetched on use)."""
+        if callable(self._cached):      # computed on the device on first use
+            self._cached = self._cached()
         if not isinstance(self._cached, np.ndarray):
             self._cached = self._cached.get().astype(np.int32)
         return self._cached
@@ -583,7 +597,6 @@ class _DeviceState:
         self.eng = eng
         self.hostmap = _HostMap(cp)
         self.staging = _Staging(cp)
-        self.staging_ix = _Staging(cp)      # the row index's changed entries
         # compile (or load) the parallel staging copy now, not inside the first large batch
         parallel_copy(np.empty(1 << 21, np.uint8), np.zeros(1 << 21, np.uint8))
         props = cp.cuda.runtime.getDeviceProperties(eng.device)
@@ -602,11 +615,14 @@ class _DeviceState:
         self.deg_key: tuple | None = None
         self.est: Any = None                 # float32 estimated row reads per vertex
         self.rw_sel: Any = None              # the "gpu" estimator's last selection
+        self.built_sel: Any = None           # the selection the cache was built from
+        self.dropped = 0                     # its slots dropped since (outgrown rows)
+        self.refresh_counts: Any = None      # this batch's wm_refresh_rows counts
+        self.refresh_pending = 0             # host entries refreshed, not yet reported
         self.sample_wait = 0                 # batches to go before the next sample
-        # kernel seconds per task with a fresh cache (sampled this batch) and a kept one
-        # (an average over batches), and the last estimate's seconds: see _next_sample
-        self.task_s: dict[bool, float | None] = {True: None, False: None}
-        self.last_estimate_s = 0.0
+        self.kept_share = 0.0                # see _kept_share and _next_sample
+        self.estimate_cost: float | None = None   # estimate / kernel time, averaged
+        self.batch_size = 0                  # updates in the last batch
         self.launched: set[int] = set()      # ids of the count modules run by this state
         self.cache_arrays: list[Any] = []
         self.budget_key: tuple | None = None
@@ -616,6 +632,7 @@ class _DeviceState:
         self.ix: list[tuple[Any, Any]] = []
         self.ix_key: tuple | None = None
         self.ix_n = 0
+        self.ix_new_n = 0                    # rows of the index after this batch
         self.changed_dev: list[Any] = [None, None]   # self.changed on the device (int32)
         self.mirror: dict[str, Any] = {}
         self.mirror_key: tuple | None = None
@@ -627,6 +644,8 @@ class _DeviceState:
         self.walk_rate = 0.0                 # random walks per second (last estimate)
         self.kernel_s = 0.0                  # the last batch's kernel time
         self.res: Any = None                 # counters + per-update plus/minus
+        self.plans_of: Any = None            # the plans packed in plan_buf
+        self.plan_buf = np.zeros(0, np.int32)
 
     def close(self) -> None:
         self.hostmap.close()
@@ -744,15 +763,36 @@ class _DeviceState:
             out.append(rows[rows < view.n])
         return out
 
-    def _index(self, view: BatchView, dirs: int, st: dict) -> list[tuple[int, int]]:
-        """Device row index (start, degree) per direction, refreshed; returns addresses."""
-        cp = self.cp
+    def _index_parts(self, view: BatchView, dirs: int) -> list[np.ndarray] | None:
+        """The row index's changed entries (rows, start, degree per direction), sent with
+        the batch's other inputs (:meth:`_index`), or ``None`` when the index is
+        rebuilt whole (the first batch, or storage that is not the last batch's)."""
         n = min(view.n, *(a.shape[0] for s, dg, _, _ in self._sources(view)[:dirs]
                           for a in (s, dg)))
-        full = (not self.incremental or self.ix_key != self.storage_key
-                or not self.ix or self.ix[0][0].size < n)
+        self.ix_new_n = n
+        if (not self.incremental or self.ix_key != self.storage_key
+                or not self.ix or self.ix[0][0].size < n):
+            return None
+        parts = []
+        for d in range(dirs):
+            rows = self.changed[d]
+            rows = rows[rows < n]
+            s, dg = self._sources(view)[d][:2]
+            parts += [rows.astype(np.int32), np.asarray(s)[rows].astype(np.int64),
+                      np.asarray(dg)[rows].astype(np.int32)]
+        return parts
+
+    def _index(self, view: BatchView, dirs: int, st: dict, sent: list | None
+               ) -> list[tuple[int, int]]:
+        """Device row index (start, degree) per direction; returns addresses.
+
+        ``sent``: the device arrays of :meth:`_index_parts`' changed entries,
+        which ``wm_batch_maps`` writes into the index; ``None``: rebuilt whole here.
+        """
+        cp = self.cp
+        n = self.ix_new_n
         copied = 0
-        if full:
+        if sent is None:
             cap = max(n, int(1.25 * n), 1)
             self.ix = []
             # the mirror and the cache still refresh just the changed rows
@@ -769,24 +809,9 @@ class _DeviceState:
                 self.ix.append((s_dev, g_dev))
             self.ix_key = self.storage_key
         else:
-            # the changed rows' new (start, degree), sent with one copy
-            parts = []
             for d in range(dirs):
-                rows = self.changed[d]
-                rows = rows[rows < n]
-                s, dg = self._sources(view)[d][:2]
-                parts += [rows.astype(np.int32), np.asarray(s)[rows].astype(np.int64),
-                          np.asarray(dg)[rows].astype(np.int32)]
-            ptr = self.staging_ix.send(parts)
-            for d in range(dirs):
-                m = parts[3 * d].size
-                r, s_, g_ = (self.staging_ix.array(ptr[3 * d + i], m, dt)
-                             for i, dt in enumerate((cp.int32, cp.int64, cp.int32)))
-                if m:
-                    self.ix[d][0][r] = s_
-                    self.ix[d][1][r] = g_
-                self.changed_dev[d] = r
-                copied += 16 * m
+                self.changed_dev[d] = sent[3 * d]
+                copied += 16 * int(sent[3 * d].size)
         self.ix_n = n
         st["index_copy_bytes"] = copied
         st["copy_bytes"] += copied
@@ -866,20 +891,49 @@ class _DeviceState:
         for d in range(dirs):
             self._set_slots(d, None)
         self.cache_arrays = []
+        self.built_sel = None
 
-    def _invalidate_cache(self, dirs: int) -> None:
-        """Keep the cache consistent with the storage as the batch finds it: drop the
-        slots of rows the last batch rewrote (their cached copies are stale), or the
-        whole cache when the storage is not the last batch's."""
+    def _refresh_cache(self, dirs: int, entries: list, k: int) -> None:
+        """Keep the cache consistent with the storage as the batch finds it.
+
+        Each cached row the last batch rewrote is copied again from the host
+        storage into its slot, or its slot is dropped when the row outgrew the
+        slot's slack (kernels/delta.cu ``wm_refresh_rows``); the whole cache is
+        dropped when the storage is not the last batch's. The counts (host
+        entries read, slots dropped) are read by :meth:`_gather`.
+        """
+        self.refresh_pending += self._refresh_done()
         if not self.cache_arrays:
             return
         if not self.incremental:
             self._clear_slots(dirs)
             return
+        cp = self.cp
+        fn = self._module(k, False).get_function("wm_refresh_rows")
+        counts = cp.zeros(2, dtype=cp.uint64)
         for d in range(dirs):
             rows = self.changed_dev[d]
-            if rows.size:
-                self.slot[d][rows] = -1
+            if rows is None or rows.size == 0:
+                continue
+            off, col, lab = self.cache_arrays[d]
+            nrows = int(rows.size)
+            grid = (max(1, min((nrows + 7) // 8, 32 * self.sms)),)
+            other = self.slot[1 - d] if dirs == 2 else self.slot[d]
+            fn(grid, (256,), (rows, np.int64(nrows), self.slot[d], other, off, self.ix[d][0],
+                              self.ix[d][1], np.uint64(entries[d][0]), col,
+                              np.uint64(entries[d][1] if lab is not None else 0),
+                              np.uint64(0 if lab is None else int(lab.data.ptr)), counts))
+        self.refresh_counts = counts
+
+    def _refresh_done(self) -> int:
+        """Host entries the last :meth:`_refresh_cache` read (its dropped slots are
+        added to ``self.dropped``); 0 if it launched nothing or was read already."""
+        if self.refresh_counts is None:
+            return 0
+        read, dropped = (int(x) for x in self.refresh_counts.get())
+        self.refresh_counts = None
+        self.dropped += dropped
+        return read
 
     def _select_device(self, score: Any, budget: int, exclude: np.ndarray, dirs: int,
                        labeled: bool) -> Any:
@@ -909,36 +963,51 @@ class _DeviceState:
         if ids.size == 0:
             return cp.zeros(0, dtype=cp.int32)
         ids = ids[cp.argsort(-dens[ids])]
-        cost = deg0[ids].astype(cp.int64) * per + 12
+        cost = _capacity(deg0[ids]) * per + 12
         if dirs == 2:
-            cost += deg1[ids].astype(cp.int64) * per + 12
+            cost += _capacity(deg1[ids]) * per + 12
         cut = int(cp.searchsorted(cp.cumsum(cost), budget, side="right"))
         return ids[:cut].astype(cp.int32)
 
     def _gather(self, view: BatchView, sel: Any, dirs: int, entries: list, k: int,
                 st: dict) -> list[Any]:
-        """Copy the storage rows of ``sel`` (device ids) into a new DCSR cache on the
-        device and point the slot maps at them.
+        """The DCSR cache of the rows ``sel`` (device ids) on the device, slot maps
+        pointing at it.
 
-        A row the previous cache holds (and the last batch did not rewrite:
-        :meth:`_invalidate_cache`) is copied from that cache, device to device;
-        only the others are read from the host storage by zero-copy, so a cache
-        that changes little between batches costs little PCIe traffic.
+        When ``sel`` is the selection the cache was built from and few slots have
+        been dropped since (:meth:`_refresh_cache` kept the others current), the
+        cache stays as it is. Otherwise a new one is built (``wm_gather_rows``):
+        a row the previous cache holds is copied from it, device to device; only
+        the others are read from the host storage by zero-copy, so a cache that
+        changes little between batches costs little PCIe traffic.
+        ``st["gather_bytes"]``: bytes read from host memory, by the refresh too.
         """
         cp = self.cp
+        refreshed = self.refresh_pending + self._refresh_done()
+        self.refresh_pending = 0
+        st["gather_bytes"] = 4 * refreshed
+        st["cache_dropped"] = self.dropped
         if sel.size == 0:        # nothing worth caching (triangles read no storage row)
             self._clear_slots(dirs)
-            st["gather_bytes"] = 0
+            self.built_sel = None
             return []
+        if (sel is self.built_sel and self.cache_arrays and self.incremental
+                and self.dropped * 16 <= sel.size):
+            if self.dropped:
+                # the cached vertices: the selection's with slots left (computed when
+                # asked for, outside the batch: tests and bench/stream.py's coverage)
+                slot = self.slot[0]
+                self.eng.last_cached = lambda: sel[slot[sel] >= 0]
+            return self.cache_arrays
         labeled = view.b_elab.size > 0
         fn = self._module(k, False).get_function("wm_gather_rows")
         old = self.cache_arrays
         host_read = cp.zeros(1, dtype=cp.uint64)
         arrays = []
         for d in range(dirs):
+            deg = self.ix[d][1]
             off = cp.zeros(int(sel.size) + 1, dtype=cp.int64)
-            if sel.size:
-                cp.cumsum(self.ix[d][1][sel].astype(cp.int64), out=off[1:])
+            cp.cumsum(_capacity(deg[sel]), out=off[1:])
             m = int(off[-1])
             col = cp.empty(max(m, 1), dtype=cp.int32)
             lab = cp.empty(max(m, 1), dtype=cp.int32) if labeled else None
@@ -951,12 +1020,14 @@ class _DeviceState:
                     prev = d < len(old) and old[d][1 + q] is not None
                     o_slot, o_off, o_src = ((self.slot[d], old[d][0], old[d][1 + q]) if prev
                                             else (self.dummy,) * 3)
-                    fn(grid, (256,), (sel, np.int64(sel.size), self.ix[d][0], off,
+                    fn(grid, (256,), (sel, np.int64(sel.size), self.ix[d][0], deg, off,
                                       np.uint64(src), dst, o_slot, o_off, o_src,
                                       np.int32(prev), host_read))
             self._set_slots(d, sel)
             arrays.append((off, col, lab))
-        st["gather_bytes"] = 4 * int(host_read.get()[0])
+        st["gather_bytes"] += 4 * int(host_read.get()[0])
+        self.built_sel = sel
+        self.dropped = 0
         return arrays
 
     def _estimate_gpu(self, view: BatchView, k: int, T: int, ptrs: np.ndarray,
@@ -1003,32 +1074,49 @@ class _DeviceState:
         st["sample_s"] = time.perf_counter() - t
         return sub_ptr, subtasks
 
-    def _next_sample(self, sampled: bool, st: dict, T: int, first: bool) -> None:
+    def _next_sample(self, sampled: bool, st: dict, first: bool) -> None:
         """When to sample next (``estimate_share``; the ``"gpu"`` estimator).
 
-        Every batch while a fresh cache saves more kernel time than its estimate
-        costs: kernel seconds per task after a sample against after a skip, each
-        averaged over the batches measured. Otherwise (no skip measured yet, or
-        the rows a batch reads are much the same from batch to batch, or no cache
-        helps: triangles read no storage row) after as many batches as it takes
-        to spread the estimate's cost below ``estimate_share`` of the kernel, at
-        most 16.
+        A sample that selected no row (triangles: the overlay serves every read)
+        is repeated after 16 batches. Otherwise the next batch is sampled too
+        when the previous cache would have held less than half of this sample's
+        credits (:meth:`_kept_share`: the rows a batch reads are then mostly its
+        own, as the 4-cycle's are the rows next to its endpoints, and kept rows
+        would serve the next batch little) and the estimate costs on average at
+        most :data:`FRESH_COST` of the kernel (a fresh cache saves at most the
+        kernel's host reads). Else the estimate is spread over as many batches
+        as it takes to bring its cost below ``estimate_share`` of the kernel, at
+        most 16. A module's first batch (compilation, lazy loading) sets no
+        wait, and a batch of another size than the last is always sampled
+        (:meth:`run`).
         """
         share = self.eng.estimate_share
-        if share is None:
+        if share is None or not sampled:
             return
-        if not first:
-            per_task = st["kernel_s"] / max(T, 1)
-            old = self.task_s[sampled]
-            self.task_s[sampled] = per_task if old is None else 0.5 * (old + per_task)
-        if sampled:
-            self.last_estimate_s = st["estimate_s"]
-        fresh, kept = self.task_s[True], self.task_s[False]
-        if fresh is not None and kept is not None and (kept - fresh) * T > self.last_estimate_s:
+        if first:
             self.sample_wait = 0
-        elif sampled:
-            ratio = st["estimate_s"] / max(share * st["kernel_s"], 1e-9)
-            self.sample_wait = int(min(16, max(0, np.ceil(ratio) - 1)))
+            return
+        if self.rw_sel is not None and self.rw_sel.size == 0:
+            self.sample_wait = 16
+            return
+        cost = st["estimate_s"] / max(st["kernel_s"], 1e-9)
+        # an average: one batch's kernel time varies by 3x at batches of 1024
+        self.estimate_cost = cost if self.estimate_cost is None else \
+            0.5 * (self.estimate_cost + cost)
+        if self.kept_share < 0.5 and self.estimate_cost <= FRESH_COST:
+            self.sample_wait = 0
+        else:
+            self.sample_wait = int(min(16, max(0, np.ceil(cost / share) - 1)))
+
+    def _kept_share(self, prev: Any, new: Any) -> float:
+        """The share of this sample's credits (``self.est``) that the rows ``prev`` (the
+        last selection) hold, against the rows ``new`` (this one): how much of the
+        new cache's worth a kept cache would have had. 0 without a last selection."""
+        if prev is None or prev.size == 0 or new.size == 0:
+            return 0.0
+        cp = self.cp
+        got = cp.stack([self.est[prev].sum(), self.est[new].sum()]).get()
+        return float(got[0] / got[1]) if got[1] > 0 else 1.0
 
     def _subtasks(self, mod: Any, T: int) -> tuple[Any, int]:
         """Every task's depth-2 list cut into sub-tasks (kernels/delta.cu, "Work"):
@@ -1053,12 +1141,13 @@ class _DeviceState:
         density, 19% ranked by reads).
 
         Policies "random-walk" and "degree" select and gather on the device
-        (:meth:`_select_device`, :meth:`_gather`), building a new cache every
-        batch as GCSM does, from the previous cache where it holds a row the last
-        batch did not rewrite, else from host memory. The degree policy keeps its
-        selection until the storage is reallocated (degrees drift slowly); the
-        "gpu" estimator re-selects after every sample (see ``estimate_share``),
-        the "cpu" estimator after its walks, every batch.
+        (:meth:`_select_device`, :meth:`_gather`). A new selection gets a new
+        cache, as GCSM builds one every batch, filled from the previous cache where
+        it holds a row, else from host memory; an unchanged one keeps its cache,
+        refreshed where the last batch rewrote rows (:meth:`_refresh_cache`). The
+        degree policy keeps its selection until the storage is reallocated
+        (degrees drift slowly); the "gpu" estimator re-selects after every sample
+        (see ``estimate_share``), the "cpu" estimator after its walks, every batch.
         """
         eng = self.eng
         dirs = 2 if view.directed else 1
@@ -1079,13 +1168,16 @@ class _DeviceState:
         t = time.perf_counter()
         if policy == "random-walk" and eng.estimator == "gpu":
             if sampled or self.rw_sel is None:
+                prev = self.rw_sel
                 self.rw_sel = self._select_device(self.est, budget, tt, dirs, labeled)
+                if sampled and eng.estimate_share is not None:
+                    self.kept_share = self._kept_share(prev, self.rw_sel)
             sel = self.rw_sel
             self.cp.cuda.get_current_stream().synchronize()
             st["estimate_s"] += time.perf_counter() - t
             t = time.perf_counter()
-            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
             eng.last_cached = sel
+            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
         elif policy == "random-walk":
             # GCSM §III step 2 on the host (the walks), then selection and gather as above
             T = int(np.count_nonzero(view.batch.valid)) * plans.num_plans
@@ -1110,8 +1202,8 @@ class _DeviceState:
             st["estimate_s"] = time.perf_counter() - t
             self.walk_rate = walks / max(st["estimate_s"], 1e-6)
             t = time.perf_counter()
-            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
             eng.last_cached = sel
+            self.cache_arrays = self._gather(view, sel, dirs, entries, plans.k, st)
         else:
             # degree policy (GCSM's baseline): one selection per storage layout
             key = (self.storage_key, budget)
@@ -1126,11 +1218,11 @@ class _DeviceState:
                 cp.cuda.get_current_stream().synchronize()
                 st["estimate_s"] = time.perf_counter() - t
                 t = time.perf_counter()
-            self.cache_arrays = self._gather(view, self.deg_sel, dirs, entries, plans.k, st)
             eng.last_cached = self.deg_sel
+            self.cache_arrays = self._gather(view, self.deg_sel, dirs, entries, plans.k, st)
         self.cp.cuda.get_current_stream().synchronize()
         st["pack_s"] = time.perf_counter() - t
-        st["cached_rows"] = int(eng._cached.size)
+        st["cached_rows"] = int(self.built_sel.size) - self.dropped if self.cache_arrays else 0
         st["cache_device_bytes"] = int(sum(int(a[0].nbytes) + int(a[1].nbytes)
                                            + (int(a[2].nbytes) if a[2] is not None else 0)
                                            for a in self.cache_arrays))
@@ -1194,32 +1286,42 @@ class _DeviceState:
         for d, (_, idx) in enumerate(pre):
             parts += [old_t[d].astype(np.int32), touched[d].astype(np.int32),
                       np.asarray(idx)[touched[d]].astype(np.int32)]
+        # the row index's changed entries ride in the same copy
+        q_ix = len(parts)
+        ix_parts = self._index_parts(view, dirs)
+        parts += ix_parts or []
         ptr = self.staging.send(parts)
         ovl = [dict(zip(("off", "nbr", "elab", "ins", "dl"), ptr[5 * d:5 * d + 5]))
                for d in range(dirs)]
         upd = ptr[5 * dirs:5 * dirs + 5]
+        sent = None if ix_parts is None else [
+            self.staging.array(ptr[q_ix + i], parts[q_ix + i].size, dt)
+            for i, dt in enumerate((cp.int32, cp.int64, cp.int32) * dirs)]
+        index = self._index(view, dirs, st, sent)
         if not self.incremental:
             for d in range(dirs):
                 self.oidx[d].fill(-1)
+        maps = self._module(k, False).get_function("wm_batch_maps")
         for d in range(dirs):
             q = 5 * dirs + 5 + 3 * d
-            o_, t_, v_ = (self.staging.array(ptr[q + i], parts[q + i].size, cp.int32)
-                          for i in range(3))
-            if o_.size:
-                self.oidx[d][o_] = -1
-            if t_.size:
-                self.oidx[d][t_] = v_
+            sz = [parts[q + i].size for i in range(3)]
+            rows = [np.uint64(0)] * 3 if sent is None else sent[3 * d:3 * d + 3]
+            nrows = 0 if sent is None else int(sent[3 * d].size)
+            total = sz[0] + sz[1] + nrows
+            if total:
+                maps((max(1, min((total + 255) // 256, 32 * self.sms)),), (256,),
+                     (np.uint64(ptr[q]), np.int64(sz[0]), np.uint64(ptr[q + 1]),
+                      np.uint64(ptr[q + 2]), np.int64(sz[1]), self.oidx[d],
+                      *rows, np.int64(nrows), self.ix[d][0], self.ix[d][1]))
         if not view.directed:
             ovl.append(ovl[0])
             self.oidx[1] = self.oidx[0]
             self.slot[1] = self.slot[0]
         st["overlay_copy_s"] = time.perf_counter() - t
         st["overlay_entries"] = int(view.o_nbr.size + (view.oi_nbr.size if view.directed else 0))
-        st["copy_bytes"] += int(sum(a.nbytes for a in parts))
-        # ---- row index, vertex labels, storage entries (host-mapped or mirrored), cache
+        st["copy_bytes"] += int(sum(a.nbytes for a in parts[:q_ix]))
+        # ---- vertex labels, storage entries (host-mapped or mirrored), cache refresh
         t = time.perf_counter()
-        index = self._index(view, dirs, st)
-        self._invalidate_cache(dirs)
         vlab = self._vlab(view)
         keep: list[Any] = []
         if policy == "device":
@@ -1241,6 +1343,7 @@ class _DeviceState:
                 entries.append(entries[0])
             self.hostmap.release_unused()
             st["fallback_copied_bytes"] = self.hostmap.fallback_bytes
+        self._refresh_cache(dirs, entries, k)
         st["storage_s"] = time.perf_counter() - t
         if valid.size == 0 or P == 0:
             # the copies read the view's host arrays, which the next view() reuses
@@ -1292,11 +1395,16 @@ class _DeviceState:
             tail[3] = int(policy != "device")   # storage entries are read from host memory
             return ptrs, slot
 
-        plan_buf = _pack_plans(plans)
+        if self.plans_of is not plans:     # the matcher passes the same plans every batch
+            self.plans_of, self.plan_buf = plans, _pack_plans(plans)
+        plan_buf = self.plan_buf
         T = int(valid.size) * P
         pre = None
         sampled = False
         if policy == "random-walk" and eng.estimator == "gpu":
+            if B != self.batch_size:        # a wait set by batches of another size
+                self.sample_wait = 0
+            self.batch_size = B
             if self.rw_sel is None or not self.incremental or self.sample_wait <= 0:
                 # the sampling kernel reads no cache (kernels/delta.cu wm_row)
                 pre = self._estimate_gpu(view, k, T, constants([])[0], plan_buf, st)
@@ -1336,7 +1444,7 @@ class _DeviceState:
         first = id(mod) not in self.launched
         self.launched.add(id(mod))
         if policy == "random-walk" and eng.estimator == "gpu":
-            self._next_sample(sampled, st, T, first)
+            self._next_sample(sampled, st, first)
         c = host[:_C_N]
         raw_plus = host[_C_N:_C_N + B].astype(np.int64)
         raw_minus = host[_C_N + max(B, 1):_C_N + max(B, 1) + B].astype(np.int64)
@@ -1440,14 +1548,20 @@ class _DeviceState:
         return rows, upd, signs
 
 
+def _capacity(deg: Any) -> Any:
+    """:func:`.cache.row_capacity` of device degrees (int64)."""
+    d = deg.astype("int64")
+    return d + (d + 15) // 16
+
+
 def _density_kernel(cp: Any) -> Any:
     """``dens = score / bytes`` of caching each row (0 where the score is not positive):
     :func:`.cache.row_bytes` per direction, from the device row index's degrees."""
     if not _DENSITY:
         _DENSITY.append(cp.ElementwiseKernel(
             "float32 s, int32 d0, int32 d1, int32 per, int32 dirs", "float32 dens",
-            "float c = (float)d0 * per + 12.0f;"
-            " if (dirs == 2) c += (float)d1 * per + 12.0f;"
+            "float c = (float)(d0 + (d0 + 15) / 16) * per + 12.0f;"
+            " if (dirs == 2) c += (float)(d1 + (d1 + 15) / 16) * per + 12.0f;"
             " dens = s > 0.0f ? s / c : 0.0f",
             "wm_row_density"))
     return _DENSITY[0]
@@ -1475,7 +1589,12 @@ def _pack_plans(plans: DeltaPlans) -> np.ndarray:
 
 
 def _set_const(cp: Any, mod: Any, ptrs: np.ndarray, plan_buf: np.ndarray) -> None:
+    """Set a module's constant block and, unless it holds them already, its plans."""
     mem = mod.get_global("g")
     cp.ndarray((ptrs.size,), dtype=cp.uint64, memptr=mem).set(ptrs)
-    pm = mod.get_global("wm_plan")
-    cp.ndarray((plan_buf.size,), dtype=cp.int32, memptr=pm).set(plan_buf)
+    # a module is shared by every engine: remember which packed plans it holds (the
+    # buffer itself, kept alive, so that its identity cannot be reused)
+    if _PLAN_OF.get(id(mod)) is not plan_buf:
+        pm = mod.get_global("wm_plan")
+        cp.ndarray((plan_buf.size,), dtype=cp.int32, memptr=pm).set(plan_buf)
+        _PLAN_OF[id(mod)] = plan_buf
