@@ -745,9 +745,8 @@ extern "C" __global__ void wm_gather_rows(const int* __restrict__ rows, long lon
 // vertex leaves the cache, its slots in both directions dropped (slot_other: the
 // other direction's map, or slot itself), and its rows are read from host memory
 // until the next gather. counts[0] += entries read from host memory, counts[1] +=
-// vertices dropped. The
-// labels (lab_src, lab_dst) are copied alongside when the graph has edge labels
-// (lab_dst non-null). One warp per row.
+// vertices dropped. The labels (lab_src, lab_dst) are copied alongside when the
+// graph has edge labels (lab_dst non-null). One warp per row.
 extern "C" __global__ void wm_refresh_rows(const int* __restrict__ rows, long long nrows,
                                            int* slot, int* slot_other,
                                            const long long* __restrict__ c_off,
