@@ -307,6 +307,15 @@ def table(results: dict) -> str:
             hit = rec["gpu"].get("random-walk", {}).get("hit", [float("nan")])
             row += f" {np.mean(hit):>7.2f}"
             lines.append(row)
+        # the table's rates are batch-time means; one slow batch (a first-use compilation,
+        # a storage reallocation) moves a mean of 4 batches far: medians alongside
+        for size, rec in R["sizes"].items():
+            if rec["gpu"]:
+                lines.append(f"  batch {size:>5} median upd/s: " + ", ".join(
+                    f"{p} {size / np.median(v['s']):,.0f}" for p, v in rec["gpu"].items())
+                    + (f", cpu {size / np.median(rec['cpu']['s']):,.0f}"
+                       if rec["cpu"]["s"] else "")
+                    + f" ({rec['batches']} batches)")
         for size, rec in R["sizes"].items():
             for p, v in rec["gpu"].items():
                 lines.append(f"  batch {size:>5} {p:<12} ms per batch: " + ", ".join(
