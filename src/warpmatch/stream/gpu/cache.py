@@ -63,15 +63,16 @@ def row_capacity(deg: np.ndarray) -> np.ndarray:
 
     The slack lets a cached row that the stream lengthens be refreshed in place
     (a hub gains about one entry a batch of 4096 on a 10^7-edge graph) instead
-    of the whole cache being rebuilt; kernels/delta.cu ``wm_refresh_rows``.
+    of the whole cache being rebuilt; kernels/delta.cu ``wm_refresh_rows``. Host or
+    device (CuPy) arrays alike: the engine sizes its cache with this on the device.
     """
-    d = np.asarray(deg, dtype=np.int64)
+    d = deg.astype(np.int64) if hasattr(deg, "astype") else np.asarray(deg, dtype=np.int64)
     return d + (d + 15) // 16
 
 
 def row_bytes(deg: np.ndarray, labeled: bool) -> np.ndarray:
     """Device bytes of caching each row: its capacity's entries (and labels) and the
-    slot's 12 bytes (``rowidx`` and ``rowptr``)."""
+    slot's 12 bytes (``rowidx`` and ``rowptr``); host or device arrays alike."""
     per = 8 if labeled else 4
     return row_capacity(deg) * per + 12
 

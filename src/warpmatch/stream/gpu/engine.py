@@ -72,7 +72,7 @@ import numpy as np
 from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
-from .cache import POLICIES, parallel_copy, row_bytes
+from .cache import POLICIES, parallel_copy, row_bytes, row_capacity
 from .walk import HOST_COST, Workspace, default_walks, estimate_access_sparse
 
 __all__ = ["GpuDeltaEngine", "pinned_allocator"]
@@ -632,7 +632,6 @@ class _DeviceState:
         self.ix: list[tuple[Any, Any]] = []
         self.ix_key: tuple | None = None
         self.ix_n = 0
-        self.ix_new_n = 0                    # rows of the index after this batch
         self.changed_dev: list[Any] = [None, None]   # self.changed on the device (int32)
         self.mirror: dict[str, Any] = {}
         self.mirror_key: tuple | None = None
@@ -763,16 +762,17 @@ class _DeviceState:
             out.append(rows[rows < view.n])
         return out
 
-    def _index_parts(self, view: BatchView, dirs: int) -> list[np.ndarray] | None:
-        """The row index's changed entries (rows, start, degree per direction), sent with
-        the batch's other inputs (:meth:`_index`), or ``None`` when the index is
-        rebuilt whole (the first batch, or storage that is not the last batch's)."""
+    def _index_parts(self, view: BatchView, dirs: int
+                     ) -> tuple[int, list[np.ndarray] | None]:
+        """The rows of the row index (vertices with a storage row) and its changed
+        entries (rows, start, degree per direction), sent with the batch's other inputs
+        (:meth:`_index`), or ``None`` when the index is rebuilt whole (the first batch,
+        or storage that is not the last batch's)."""
         n = min(view.n, *(a.shape[0] for s, dg, _, _ in self._sources(view)[:dirs]
                           for a in (s, dg)))
-        self.ix_new_n = n
         if (not self.incremental or self.ix_key != self.storage_key
                 or not self.ix or self.ix[0][0].size < n):
-            return None
+            return n, None
         parts = []
         for d in range(dirs):
             rows = self.changed[d]
@@ -780,17 +780,17 @@ class _DeviceState:
             s, dg = self._sources(view)[d][:2]
             parts += [rows.astype(np.int32), np.asarray(s)[rows].astype(np.int64),
                       np.asarray(dg)[rows].astype(np.int32)]
-        return parts
+        return n, parts
 
-    def _index(self, view: BatchView, dirs: int, st: dict, sent: list | None
+    def _index(self, view: BatchView, dirs: int, st: dict, n: int, sent: list | None
                ) -> list[tuple[int, int]]:
-        """Device row index (start, degree) per direction; returns addresses.
+        """Device row index (start, degree) of ``n`` rows per direction; returns
+        addresses.
 
         ``sent``: the device arrays of :meth:`_index_parts`' changed entries,
         which ``wm_batch_maps`` writes into the index; ``None``: rebuilt whole here.
         """
         cp = self.cp
-        n = self.ix_new_n
         copied = 0
         if sent is None:
             cap = max(n, int(1.25 * n), 1)
@@ -963,9 +963,9 @@ class _DeviceState:
         if ids.size == 0:
             return cp.zeros(0, dtype=cp.int32)
         ids = ids[cp.argsort(-dens[ids])]
-        cost = _capacity(deg0[ids]) * per + 12
+        cost = row_bytes(deg0[ids], labeled)
         if dirs == 2:
-            cost += _capacity(deg1[ids]) * per + 12
+            cost += row_bytes(deg1[ids], labeled)
         cut = int(cp.searchsorted(cp.cumsum(cost), budget, side="right"))
         return ids[:cut].astype(cp.int32)
 
@@ -1007,7 +1007,7 @@ class _DeviceState:
         for d in range(dirs):
             deg = self.ix[d][1]
             off = cp.zeros(int(sel.size) + 1, dtype=cp.int64)
-            cp.cumsum(_capacity(deg[sel]), out=off[1:])
+            cp.cumsum(row_capacity(deg[sel]), out=off[1:])
             m = int(off[-1])
             col = cp.empty(max(m, 1), dtype=cp.int32)
             lab = cp.empty(max(m, 1), dtype=cp.int32) if labeled else None
@@ -1288,7 +1288,7 @@ class _DeviceState:
                       np.asarray(idx)[touched[d]].astype(np.int32)]
         # the row index's changed entries ride in the same copy
         q_ix = len(parts)
-        ix_parts = self._index_parts(view, dirs)
+        n_store, ix_parts = self._index_parts(view, dirs)
         parts += ix_parts or []
         ptr = self.staging.send(parts)
         ovl = [dict(zip(("off", "nbr", "elab", "ins", "dl"), ptr[5 * d:5 * d + 5]))
@@ -1297,7 +1297,7 @@ class _DeviceState:
         sent = None if ix_parts is None else [
             self.staging.array(ptr[q_ix + i], parts[q_ix + i].size, dt)
             for i, dt in enumerate((cp.int32, cp.int64, cp.int32) * dirs)]
-        index = self._index(view, dirs, st, sent)
+        index = self._index(view, dirs, st, n_store, sent)
         if not self.incremental:
             for d in range(dirs):
                 self.oidx[d].fill(-1)
@@ -1352,8 +1352,6 @@ class _DeviceState:
             eng.last_cached = np.zeros(0, np.int32)
             st["engine_s"] = time.perf_counter() - t_all
             return RawDelta(plus, minus, *(empty if want_matches else (None,) * 3))
-        n_store = min(n, *(a.shape[0] for s, dg, _, _ in self._sources(view)[:dirs]
-                           for a in (s, dg)))
         acc = None
         if eng.profile:
             acc = cp.zeros(max(n, 1), dtype=cp.uint64)
@@ -1548,15 +1546,10 @@ class _DeviceState:
         return rows, upd, signs
 
 
-def _capacity(deg: Any) -> Any:
-    """:func:`.cache.row_capacity` of device degrees (int64)."""
-    d = deg.astype("int64")
-    return d + (d + 15) // 16
-
-
 def _density_kernel(cp: Any) -> Any:
     """``dens = score / bytes`` of caching each row (0 where the score is not positive):
-    :func:`.cache.row_bytes` per direction, from the device row index's degrees."""
+    :func:`.cache.row_bytes` per direction, from the device row index's degrees (its
+    formula written out in C, as one fused kernel)."""
     if not _DENSITY:
         _DENSITY.append(cp.ElementwiseKernel(
             "float32 s, int32 d0, int32 d1, int32 per, int32 dirs", "float32 dens",
