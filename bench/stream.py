@@ -194,6 +194,7 @@ def run_query(name: str, text: str, g, args, results: dict) -> bool:
                 s["host_bytes"].append(sum(eng.stats.get(k, 0) for k in HOST_READS))
                 s["hit"].append(eng.stats.get("cache_hit_rate", 0.0))
                 s["cache_bytes"].append(eng.stats.get("cache_device_bytes", 0))
+                s.setdefault("sampled", []).append(bool(eng.stats.get("sampled", False)))
                 # where the batch's time went (engine stats, seconds)
                 for key in STEPS:
                     s.setdefault(key, []).append(eng.stats.get(key, 0.0))
@@ -320,7 +321,8 @@ def table(results: dict) -> str:
             for p, v in rec["gpu"].items():
                 lines.append(f"  batch {size:>5} {p:<12} ms per batch: " + ", ".join(
                     f"{k[:-2]} {1e3 * np.mean(v[k]):.2f}" for k in STEPS if v.get(k))
-                    + f"; cache {np.mean(v['cache_bytes']) / 2**20:.1f} MiB")
+                    + f"; cache {np.mean(v['cache_bytes']) / 2**20:.1f} MiB"
+                    + (f", sampled {np.mean(v['sampled']):.2f}" if any(v["sampled"]) else ""))
             if "coverage" in rec:
                 cov = ", ".join(f"{p}: top1% {c['top1']:.2f} top5% {c['top5']:.2f} "
                                 f"reads {c['reads_served']:.2f}"

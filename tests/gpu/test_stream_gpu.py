@@ -21,7 +21,7 @@ from warpmatch.stream.cpu import CpuDeltaEngine  # noqa: E402
 from warpmatch.stream.delta import compile_delta_plans  # noqa: E402
 from warpmatch.stream.gpu import POLICIES, GpuDeltaEngine, pinned_allocator  # noqa: E402
 from warpmatch.stream.gpu._testing import view_from_graph  # noqa: E402
-from warpmatch.stream.gpu.cache import row_capacity  # noqa: E402
+from warpmatch.stream.gpu.cache import row_bytes, row_capacity  # noqa: E402
 from warpmatch.stream.gpu.walk import exact_access  # noqa: E402
 
 
@@ -281,6 +281,40 @@ def test_device_copies_follow_the_storage_across_batches(policy):
         assert any(reused)
     if policy == "random-walk":
         assert sampled[0] and not all(sampled[1:])
+
+
+@pytest.mark.parametrize("fill", [True, False])
+def test_random_walk_cache_fills_unused_budget_by_degree(fill):
+    """A thin sample credits few rows; with ``estimate_fill`` the budget they leave
+    goes to the longest rows (never to the batch's touched vertices), so the cache
+    holds every credited row and is full up to one row; without it, it holds the
+    credited rows alone. Counts are the exact traversal's either way."""
+    g = barabasi_albert(3000, 5, seed=7)
+    view, plans, _, per = _square_batch(g, 5)
+    eng = _engine(cache="random-walk", cache_fraction=0.3, sample_rate=0.2,
+                  continue_rate=0.1, seed=3, estimate_fill=fill)
+    got = eng.run(view, plans, False)
+    assert np.array_equal(got.plus_counts, per[:, 0] * plans.multiplier)
+    assert np.array_equal(got.minus_counts, per[:, 1] * plans.multiplier)
+    n = view.n
+    est = eng._dev.est.get()[:n]
+    touched = np.asarray(view.o_idx)[:n] >= 0
+    credited = np.flatnonzero((est > 0) & ~touched)
+    cached = np.sort(eng.last_cached)
+    deg = np.asarray(view.b_deg)[:n]
+    cost = row_bytes(deg, False)
+    budget = int(0.3 * cost.sum())
+    assert 0 < cost[credited].sum() < budget / 2        # a thin sample: room is left
+    assert np.isin(credited, cached).all()
+    assert not touched[cached].any()
+    used = int(cost[cached].sum())
+    assert used <= budget
+    if fill:
+        assert budget - used < cost.max()
+        longest = np.argsort(-deg, kind="stable")[:10]
+        assert np.isin(longest[~touched[longest]], cached).all()
+    else:
+        assert np.array_equal(cached, credited)
 
 
 def test_sampling_pauses_when_nothing_is_worth_caching():
