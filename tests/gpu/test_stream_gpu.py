@@ -283,6 +283,25 @@ def test_device_copies_follow_the_storage_across_batches(policy):
         assert sampled[0] and not all(sampled[1:])
 
 
+def test_selection_kernels_size_rows_like_the_cache_module():
+    """The selection's C twins of ``row_capacity`` / ``row_bytes`` agree with them."""
+    import cupy as cp
+    from warpmatch.stream.gpu.engine import _kernels
+    rng = np.random.default_rng(0)
+    d0 = rng.integers(0, 5000, size=1000).astype(np.int32)
+    d1 = rng.integers(0, 5000, size=1000).astype(np.int32)
+    ids = rng.permutation(1000)[:300].astype(np.int32)
+    k = _kernels(cp)
+    assert np.array_equal(k["cap"](cp.asarray(ids), cp.asarray(d0)).get(), row_capacity(d0[ids]))
+    for labeled in (False, True):
+        for dirs in (1, 2):
+            got = k["cost"](cp.asarray(ids), cp.asarray(d0), cp.asarray(d1),
+                            np.int32(8 if labeled else 4), np.int32(dirs)).get()
+            want = row_bytes(d0[ids], labeled) + (row_bytes(d1[ids], labeled) if dirs == 2
+                                                  else 0)
+            assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("fill", [True, False])
 def test_random_walk_cache_fills_unused_budget_by_degree(fill):
     """A thin sample credits few rows; with ``estimate_fill`` the budget they leave
@@ -291,7 +310,7 @@ def test_random_walk_cache_fills_unused_budget_by_degree(fill):
     credited rows alone. Counts are the exact traversal's either way."""
     g = barabasi_albert(3000, 5, seed=7)
     view, plans, _, per = _square_batch(g, 5)
-    eng = _engine(cache="random-walk", cache_fraction=0.3, sample_rate=0.2,
+    eng = _engine(cache="random-walk", cache_fraction=0.5, sample_rate=0.2,
                   continue_rate=0.1, seed=3, estimate_fill=fill)
     got = eng.run(view, plans, False)
     assert np.array_equal(got.plus_counts, per[:, 0] * plans.multiplier)
@@ -303,8 +322,8 @@ def test_random_walk_cache_fills_unused_budget_by_degree(fill):
     cached = np.sort(eng.last_cached)
     deg = np.asarray(view.b_deg)[:n]
     cost = row_bytes(deg, False)
-    budget = int(0.3 * cost.sum())
-    assert 0 < cost[credited].sum() < budget / 2        # a thin sample: room is left
+    budget = int(0.5 * cost.sum())
+    assert 0 < cost[credited].sum() < 0.8 * budget      # a thin sample: room is left
     assert np.isin(credited, cached).all()
     assert not touched[cached].any()
     used = int(cost[cached].sum())

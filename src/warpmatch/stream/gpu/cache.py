@@ -64,7 +64,8 @@ def row_capacity(deg: np.ndarray) -> np.ndarray:
     The slack lets a cached row that the stream lengthens be refreshed in place
     (a hub gains about one entry a batch of 4096 on a 10^7-edge graph) instead
     of the whole cache being rebuilt; kernels/delta.cu ``wm_refresh_rows``. Host or
-    device (CuPy) arrays alike: the engine sizes its cache with this on the device.
+    device (CuPy) arrays alike; the engine's row selection has it in C too
+    (``engine._ROW_C``, tested to agree).
     """
     d = deg.astype(np.int64) if hasattr(deg, "astype") else np.asarray(deg, dtype=np.int64)
     return d + (d + 15) // 16

@@ -72,14 +72,14 @@ import numpy as np
 from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..types import BatchView, DeltaPlans, RawDelta
-from .cache import POLICIES, parallel_copy, row_bytes, row_capacity
+from .cache import POLICIES, parallel_copy, row_bytes
 from .walk import HOST_COST, Workspace, default_walks, estimate_access_sparse
 
 __all__ = ["GpuDeltaEngine", "pinned_allocator"]
 
 _MODULES: dict[tuple, Any] = {}
 _SOURCE: list[str] = []
-_DENSITY: list[Any] = []        # the row-density kernel (_density_kernel), built on first use
+_KERNELS: dict[str, Any] = {}    # the row selection's elementwise kernels (_kernels)
 _PLAN_OF: dict[int, np.ndarray] = {}   # id(module) -> the packed plans in its constant memory
 #: the "gpu" estimator samples every batch whose cache goes stale within a batch while the
 #: estimate costs on average at most this share of the counting kernel (_next_sample). On
@@ -652,6 +652,8 @@ class _DeviceState:
         self.walk_rate = 0.0                 # random walks per second (last estimate)
         self.kernel_s = 0.0                  # the last batch's kernel time
         self.res: Any = None                 # counters + per-update plus/minus
+        self.events = (cp.cuda.Event(), cp.cuda.Event())   # the counting pass's timing
+        self.full_blocks: dict[Any, int] = {}   # resident blocks per kernel (_blocks)
         self.plans_of: Any = None            # the plans packed in plan_buf
         self.plan_buf = np.zeros(0, np.int32)
 
@@ -753,10 +755,19 @@ class _DeviceState:
             self.policy_key = key
         return self.policy
 
-    def _blocks(self, fn: Any, T: int) -> int:
-        """One warp per task, at most as many blocks as are resident at once."""
+    def _blocks(self, fn: Any, T: int | None) -> int:
+        """One warp per task, at most as many blocks as are resident at once
+        (``T`` None: tasks not known on the host, as many as are resident)."""
         wpb = self.eng.warps_per_block
-        full = resident_blocks(self.cp, fn, wpb * 32, self.sms)
+        # keyed by the CUfunction handle, which lives as long as its module (all cached)
+        key = getattr(getattr(fn, "kernel", None), "ptr", None)
+        full = self.full_blocks.get(key) if key is not None else None
+        if full is None:
+            full = resident_blocks(self.cp, fn, wpb * 32, self.sms)
+            if key is not None:
+                self.full_blocks[key] = full
+        if T is None:
+            return full
         return max(1, min(full, (max(1, T) + wpb - 1) // wpb))
 
     # ------------------------------------------------------------ refreshing
@@ -945,58 +956,55 @@ class _DeviceState:
         return read
 
     def _row_cost(self, ids: Any, dirs: int, labeled: bool) -> Any:
-        """Device bytes of caching the rows of ``ids`` (both directions)."""
-        cost = row_bytes(self.ix[0][1][ids], labeled)
-        if dirs == 2:
-            cost += row_bytes(self.ix[1][1][ids], labeled)
-        return cost
+        """Device bytes of caching the rows of ``ids`` (both directions; int64)."""
+        deg1 = self.ix[1][1] if dirs == 2 else self.ix[0][1]
+        return _kernels(self.cp)["cost"](ids.astype(self.cp.int32, copy=False), self.ix[0][1],
+                                         deg1, np.int32(8 if labeled else 4), np.int32(dirs))
 
-    def _select_device(self, score: Any, budget: int, exclude: np.ndarray, dirs: int,
-                       labeled: bool, fill: bool = False) -> Any:
+    def _select_device(self, score: Any, budget: int, dirs: int, labeled: bool,
+                       exclude_touched: bool, fill: bool = False) -> Any:
         """The best rows by ``score`` per cached byte within ``budget`` (device ids, int32).
 
         The device counterpart of :func:`.cache.select_rows` (greedy knapsack by
-        density); rows without a storage row or in ``exclude`` are never chosen.
-        One fused kernel computes the densities and the sort is on float32 keys:
-        this runs every batch the estimate is sampled. With ``fill``, budget the
-        scored rows leave unused goes to the rows of the degree order
-        (:meth:`_by_degree`) not chosen or excluded, in that order; when no row
-        has a score, nothing is chosen (no row is worth caching: triangles).
+        density); rows without a storage row are never chosen, nor with
+        ``exclude_touched`` the rows this batch touched (read from the overlay
+        map: the overlay serves them). The densities come from one fused kernel
+        and the sort is on float32 keys: this runs every batch the estimate is
+        sampled. With ``fill``, budget the scored rows leave unused goes to the
+        rows of the degree order (:meth:`_by_degree`) not chosen or touched, in
+        that order; when no row has a score, nothing is chosen (no row is worth
+        caching: triangles).
         """
         cp = self.cp
         n_ix = self.ix_n
         if budget <= 0 or n_ix == 0:
             return cp.zeros(0, dtype=cp.int32)
-        s = score[:n_ix]
-        ex = cp.asarray(exclude[exclude < n_ix]) if exclude.size else None
-        if ex is not None and ex.size:
-            s = s.copy()
-            s[ex] = 0
-        per = 8 if labeled else 4
-        deg0 = self.ix[0][1][:n_ix]
-        deg1 = self.ix[1][1][:n_ix] if dirs == 2 else deg0
-        dens = _density_kernel(cp)(s.astype(cp.float32, copy=False), deg0, deg1,
-                                   np.int32(per), np.int32(dirs))
-        ids = cp.flatnonzero(dens)
+        kern = _kernels(cp)
+        per = np.int32(8 if labeled else 4)
+        deg0 = self.ix[0][1]
+        deg1 = self.ix[1][1] if dirs == 2 else deg0
+        o0, o1 = self.oidx[0], self.oidx[1 if dirs == 2 else 0]
+        dens = kern["density"](score[:n_ix].astype(cp.float32, copy=False), deg0, deg1, o0, o1,
+                               per, np.int32(dirs), np.bool_(exclude_touched))
+        ids = cp.flatnonzero(dens).astype(cp.int32)
         if ids.size == 0:
-            return cp.zeros(0, dtype=cp.int32)
+            return ids
         ids = ids[cp.argsort(-dens[ids])]
-        csum = cp.cumsum(self._row_cost(ids, dirs, labeled))
-        cut = int(cp.searchsorted(csum, budget, side="right"))
-        sel = ids[:cut].astype(cp.int32)
+        csum = cp.cumsum(kern["cost"](ids, deg0, deg1, per, np.int32(dirs)))
+        # spent: the bytes of every scored row, used only when they all fit
+        cut, spent = (int(x) for x in cp.stack([
+            cp.searchsorted(csum, budget, side="right"), csum[-1]]).get())
+        sel = ids[:cut]
         if not fill or cut < ids.size:
             return sel
         self._by_degree(budget, dirs, labeled)
-        fill_ids = self.deg_order
-        left = budget - (int(csum[cut - 1]) if cut else 0)
+        order = self.deg_order
         taken = cp.zeros(n_ix, dtype=cp.bool_)
         taken[sel] = True
-        if ex is not None:
-            taken[ex] = True
-        more = fill_ids[~taken[fill_ids]]
-        cut = int(cp.searchsorted(cp.cumsum(self._row_cost(more, dirs, labeled)), left,
-                                  side="right"))
-        return cp.concatenate([sel, more[:cut].astype(cp.int32)]) if cut else sel
+        cost, ok = kern["fill_cost"](order, deg0, deg1, o0, o1, taken, per, np.int32(dirs))
+        end = int(cp.searchsorted(cp.cumsum(cost), budget - spent, side="right"))
+        more = order[:end][ok[:end]]
+        return cp.concatenate([sel, more]) if more.size else sel
 
     def _by_degree(self, budget: int, dirs: int, labeled: bool) -> Any:
         """The degree policy's selection (GCSM's baseline): the longest rows within
@@ -1010,8 +1018,7 @@ class _DeviceState:
                 score += self.ix[1][1][: self.ix_n]
             # twice the budget: the filler skips the rows the estimate chose (at most
             # the budget) and still finds a budget's worth
-            order = self._select_device(score, 2 * budget, np.zeros(0, np.int64), dirs,
-                                        labeled)
+            order = self._select_device(score, 2 * budget, dirs, labeled, False)
             cut = int(cp.searchsorted(cp.cumsum(self._row_cost(order, dirs, labeled)),
                                       budget, side="right"))
             self.deg_order, self.deg_sel = order, order[:cut]
@@ -1056,7 +1063,7 @@ class _DeviceState:
         for d in range(dirs):
             deg = self.ix[d][1]
             off = cp.zeros(int(sel.size) + 1, dtype=cp.int64)
-            cp.cumsum(row_capacity(deg[sel]), out=off[1:])
+            cp.cumsum(_kernels(cp)["cap"](sel, deg), out=off[1:])
             m = int(off[-1])
             col = cp.empty(max(m, 1), dtype=cp.int32)
             lab = cp.empty(max(m, 1), dtype=cp.int32) if labeled else None
@@ -1111,17 +1118,15 @@ class _DeviceState:
                                                    + eng._batches) % (1 << 64)],
                                                  dtype=np.uint64))):
             cp.ndarray((val.size,), dtype=val.dtype, memptr=mod.get_global(name)).set(val)
-        sub_ptr, subtasks = self._subtasks(mod, T)
-        if subtasks:
-            fn = mod.get_function("wm_delta")
-            counters = cp.zeros(_C_N, dtype=cp.uint64)
-            fn((self._blocks(fn, subtasks),), (eng.warps_per_block * 32,),
-               (np.int64(0), np.int64(subtasks), sub_ptr, np.int64(0), np.int64(T), counters,
-                self.dummy, self.dummy, self.dummy, self.dummy, self.dummy, np.int64(0)))
-            st["sample_host_bytes"] = int(counters[_C_B_STORE].get())
-        cp.cuda.get_current_stream().synchronize()
+        sub_ptr = self._subtasks(mod, T)
+        fn = mod.get_function("wm_delta")
+        counters = cp.zeros(_C_N, dtype=cp.uint64)
+        fn((self._blocks(fn, None),), (eng.warps_per_block * 32,),
+           (np.int64(0), np.int64(-1), sub_ptr, np.int64(0), np.int64(T), counters,
+            self.dummy, self.dummy, self.dummy, self.dummy, self.dummy, np.int64(0)))
+        st["sample_host_bytes"] = int(counters[_C_B_STORE].get())
         st["sample_s"] = time.perf_counter() - t
-        return sub_ptr, subtasks
+        return sub_ptr
 
     def _next_sample(self, sampled: bool, st: dict, first: bool) -> None:
         """When to sample next (``estimate_share``; the ``"gpu"`` estimator).
@@ -1167,16 +1172,17 @@ class _DeviceState:
         got = cp.stack([self.est[prev].sum(), self.est[new].sum()]).get()
         return float(got[0] / got[1]) if got[1] > 0 else 1.0
 
-    def _subtasks(self, mod: Any, T: int) -> tuple[Any, int]:
+    def _subtasks(self, mod: Any, T: int) -> Any:
         """Every task's depth-2 list cut into sub-tasks (kernels/delta.cu, "Work"):
-        the exclusive prefix sums over tasks and the total."""
+        the exclusive prefix sums over tasks, the total last. Left on the device:
+        the counting kernel reads the total itself (``s_end`` < 0)."""
         cp = self.cp
         chunks = cp.empty(T, dtype=cp.int64)
         mod.get_function("wm_delta_len")((max(1, min((T + 255) // 256, 32 * self.sms)),),
                                          (256,), (np.int64(0), np.int64(T), chunks))
         sub_ptr = cp.zeros(T + 1, dtype=cp.int64)
         cp.cumsum(chunks, out=sub_ptr[1:])
-        return sub_ptr, int(sub_ptr[-1].get())
+        return sub_ptr
 
     def _cache(self, view: BatchView, plans: DeltaPlans, policy: str, touched: list[np.ndarray],
                entries: list, st: dict, sampled: bool = True) -> list[Any]:
@@ -1212,13 +1218,11 @@ class _DeviceState:
             self.cache_arrays = []
             return []
         budget = self._budget(view)
-        # touched rows are sorted and unique per direction
-        tt = touched[0] if dirs == 1 else np.union1d(touched[0], touched[1])
         t = time.perf_counter()
         if policy == "random-walk" and eng.estimator == "gpu":
             if sampled or self.rw_sel is None:
                 prev = self.rw_sel
-                self.rw_sel = self._select_device(self.est, budget, tt, dirs, labeled,
+                self.rw_sel = self._select_device(self.est, budget, dirs, labeled, True,
                                                   fill=eng.estimate_fill)
                 if sampled and eng.estimate_share is not None:
                     self.kept_share = self._kept_share(prev, self.rw_sel)
@@ -1246,7 +1250,7 @@ class _DeviceState:
             cp = self.cp
             dense = cp.zeros(max(self.ix_n, 1), dtype=cp.float32)
             dense[cp.asarray(ids[keep])] = cp.asarray(score[keep], dtype=cp.float32)
-            sel = self._select_device(dense, budget, tt, dirs, labeled,
+            sel = self._select_device(dense, budget, dirs, labeled, True,
                                       fill=eng.estimate_fill)
             cp.cuda.get_current_stream().synchronize()
             st["walks"] = int(walks)
@@ -1264,7 +1268,8 @@ class _DeviceState:
                 t = time.perf_counter()
             eng.last_cached = self.deg_sel
             self.cache_arrays = self._gather(view, self.deg_sel, dirs, entries, plans.k, st)
-        self.cp.cuda.get_current_stream().synchronize()
+        # host time: a new cache's gather waits for its copy (_gather reads its count),
+        # a kept one is not waited for (the counting pass is queued behind it)
         st["pack_s"] = time.perf_counter() - t
         st["cached_rows"] = int(self.built_sel.size) - self.dropped if self.cache_arrays else 0
         st["cache_device_bytes"] = int(sum(int(a[0].nbytes) + int(a[1].nbytes)
@@ -1469,18 +1474,19 @@ class _DeviceState:
         plus_d = res[_C_N:_C_N + max(B, 1)]
         minus_d = res[_C_N + max(B, 1):]
         fn = mod.get_function("wm_delta")
-        cp.cuda.get_current_stream().synchronize()
-        t = time.perf_counter()
+        # timed on the device (events), not by waiting for the queued copies first: a
+        # host wait here stalls the device while the host prepares the launch
+        ev0, ev1 = self.events
+        ev0.record()
         # every task's depth-2 list, cut into sub-tasks (kernels/delta.cu, "Work")
-        sub_ptr, subtasks = pre if pre is not None else self._subtasks(mod, T)
-        blocks = self._blocks(fn, subtasks)
-        if subtasks:
-            fn((blocks,), (eng.warps_per_block * 32,),
-               (np.int64(0), np.int64(subtasks), sub_ptr, np.int64(0), np.int64(T), counters,
-                plus_d, minus_d, self.dummy, self.dummy, self.dummy, np.int64(0)))
+        sub_ptr = pre if pre is not None else self._subtasks(mod, T)
+        blocks = self._blocks(fn, None)
+        fn((blocks,), (eng.warps_per_block * 32,),
+           (np.int64(0), np.int64(-1), sub_ptr, np.int64(0), np.int64(T), counters,
+            plus_d, minus_d, self.dummy, self.dummy, self.dummy, np.int64(0)))
+        ev1.record()
         host = res.get()
-        st["kernel_s"] = time.perf_counter() - t
-        st["subtasks"] = subtasks
+        st["kernel_s"] = cp.cuda.get_elapsed_time(ev0, ev1) * 1e-3
         self.kernel_s = st["kernel_s"]
         # a module's first launch loads it (CUDA lazy loading): not a time to compare
         first = id(mod) not in self.launched
@@ -1590,18 +1596,50 @@ class _DeviceState:
         return rows, upd, signs
 
 
-def _density_kernel(cp: Any) -> Any:
-    """``dens = score / bytes`` of caching each row (0 where the score is not positive):
-    :func:`.cache.row_bytes` per direction, from the device row index's degrees (its
-    formula written out in C, as one fused kernel)."""
-    if not _DENSITY:
-        _DENSITY.append(cp.ElementwiseKernel(
-            "float32 s, int32 d0, int32 d1, int32 per, int32 dirs", "float32 dens",
-            "float c = (float)(d0 + (d0 + 15) / 16) * per + 12.0f;"
-            " if (dirs == 2) c += (float)(d1 + (d1 + 15) / 16) * per + 12.0f;"
-            " dens = s > 0.0f ? s / c : 0.0f",
-            "wm_row_density"))
-    return _DENSITY[0]
+#: :func:`.cache.row_capacity` and :func:`.cache.row_bytes` in C, for the selection's
+#: fused kernels (tests/gpu/test_stream_gpu.py checks them against the Python ones)
+_ROW_C = """
+__device__ __forceinline__ long long wm_cap(long long d) { return d + (d + 15) / 16; }
+__device__ __forceinline__ long long wm_cost(const int* d0, const int* d1, long long v,
+                                             int per, int dirs) {
+  long long c = wm_cap(d0[v]) * per + 12;
+  if (dirs == 2) c += wm_cap(d1[v]) * per + 12;
+  return c;
+}
+"""
+
+
+def _kernels(cp: Any) -> dict[str, Any]:
+    """The row selection's fused elementwise kernels, built on first use.
+
+    ``density``: caching each row's score per byte (0 where the score is not
+    positive, or with ``excl`` where the batch touched the row: the overlay
+    serves it). ``cost``: bytes of caching rows ``id``. ``fill_cost``: the same,
+    0 for rows taken already or touched, and whether the row may be taken.
+    ``cap``: a cached row's entries. Each replaces a chain of CuPy operations
+    (a launch each, tens of microseconds of host time) on a path that runs every
+    sampled batch.
+    """
+    if not _KERNELS:
+        ek = cp.ElementwiseKernel
+        _KERNELS["density"] = ek(
+            "float32 s, raw int32 d0, raw int32 d1, raw int32 o0, raw int32 o1, int32 per, "
+            "int32 dirs, bool excl", "float32 dens",
+            "dens = (s > 0.0f && !(excl && (o0[i] >= 0 || o1[i] >= 0)))"
+            " ? s / (float)wm_cost(&d0[0], &d1[0], i, per, dirs) : 0.0f",
+            "wm_row_density", preamble=_ROW_C)
+        _KERNELS["cost"] = ek(
+            "int32 v, raw int32 d0, raw int32 d1, int32 per, int32 dirs", "int64 c",
+            "c = wm_cost(&d0[0], &d1[0], v, per, dirs)", "wm_row_cost", preamble=_ROW_C)
+        _KERNELS["fill_cost"] = ek(
+            "int32 v, raw int32 d0, raw int32 d1, raw int32 o0, raw int32 o1, raw bool taken, "
+            "int32 per, int32 dirs", "int64 c, bool ok",
+            "ok = !taken[v] && o0[v] < 0 && o1[v] < 0;"
+            " c = ok ? wm_cost(&d0[0], &d1[0], v, per, dirs) : 0",
+            "wm_row_fill_cost", preamble=_ROW_C)
+        _KERNELS["cap"] = ek("int32 v, raw int32 deg", "int64 c", "c = wm_cap(deg[v])",
+                             "wm_row_cap", preamble=_ROW_C)
+    return _KERNELS
 
 
 def _pack_plans(plans: DeltaPlans) -> np.ndarray:

@@ -517,6 +517,8 @@ extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
 // of update u go to out[row_base[u] + cursor[u]++ - first_row], with their sign.
 // Sub-tasks s_begin..s_end-1 are run; sub_ptr[t - t_base] is the first sub-task of
 // task t (an exclusive prefix sum over tasks t_base.., with one entry past the end).
+// s_end < 0: every sub-task, up to sub_ptr[n_tasks] (read here, so that the host
+// launches without waiting for the prefix sum).
 extern "C" __global__ void __launch_bounds__(WM_WARPS * 32)
 wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_ptr,
          long long t_base, long long n_tasks, unsigned long long* counters,
@@ -534,6 +536,7 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
 #endif
   (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
   (void)S;
+  if (s_end < 0) s_end = sub_ptr[n_tasks];
   int m[WM_K];
 #pragma unroll
   for (int q = 0; q < WM_K; ++q) m[q] = 0;
