@@ -57,7 +57,8 @@ estimator samples on the GPU (each deeper partial match continues with a fixed
 probability instead of GCSM's ``1/D``) because GCSM's walks on the host cost
 more than the kernel they speed up (measured on an H100 with 16 host cores;
 ``bench/stream.py``), and it is skipped for batches where it would not pay
-(``estimate_share``); the CPU walks are capped at one per root
+(``estimate_share``); budget the estimate leaves unused is filled with the
+degree policy's rows (``estimate_fill``); the CPU walks are capped at one per root
 (:func:`.walk.default_walks`) and run on all cores; the row index lives on the
 device.
 """
