@@ -1616,7 +1616,7 @@ def _kernels(cp: Any) -> dict[str, Any]:
 
     ``density``: caching each row's score per byte (0 where the score is not
     positive, or with ``excl`` where the batch touched the row: the overlay
-    serves it). ``cost``: bytes of caching rows ``id``. ``fill_cost``: the same,
+    serves it). ``cost``: bytes of caching rows ``v``. ``fill_cost``: the same,
     0 for rows taken already or touched, and whether the row may be taken.
     ``cap``: a cached row's entries. Each replaces a chain of CuPy operations
     (a launch each, tens of microseconds of host time) on a path that runs every
