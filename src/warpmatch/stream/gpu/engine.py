@@ -333,7 +333,9 @@ class GpuDeltaEngine:
         gathered or refreshed from host memory by policies "random-walk" and
         "degree"), ``cache_dropped`` (cached vertices whose rows outgrew their
         slot since the cache was built), and the seconds of each step
-        (``estimate_s`` includes the sampling kernel, ``sample_s`` alone).
+        (``estimate_s`` includes the sampling kernel, ``sample_s`` alone;
+        ``kernel_s`` is the counting pass's device time, from CUDA events; the
+        others are host times).
     totals : dict
         The same counters summed over every batch since :meth:`attach`.
     last_cached : numpy.ndarray
@@ -621,7 +623,7 @@ class _DeviceState:
         self.prev_slots: list[Any] = [None, None]
         # degree policy: persistent selection (device ids); "gpu" estimator: its estimate
         self.deg_sel: Any = None
-        self.deg_order: Any = None           # the degree order, twice the budget long
+        self.deg_order: Any = None           # its degree order (_by_degree)
         self.deg_key: tuple | None = None
         self.est: Any = None                 # float32 estimated row reads per vertex
         self.rw_sel: Any = None              # the "gpu" estimator's last selection
@@ -991,15 +993,14 @@ class _DeviceState:
         if ids.size == 0:
             return ids
         ids = ids[cp.argsort(-dens[ids])]
-        csum = cp.cumsum(kern["cost"](ids, deg0, deg1, per, np.int32(dirs)))
+        csum = cp.cumsum(self._row_cost(ids, dirs, labeled))
         # spent: the bytes of every scored row, used only when they all fit
         cut, spent = (int(x) for x in cp.stack([
             cp.searchsorted(csum, budget, side="right"), csum[-1]]).get())
         sel = ids[:cut]
         if not fill or cut < ids.size:
             return sel
-        self._by_degree(budget, dirs, labeled)
-        order = self.deg_order
+        order = self._by_degree(budget, dirs, labeled)[1]
         taken = cp.zeros(n_ix, dtype=cp.bool_)
         taken[sel] = True
         cost, ok = kern["fill_cost"](order, deg0, deg1, o0, o1, taken, per, np.int32(dirs))
@@ -1007,10 +1008,11 @@ class _DeviceState:
         more = order[:end][ok[:end]]
         return cp.concatenate([sel, more]) if more.size else sel
 
-    def _by_degree(self, budget: int, dirs: int, labeled: bool) -> Any:
-        """The degree policy's selection (GCSM's baseline): the longest rows within
-        ``budget``, kept until the storage is reallocated (degrees drift slowly);
-        also the random-walk policy's filler (``estimate_fill``)."""
+    def _by_degree(self, budget: int, dirs: int, labeled: bool) -> tuple[Any, Any]:
+        """The degree policy's selection (GCSM's baseline: the longest rows within
+        ``budget``) and the degree order it is a prefix of, twice the budget long
+        (the random-walk policy's filler, ``estimate_fill``); kept until the
+        storage is reallocated (degrees drift slowly)."""
         key = (self.storage_key, budget)
         if self.deg_sel is None or key != self.deg_key or not self.incremental:
             cp = self.cp
@@ -1024,7 +1026,7 @@ class _DeviceState:
                                       budget, side="right"))
             self.deg_order, self.deg_sel = order, order[:cut]
             self.deg_key = key
-        return self.deg_sel
+        return self.deg_sel, self.deg_order
 
     def _gather(self, view: BatchView, sel: Any, dirs: int, entries: list, k: int,
                 st: dict) -> list[Any]:
@@ -1264,7 +1266,7 @@ class _DeviceState:
         else:
             # degree policy (GCSM's baseline): one selection per storage layout
             prev = self.deg_sel
-            if self._by_degree(budget, dirs, labeled) is not prev:
+            if self._by_degree(budget, dirs, labeled)[0] is not prev:
                 self.cp.cuda.get_current_stream().synchronize()
                 st["estimate_s"] = time.perf_counter() - t
                 t = time.perf_counter()
