@@ -240,6 +240,39 @@ def test_labeled_stream_with_declarations(tmp_path: Path) -> None:
     assert j["final_count"] == wm.count(final, "a:1-b:1, b-c:2, c-a", backend="cpu") > 0
 
 
+def test_edge_labeled_stream_on_tve_g0_without_edges(tmp_path: Path) -> None:
+    # issue 16: a t/v/e G0 without 'e' lines is edge-labeled (no edges yet), so an
+    # edge-labeled query and stream are accepted, directly and after `convert`
+    g0 = tmp_path / "g0.graph"
+    g0.write_text("t 4 0\nv 0 0\nv 1 0\nv 2 0\nv 3 0\n")
+    ups = tmp_path / "ups.txt"
+    ups.write_text("# columns: u v op label\n0 1 + 3\n1 2 + 5\n0 2 + 3\n2 3 + 3\n"
+                   "0 1 - 3\n0 1 + 5\n3 1 + 3\n")
+    q = "a-[3]-b, b-c"
+    final = Graph.from_edges([1, 0, 2, 0, 3], [2, 2, 3, 1, 1], n=4,
+                             vertex_labels=[0, 0, 0, 0], edge_labels=[5, 3, 3, 5, 3])
+    want = wm.count(final, q, backend="cpu")
+    assert want > 0
+    res = run("convert", g0, tmp_path / "g0.wmg")
+    assert res.exit_code == 0, res.stderr
+    for graph in (g0, tmp_path / "g0.wmg"):
+        j = last_json(run("stream", graph, q, ups, "--json", "--batch-size", 2,
+                          "--backend", "cpu"))
+        assert (j["initial_count"], j["final_count"], j["updates"]) == (0, want, 7)
+        assert j["added"] - j["removed"] == want and j["removed"] > 0
+    # stream-gen --initial g0.graph from an edge-labeled source, every edge held back
+    src = tmp_path / "src.graph"
+    src.write_text("t 4 5\nv 0 0\nv 1 0\nv 2 1\nv 3 0\ne 0 1 3\ne 1 2 5\ne 0 2 3\n"
+                   "e 2 3 3\ne 3 0 3\n")
+    gen = last_json(run("stream-gen", src, "--out", tmp_path / "s.txt", "--initial",
+                        tmp_path / "h0.graph", "--insert-fraction", 1, "--delete-fraction", 0,
+                        "--json"))
+    assert gen["initial_edges"] == 0
+    assert "\ne " not in (tmp_path / "h0.graph").read_text()
+    j = last_json(run("stream", tmp_path / "h0.graph", q, tmp_path / "s.txt", "--json"))
+    assert j["final_count"] == wm.count(wm.read_graph(src), q, backend="cpu") > 0
+
+
 def test_error_paths(stream_files, tmp_path: Path) -> None:
     g0, ups = stream_files["g0"], stream_files["ups"]
     malformed = tmp_path / "m.txt"

@@ -73,6 +73,31 @@ def test_round_trip_edge_list(tmp_path: Path, ext: str) -> None:
     assert edge_set(read_graph(tmp_path / "l.txt", edge_labels=True)) == {(0, 1, 4), (1, 2, 5)}
 
 
+@pytest.mark.parametrize("ext", ["wmg", "parquet", "csv", "csv.gz", "graph", "tve"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_edge_labeled_graph_without_edges_round_trips(tmp_path: Path, ext: str,
+                                                      directed: bool) -> None:
+    # an empty edge-label array is "edge-labeled, no edges yet" (a stream's G0): every
+    # format that holds edge labels keeps it, so a labeled stream can still be applied
+    g = Graph.from_edges([], [], n=3, vertex_labels=[1, 2, 1], edge_labels=[],
+                         ids=[4, 8, 15], directed=directed, name="g0")
+    assert g.edge_labels is not None and g.edge_labels.size == 0 and g.num_edges == 0
+    p = tmp_path / f"g0.{ext}"
+    write_graph(g, p)
+    h = read_graph(p, directed=directed)
+    assert_same_graph(g, h)
+    assert h.edge_labels.dtype == np.int32 and h.edge_labels.size == 0
+    assert h.in_edge_labels is not None and h.in_edge_labels.size == 0
+    if ext == "wmg":
+        m = load_binary(p, mmap=False, validate=True)
+        assert m.edge_labels is not None and m.edge_labels.size == 0
+    # without edge labels it stays unlabeled, except in t/v/e, which cannot say so
+    u = Graph.from_edges([], [], n=3, vertex_labels=[1, 2, 1], directed=directed)
+    write_graph(u, tmp_path / f"u.{ext}")
+    hu = read_graph(tmp_path / f"u.{ext}", directed=directed)
+    assert (hu.edge_labels is None) == (ext not in ("graph", "tve"))
+
+
 def test_round_trip_chain_all_formats(tmp_path: Path) -> None:
     """edge list -> binary -> parquet -> csv -> networkx -> scipy and back to the start."""
     src = tmp_path / "start.txt"

@@ -199,6 +199,47 @@ def test_parse_tve_without_edge_labels() -> None:
     assert d.edge_labels is None
 
 
+def test_tve_without_e_lines_is_edge_labeled(write) -> None:
+    # issue 16: 'e u v l' lines make a graph edge-labeled, 'e u v' lines unlabeled; a file
+    # without 'e' lines shows neither and is read as edge-labeled with no edges, so that an
+    # edge-labeled query or update stream can use it (the G0 of a stream, for example)
+    text = "t 3 0\nv 10 1\nv 20 2\nv 30 1\n"
+    d = parse_tve(text)
+    assert d.edge_labels is not None and d.edge_labels.dtype == np.int32
+    assert d.edge_labels.size == 0 and d.src.size == 0
+    g = read_tve(write("g0.graph", text))
+    assert (g.n, g.num_edges) == (3, 0) and vertex_map(g) == {10: 1, 20: 2, 30: 1}
+    assert g.edge_labels is not None and g.edge_labels.dtype == np.int32
+    assert g.edge_labels.size == 0 and g.edge_label_array().size == 0
+    dg = read_graph(write("g0d.graph", text), directed=True)
+    assert dg.directed and dg.edge_labels.size == 0 and dg.in_edge_labels.size == 0
+    # 'e' lines decide as before: without labels unlabeled, with labels labeled
+    assert read_tve(write("u.graph", text + "e 10 20\n")).edge_labels is None
+    lab = read_tve(write("l.graph", text + "e 10 20 4\n"))
+    assert edge_set(lab) == {(10, 20, 4)}
+    # a header and comments only around the v lines change nothing
+    assert read_tve(write("c.graph", "# c\nt 3 9\n" + text[6:] + "% end\n")).edge_labels.size == 0
+
+
+def test_edge_labeled_query_on_edgeless_tve_graph_counts_zero(write) -> None:
+    import warpmatch as wm
+    from warpmatch.errors import UnknownLabelWarning
+    text = "t 3 0\nv 0 0\nv 1 0\nv 2 0\n"
+    g = read_graph(write("g0.graph", text))
+    gd = read_graph(write("g0d.graph", text), directed=True)
+    for backend in ("cpu", "reference"):
+        with pytest.warns(UnknownLabelWarning, match="label 3"):
+            assert wm.count(g, "a-[3]-b, b-c", backend=backend) == 0
+        assert wm.count(g, "a-b, b-c", backend=backend) == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnknownLabelWarning)
+            assert wm.count(g, "a-[3]-b, b-c", mode="subgraphs", induced=True,
+                            backend=backend) == 0
+            assert sum(len(b) for b in wm.match(g, "a-[3]-b, b-c", backend=backend)) == 0
+            assert wm.count(gd, "a-[3]->b, b->c", backend=backend) == 0
+            assert wm.explain(g, "a-[3]-b, b-c")
+
+
 def test_read_tve_graph(write) -> None:
     g = read_tve(write("g.graph", TVE))
     assert vertex_map(g) == {10: 1, 20: 2, 30: 1, 40: 3}

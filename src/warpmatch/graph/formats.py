@@ -402,7 +402,9 @@ class TveData:
     src, dst : numpy.ndarray of int64
         The ``e`` lines' endpoints, in file order (every id is a ``v`` id).
     edge_labels : numpy.ndarray of int32 or None
-        The ``e`` lines' labels, or ``None`` when the lines have none.
+        The ``e`` lines' labels, or ``None`` when the lines have none. A file
+        without ``e`` lines gives an empty array (edge-labeled, no edges): it
+        shows no sign of being unlabeled.
     """
 
     vertex_ids: np.ndarray
@@ -418,6 +420,9 @@ def parse_tve(path_or_text: PathLike | str | bytes, *, source: str | None = None
     Lines: ``t N M`` (a header; its numbers are informational and ignored),
     ``v id label [degree]`` (the degree is ignored), ``e u v [label]``
     (either every ``e`` line has a label or none has); ``#``/``%`` comments.
+    ``e`` lines with labels make the graph edge-labeled, ``e`` lines without
+    labels unlabeled; a file with no ``e`` line at all is edge-labeled (with
+    an empty label array), so that an edge-labeled stream can fill it.
 
     Parameters
     ----------
@@ -476,8 +481,14 @@ def parse_tve(path_or_text: PathLike | str | bytes, *, source: str | None = None
         t.fail(int(vrows[r]), f"vertex {int(vids[r])} has more than one 'v' line")
     src = t.column(0)[erows]
     dst = t.column(1)[erows]
-    elab = None
+    # Edge labels: 'e u v l' lines make the file edge-labeled and 'e u v' lines
+    # unlabeled. A file without 'e' lines shows neither, so it is read as
+    # edge-labeled (an empty label array): an edge-labeled query or update stream
+    # can then use it (e.g. the edgeless G0 that stream-gen writes), and an
+    # unlabeled one works on it as on any graph (its inserted edges get label 0).
+    elab: np.ndarray | None = np.zeros(0, np.int32)
     if erows.size:
+        elab = None
         has_label = t.ncol[erows] == 3
         if has_label.any():
             mixed = np.flatnonzero(has_label != has_label[0])
@@ -521,7 +532,8 @@ def read_tve(path: PathLike, directed: bool = False, *, name: str | None = None)
     -------
     Graph
         Vertex labels from the ``v`` lines, edge labels from the ``e`` lines
-        (if they have them), file ids in ``graph.ids`` unless they are ``0..n-1``.
+        (if they have them; a file without ``e`` lines is edge-labeled, with
+        no edges), file ids in ``graph.ids`` unless they are ``0..n-1``.
 
     Raises
     ------
