@@ -229,6 +229,14 @@ def check_case(model, ups, n_new, new_labels, q, mode, induced, seed=0):
                                  directed=model.directed, has_edge_labels=model.elabeled)
     rc = eng.run(view, cplans, False)
     rl = eng.run(view, lplans, True)
+    # local candidate sets (default only for labeled queries) change no count or row
+    for local in (True, False):
+        other = CpuDeltaEngine(local=local)
+        oc = other.run(view, cplans, False)
+        assert np.array_equal(oc.plus_counts, rc.plus_counts), local
+        assert np.array_equal(oc.minus_counts, rc.minus_counts), local
+        ol = other.run(view, lplans, True)
+        assert np.array_equal(ol.matches, rl.matches), local
     sets = [match_set(g, q, mode, induced) for g in states]
     for i in range(len(ups)):
         plus = sets[i + 1] - sets[i]
@@ -250,23 +258,34 @@ def check_case(model, ups, n_new, new_labels, q, mode, induced, seed=0):
 
 UNDIRECTED = ["triangle", "square", "diamond", "tailed-triangle", "4-clique", "3-path",
               "4-path"]
+#: queries whose counting groups hold 2-4 vertices that are not twins (counted by
+#: inclusion–exclusion over their candidate lists), with and without labels
+GROUPED = ["a-b, b-c, c-a, a-d, b-e, c-f", "a-b, a-c, a-d, b-e, b-f",
+           "a-b, b-c, c-a, a-d:0, b-e:1, c-f:0", "a:0-b, a-c:1, a-d:1, b-e:1, b-f:0",
+           "a-b, b-c, c-d, d-a, a-e, c-f"]
 
 
 # ------------------------------------------------------------------ plans
-def test_plan_shapes_and_multiplier():
+def test_plan_shapes_and_weights():
     tri = get_pattern("triangle")
     dp = compile_delta_plans(tri)
-    assert dp.num_plans == 6 and dp.multiplier == 6 and dp.k == 3
-    assert set(map(tuple, dp.order[:, :2].tolist())) == {(0, 1), (1, 0), (0, 2), (2, 0),
-                                                         (1, 2), (2, 1)}
-    assert np.all(dp.pair_kind == 1)
+    # one orbit of the 6 ordered pairs; the third vertex is counted, not enumerated
+    assert dp.num_plans == 1 and dp.weight.tolist() == [6] and dp.divisor == 1
+    assert dp.group_start.tolist() == [2] and not dp.listable
     lp = compile_delta_plans(tri, purpose="list")
-    assert lp.multiplier == 1 and lp.res_pos.size == 0
+    assert lp.num_plans == 6 and lp.listable and lp.res_pos.size == 0
+    assert set(map(tuple, lp.order[:, :2].tolist())) == {(0, 1), (1, 0), (0, 2), (2, 0),
+                                                         (1, 2), (2, 1)}
     sp = compile_delta_plans(tri, mode="subgraphs", purpose="list")
-    assert sp.multiplier == 1 and sp.res_pos.size > 0
-    # induced path: 2 edges x 2 orientations + the non-adjacent pair both ways
+    assert sp.num_plans == 6 and sp.listable and sp.res_pos.size > 0   # Aut's restrictions
+    op = compile_delta_plans(get_pattern("4-clique"), purpose="orbits")
+    assert op.num_plans == 1 and op.res_pos.size == 1               # Stab(0, 1) swaps 2, 3
+    op = compile_delta_plans(tri, purpose="orbits")
+    assert op.num_plans == 1 and op.listable and op.aut_size == 6
+    # induced path: 2 edges x 2 orientations in 2 orbits, the non-adjacent pair in 1
     ip = compile_delta_plans(get_pattern("3-path"), induced=True)
-    assert ip.num_plans == 6 and ip.pair_kind.tolist().count(0) == 2
+    assert ip.num_plans == 3 and ip.pair_kind.tolist().count(0) == 1
+    assert np.all(ip.group_start == ip.k)           # induced plans have no group
     # every depth >= 2 has a backward edge; depth 0 has nothing
     for j in range(ip.num_plans):
         assert ip.bn_ptr[j, 0] == ip.bn_ptr[j, 1]
@@ -274,12 +293,44 @@ def test_plan_shapes_and_multiplier():
             assert ip.bn_ptr[j, i + 1] > ip.bn_ptr[j, i]
 
 
+@pytest.mark.parametrize("name", ["triangle", "diamond", "4-clique", "square", "house",
+                                  "4-star", "5-star", "tailed-triangle", "4-path"])
+def test_weights_are_orbit_times_broken_stabilizer(name):
+    """Σ_j weight_j / |Aut| over the representatives of one kind counts every ordered pair
+    once: the orbits partition the pairs, and weight = |O| · |K| / |H|."""
+    from warpmatch.query.symmetry import automorphism_count
+    q = get_pattern(name)
+    dp = compile_delta_plans(q)
+    every = compile_delta_plans(q, purpose="list")
+    aut = automorphism_count(q)
+    # a counting group never holds a vertex adjacent to another one of it
+    A = q.adjacency() | q.adjacency().T
+    for j in range(dp.num_plans):
+        grp = dp.order[j, dp.group_start[j]:].tolist()
+        assert not any(A[u, w] for u in grp for w in grp)
+        colors = np.zeros(q.k, np.int64)
+        colors[dp.order[j, 0]], colors[dp.order[j, 1]] = 1, 2
+        k_size = automorphism_count(q, colors)
+        orbit = aut // k_size
+        assert dp.weight[j] % orbit == 0 and (dp.weight[j] // orbit) <= k_size
+    assert sum(aut // automorphism_count(q, _pair_colors(q, dp, j))
+               for j in range(dp.num_plans)) == every.num_plans
+
+
+def _pair_colors(q, dp, j):
+    colors = np.zeros(q.k, np.int64)
+    colors[dp.order[j, 0]], colors[dp.order[j, 1]] = 1, 2
+    return colors
+
+
 def test_directed_plans():
     q = Query.parse("a->b, b->c, c->a")
     dp = compile_delta_plans(q, induced=True)
-    assert dp.pair_kind.tolist().count(1) == 3      # one plan per directed edge
-    assert dp.pair_kind.tolist().count(0) == 3      # the reversed pairs
-    assert dp.multiplier == automorphism_count(q) == 3
+    # the directed 3-cycle's rotations make one orbit of its 3 edges, one of the reversals
+    assert dp.pair_kind.tolist() == [1, 0]
+    assert automorphism_count(q) == 3 and dp.weight.tolist() == [3, 3]
+    every = compile_delta_plans(q, induced=True, purpose="list")
+    assert every.pair_kind.tolist().count(1) == 3 and every.pair_kind.tolist().count(0) == 3
 
 
 def test_greedy_order_prefers_more_backward_edges():
@@ -311,7 +362,7 @@ def test_plan_errors():
         compile_delta_plans(Query.from_edges([], k=1))
 
 
-def test_listing_needs_multiplier_one():
+def test_listing_needs_listable_plans():
     model, ups, n_new, _ = random_case(1, False, 0, 0)
     view, _, _ = build_view(model, ups, n_new, random.Random(0))
     with pytest.raises(ValueError, match="purpose='list'"):
@@ -326,6 +377,20 @@ def test_named_patterns_undirected(name, induced):
     q = get_pattern(name)
     for mode in ("embeddings", "subgraphs"):
         check_case(model, ups, n_new, None, q, mode, induced)
+
+
+@pytest.mark.parametrize("text", GROUPED)
+def test_counting_groups(text):
+    q = Query.parse(text)
+    dp = compile_delta_plans(q)
+    sizes = [int(np.bincount(dp.gcomp[j][dp.gcomp[j] >= 0]).max(initial=0))
+             for j in range(dp.num_plans)]
+    assert max(sizes) >= 2                  # some plan counts a set of several vertices
+    for seed in (5, 6):
+        model, ups, n_new, new = random_case(seed, False, 2 if q.labeled else 0, 0,
+                                             n=9, m=20, B=25, new=1)
+        for mode in ("embeddings", "subgraphs"):
+            check_case(model, ups, n_new, new, q, mode, False, seed)
 
 
 @settings(**SETTINGS)

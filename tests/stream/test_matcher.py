@@ -228,6 +228,28 @@ def test_random_directed(seed, vlab, elab, induced, mode, qi):
     check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 13)
 
 
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), elab=st.sampled_from([0, 2]), induced=st.booleans(),
+       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 3),
+       directed=st.booleans())
+def test_random_fully_labeled(seed, elab, induced, mode, qi, directed):
+    """Every query vertex labelled: the engine reads the query's relevant subgraph
+    (stream/relevant.py), which must give the same deltas as the whole graph."""
+    oracle, ups = random_stream(seed, directed, 3, elab, m=22 if directed else 30)
+    texts = (["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c", "a->b, c->b, c->d"]
+             if directed else
+             ["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d", "a-b, a-c, a-d"])
+    q = Query.parse(texts[qi])
+    vl = np.array([(seed >> i) % 3 for i in range(q.k)], dtype=np.int32)
+    el = q.edge_labels.copy()
+    if elab:
+        el[0] = (seed // 7) % 2
+    q = Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
+    cm = ContinuousMatcher(oracle.graph(), q, backend="cpu")
+    assert cm._relevant is not None
+    check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 11)
+
+
 def test_reference_oracle_directed_induced():
     oracle, ups = random_stream(5, True, 2, 2, n=8, m=16, B=25)
     q = Query.parse("a->b, b->c, c->a")
@@ -488,11 +510,12 @@ def test_listing_embeddings_searches_one_row_per_orbit():
     run = cm.engine.run
 
     def spy(view, plans, want):
-        seen.append((plans.multiplier, plans.res_pos.size, want))
+        seen.append((plans.purpose, plans.listable, plans.num_plans, want))
         return run(view, plans, want)
     cm.engine.run = spy
     got = deltas(cm, ups, 16)
-    assert seen and all(m == 1 and r > 0 and w for m, r, w in seen)
+    # one plan for the one orbit of the square's 8 ordered edge pairs
+    assert seen and all(p == "orbits" and ok and P == 1 and w for p, ok, P, w in seen)
     ref = ContinuousMatcher(g0, "square", backend="cpu", on_invalid="skip")
     ref._listing_plans = lambda: (ref.plans(listing=True), None)       # every embedding
     assert deltas(ref, ups, 16) == got and ref.count == cm.count
@@ -506,4 +529,4 @@ def test_listing_embeddings_searches_one_row_per_orbit():
     k8 = Query.from_edges([(a, b) for a in range(8) for b in range(a + 1, 8)], k=8)
     huge = ContinuousMatcher(g0, k8, backend="cpu")
     plans, auts = huge._listing_plans()
-    assert auts is None and plans.res_pos.size == 0 and plans.multiplier == 1
+    assert auts is None and plans.res_pos.size == 0 and plans.listable

@@ -1,292 +1,240 @@
-"""numba kernels of the CPU delta engine: per-task backtracking over timestamped adjacency.
+"""numba kernels of the CPU delta engine: per-task search over timestamped adjacency.
+
+Map: :func:`make_tasks` (which (update, plan) pairs can match at all) <
+:func:`run_tasks` (one parallel region over the tasks) < :func:`_task` (one
+task: its endpoints, its local candidate space) < :func:`_dfs` (the core's
+backtracking) and :func:`accumulate` (weighted per-update sums). Row access is
+in :mod:`._cpu_rows`, local candidate spaces in :mod:`._cpu_local`, the
+counting group in :mod:`._cpu_group`.
 
 A *task* is one (valid update ``i``, delta plan ``j``) pair
 (:mod:`warpmatch.stream.types`, :mod:`warpmatch.stream.delta`). It reads the
 single state ``S_p`` of its update (``p = i + 1`` for an insertion matched as
 a query edge or a deletion matched as a non-edge, ``p = i`` otherwise), fixes
-``M[0] = src`` and ``M[1] = dst`` and extends depths ``2..k-1`` by the
+``M[0] = src`` and ``M[1] = dst`` and extends the core depths by the
 backtracking of RI (Bonnici et al. 2013, Alg. 1) with candidates generated
-from the shortest backward-neighbour list and the other backward edges tested
-by binary search — the worst-case-optimal join of GCSM §II-B, formula (1),
-with GCSM's old/new lists ``N``/``N'`` generalised to one state per update.
+from one backward-neighbour list and the other backward edges tested by
+binary search — the worst-case-optimal join of GCSM §II-B, formula (1), with
+GCSM's old/new lists ``N``/``N'`` generalised to one state per update. The
+counting group is counted, not enumerated.
 
-Adjacency of ``x`` in state ``p``: the storage row (the batch's ``S_0``, every
-entry alive) when ``x`` is untouched, else its overlay row, whose entries are
-alive iff ``ins < p <= dl``; both are sorted by neighbour, so binary search
-works on either (an overlay row may hold several versions of a neighbour,
-adjacent and with disjoint lifetimes, so at most one is alive at ``p``).
+What differs from GCSM and RapidFlow:
 
-Tasks are independent (all read-only but their own output slots), so they run
-in a ``prange`` over chunks of tasks with no synchronisation: counting writes
-one count per task; listing runs twice (count, prefix sum, fill), so each task
-writes its rows into its own slice and the rows come out sorted by task, i.e.
-by update. The small adjacency helpers are ``inline="always"`` (inlined in
-numba's IR, so no per-call reference counting of their array arguments in the
-innermost loop: about 1.5x on 4-vertex queries).
+- Candidates pass the candidate filter's mask
+  (:mod:`warpmatch.stream.filter`) before any adjacency test, and an update
+  whose endpoints no plan can take creates no task.
+- With a local candidate space (labeled queries, RapidFlow §4.2) the list a
+  depth scans is the local adjacency of the generating vertex, not its row.
+- Tasks are independent (all read-only but their own output slots), so they
+  run in one ``prange`` over chunks of tasks, handed out dynamically; listing
+  runs twice (count, prefix sum, fill), so each task writes its rows into its
+  own slice and the rows come out sorted by task, i.e. by update.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
-from ..engine._cpu_kernels import _lower_bound   # the static CPU engine's binary search
-
-#: "no upper bound" for candidates (ids are int32)
-BIG = np.int64(1) << np.int64(62)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _row(x, start, deg, idx, off):
-    """``(overlay?, lo, hi)`` of vertex ``x``'s row in one direction."""
-    r = idx[x]
-    if r < 0:
-        if x >= start.shape[0]:       # a vertex without storage row and untouched: no edges
-            return 0, np.int64(0), np.int64(0)
-        lo = np.int64(start[x])
-        return 0, lo, lo + deg[x]
-    return 1, np.int64(off[r]), np.int64(off[r + 1])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _search(ov, lo, hi, c, p, lab, nbr, elab, onbr, oelab, ins, dl):
-    """Is ``c`` alive at state ``p`` in the row ``[lo, hi)`` (label ``lab``, -1 any)?
-
-    ``ov == 0``: a storage row of ``nbr``/``elab``; else an overlay row of
-    ``onbr``/``oelab`` whose entries live while ``ins < p <= dl``.
-    """
-    if ov == 0:
-        q = _lower_bound(nbr, lo, hi, c)
-        if q < hi and nbr[q] == c:
-            if lab == -1:
-                return True
-            el = elab[q] if elab.shape[0] > 0 else 0
-            return el == lab
-        return False
-    q = _lower_bound(onbr, lo, hi, c)
-    while q < hi and onbr[q] == c:
-        if ins[q] < p and p <= dl[q]:
-            if lab == -1:
-                return True
-            el = oelab[q] if oelab.shape[0] > 0 else 0
-            return el == lab
-        q += 1
-    return False
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _edge(x, c, p, lab, start, deg, nbr, elab, idx, off, onbr, oelab, ins, dl):
-    """Is ``c`` in ``x``'s row alive at state ``p`` (with label ``lab``, -1 any)?"""
-    ov, lo, hi = _row(x, start, deg, idx, off)
-    return _search(ov, lo, hi, c, p, lab, nbr, elab, onbr, oelab, ins, dl)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _has(x, dr, c, p, lab,
-         b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-         o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-         oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-    """``dr == 0``: edge ``x -> c`` at ``p``; ``dr == 1``: edge ``c -> x`` (in-row of ``x``)."""
-    if dr == 0:
-        return _edge(x, c, p, lab, b_start, b_deg, b_nbr, b_elab, o_idx, o_off, o_nbr,
-                     o_elab, o_ins, o_dl)
-    return _edge(x, c, p, lab, bi_start, bi_deg, bi_nbr, bi_elab, oi_idx, oi_off, oi_nbr,
-                 oi_elab, oi_ins, oi_dl)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
-              o_idx, o_off, oi_idx, oi_off):
-    """The generating list of depth ``d`` of plan ``j``: the backward neighbour with the
-    shortest row (overlay rows count every version, a fair estimate of the scan's cost).
-
-    Returns ``(t, overlay?, lo, hi)``: the backward edge ``t`` and its row. Shared
-    with the walk estimator (:mod:`.gpu.walk`), which must read the same rows.
-    """
-    best = -1
-    best_len = BIG
-    bov = 0
-    blo = np.int64(0)
-    bhi = np.int64(0)
-    for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
-        x = M[bn_pos[t]]
-        if bn_dir[t] == 0:
-            ov, lo, hi = _row(x, b_start, b_deg, o_idx, o_off)
-        else:
-            ov, lo, hi = _row(x, bi_start, bi_deg, oi_idx, oi_off)
-        if hi - lo < best_len:
-            best_len = hi - lo
-            best = t
-            bov = ov
-            blo = lo
-            bhi = hi
-    return best, bov, blo, bhi
+from ..engine._borrow import borrow
+from ._cpu_group import INT64_MAX, group_count
+from ._cpu_local import ABASE, AGEN, CST, GKEY, LS_ROWS, MIDX, STAMP, build, unmark
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, S_PVL, accept,
+                        arrays, bounds, gen_list, has, next_entry, pjk, pv)
+from .delta import GROUP_MAX
 
 
 @njit(cache=True, nogil=True)
-def _accept(d, c, skip, j, p, M, vl, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel,
-            na_ptr, na_pos, na_dir, res_ptr, res_pos, res_sign,
-            b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-            o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-            oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-    """Rules 1, 4-7 of the Plan contract for candidate ``c`` at depth ``d`` of plan ``j``.
+def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
+          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, u, j,
+          fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
+          cnt, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op):
+    """Raw count of update ``u`` under plan ``j`` (rows written to ``rows[base:]`` if ``fill``).
 
-    ``skip`` is the backward edge whose list generated ``c`` (already known to
-    hold, label included), or -1.
+    With ``mark`` (not empty), the task first builds its local candidate space
+    (:func:`._cpu_local.build`) and searches only inside it. Returns
+    ``(count, gbuf, cbuf, aoff, aent, pbuf)``: the scratch buffers may have grown.
     """
-    want = pvl[j, d]
-    if want != -1 and vl.shape[0] > 0 and vl[c] != want:
-        return False
-    for jj in range(d):
-        if M[jj] == c:
-            return False
-    for t in range(res_ptr[j, d], res_ptr[j, d + 1]):
-        mj = M[res_pos[t]]
-        if res_sign[t] > 0:
-            if c <= mj:
-                return False
-        elif c >= mj:
-            return False
-    for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
-        if t == skip:
-            continue
-        if not _has(M[bn_pos[t]], bn_dir[t], c, p, bn_elabel[t],
-                    b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                    o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                    oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-            return False
-    for t in range(na_ptr[j, d], na_ptr[j, d + 1]):
-        if _has(M[na_pos[t]], na_dir[t], c, p, -1,
-                b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _task(u, j, fill, base, rows, M, pos, end, gen, gov, hiv,
-          u_src, u_dst, u_op, u_elab, vl,
-          b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-          o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-          oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-          order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
-          res_ptr, res_pos, res_sign, pair_kind, pair_elabel):
-    """Raw matches of update ``u`` under plan ``j`` (written to ``rows[base:]`` if ``fill``)."""
-    k = order.shape[1]
-    kind = pair_kind[j]
-    op = u_op[u]
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
+    pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
+    hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
+    cnt, ls, u_src, u_dst = borrow(cnt), borrow(ls), borrow(u_src), borrow(u_dst)
+    u_op = borrow(u_op)
+    k = pg[0]
+    kind = pv(pg, S_KIND, j)
     # the state the task reads: after an insertion (or deletion) when the update edge
     # must be present (absent) in its matches, before it otherwise
-    if (op > 0) == (kind == 1):
+    if (u_op[u] > 0) == (kind == 1):
         p = u + 1
     else:
         p = u
     s0 = np.int64(u_src[u])
     s1 = np.int64(u_dst[u])
     if s0 == s1:
-        return np.int64(0)
-    if vl.shape[0] > 0:
-        if pvl[j, 0] != -1 and vl[s0] != pvl[j, 0]:
-            return np.int64(0)
-    if kind == 1 and pair_elabel[j] != -1:
+        return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
+    if (mask[s0] >> np.uint64(pjk(pg, S_ORDER, j, 0))) & np.uint64(1) == 0:
+        return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
+    pel = pv(pg, S_PEL, j)
+    if kind == 1 and pel != -1:
         # the update edge's label as stored in state p (a deletion need not repeat it)
-        if not _has(s0, 0, s1, p, pair_elabel[j],
-                    b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                    o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                    oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-            return np.int64(0)
+        if not has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
+                   mask, s0, 0, s1, p, pel):
+            return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     M[0] = s0
-    if not _accept(1, s1, -1, j, p, M, vl, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel,
-                   na_ptr, na_pos, na_dir, res_ptr, res_pos, res_sign,
-                   b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                   o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                   oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
-        return np.int64(0)
+    if not accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                  pg, 1, 1, s1, -1, j, p, M):
+        return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     M[1] = s1
+    # a new task: new stamps for its endpoints, no cached group count
+    ls[STAMP, k] += 1
+    ls[STAMP, 0] = ls[STAMP, k]
+    ls[STAMP, 1] = ls[STAMP, k]
+    for d in range(k):
+        ls[GKEY, d] = -1
+    if mark.shape[0] > 0:
+        ok, cbuf, aoff, aent, pbuf = build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
+                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                                           pg, j, p, k, M, mark, cnt, ls, cbuf, aoff,
+                                           aent, pbuf)
+        if not ok:
+            unmark(k, mark, cbuf, ls)
+            return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
+    n, gbuf = _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
+                   mask, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
+                   err, mark, ls, cbuf, aoff, aent)
+    if mark.shape[0] > 0:
+        unmark(k, mark, cbuf, ls)
+    return n, gbuf, cbuf, aoff, aent, pbuf
+
+
+@njit(cache=True, nogil=True)
+def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
+         o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, p, k,
+         fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,
+         mark, ls, cbuf, aoff, aent):
+    """Depths ``2 .. group_start - 1`` by backtracking from ``M[0], M[1]``; the counting
+    group by :func:`._cpu_group.group_count`. Returns ``(raw count, gbuf)``.
+
+    A depth scans either a row (``gov`` 0 storage, 1 overlay) or, in a local
+    candidate space, the local adjacency list of its generating vertex
+    (``gov`` 2: entries are indices into ``C_d``).
+    """
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
+    pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
+    hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
+    ls = borrow(ls)
+    gs = pv(pg, S_GS, j)
+    local = mark.shape[0] > 0
+    if gs == 2:
+        if k == 2:
+            if fill:
+                rows[base, pjk(pg, S_ORDER, j, 0)] = M[0]
+                rows[base, pjk(pg, S_ORDER, j, 1)] = M[1]
+            return np.int64(1), gbuf
+        return group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                           o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
+                           oi_ins, oi_dl, mask, pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent,
+                           gbuf, glen, err)
     n = np.int64(0)
-    if k == 2:
-        if fill:
-            rows[base, order[j, 0]] = s0
-            rows[base, order[j, 1]] = s1
-        return np.int64(1)
+    lov = np.empty(k, np.int64)
     d = 2
     init = True
     while True:
         if init:
             init = False
-            # restriction bounds clip the scan of the sorted generator list
-            lo_val = np.int64(-1)
-            hi_val = BIG
-            for t in range(res_ptr[j, d], res_ptr[j, d + 1]):
-                mj = M[res_pos[t]]
-                if res_sign[t] > 0:
-                    if mj > lo_val:
-                        lo_val = mj
-                elif mj < hi_val:
-                    hi_val = mj
-            best, bov, blo, bhi = _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg,
-                                            bi_start, bi_deg, o_idx, o_off, oi_idx, oi_off)
-            if lo_val >= 0 and blo < bhi:
-                dr = bn_dir[best]
-                if bov == 0:
-                    blo = _lower_bound(b_nbr if dr == 0 else bi_nbr, blo, bhi, lo_val + 1)
-                else:
-                    blo = _lower_bound(o_nbr if dr == 0 else oi_nbr, blo, bhi, lo_val + 1)
-            if hi_val <= lo_val + 1:
-                blo = bhi
-            gen[d] = best
-            gov[d] = bov
-            pos[d] = blo
-            end[d] = bhi
-            hiv[d] = hi_val
+            if local:
+                g = ls[AGEN, d]
+                b0 = pv(pg, S_BNPOS, g)
+                a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
+                gen[d] = g
+                gov[d] = 2
+                pos[d] = aoff[a]
+                end[d] = aoff[a + 1]
+                lov[d], hiv[d] = bounds(pg, j, d, M)
+            else:
+                best, bov, blo, bhi, hi_val = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start,
+                                                       bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                                                       o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off,
+                                                       oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j,
+                                                       d, M)
+                gen[d] = best
+                gov[d] = bov
+                pos[d] = blo
+                end[d] = bhi
+                hiv[d] = hi_val
+                lov[d] = -1
         # advance depth d to its next valid candidate
         descended = False
         g = gen[d]
-        dr = bn_dir[g]
-        glab = bn_elabel[g]
         ov = gov[d]
+        glab = pv(pg, S_BNEL, g)
+        dbit = np.uint64(1) << np.uint64(d)
+        cbase = ls[CST, d]
+        nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
+                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                                           ov if ov < 2 else 0, pv(pg, S_BNDIR, g))
         while pos[d] < end[d]:
-            z = pos[d]
-            pos[d] = z + 1
-            if ov == 0:
-                if dr == 0:
-                    c = np.int64(b_nbr[z])
-                    el = b_elab[z] if b_elab.shape[0] > 0 else 0
-                else:
-                    c = np.int64(bi_nbr[z])
-                    el = bi_elab[z] if bi_elab.shape[0] > 0 else 0
+            if ov == 2:
+                z = pos[d]
+                pos[d] = z + 1
+                e = np.int64(aent[z])
+                c = np.int64(cbuf[cbase + e])
+                if c >= hiv[d]:
+                    pos[d] = end[d]
+                    break
+                if c <= lov[d] or mark[c] & dbit == 0:
+                    continue
             else:
-                if dr == 0:
-                    c = np.int64(o_nbr[z])
-                    if not (o_ins[z] < p and p <= o_dl[z]):
-                        if c >= hiv[d]:
-                            pos[d] = end[d]
-                        continue
-                    el = o_elab[z] if o_elab.shape[0] > 0 else 0
-                else:
-                    c = np.int64(oi_nbr[z])
-                    if not (oi_ins[z] < p and p <= oi_dl[z]):
-                        if c >= hiv[d]:
-                            pos[d] = end[d]
-                        continue
-                    el = oi_elab[z] if oi_elab.shape[0] > 0 else 0
-            if c >= hiv[d]:
-                pos[d] = end[d]
-                break
-            if glab != -1 and el != glab:
-                continue
-            if not _accept(d, c, g, j, p, M, vl, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel,
-                           na_ptr, na_pos, na_dir, res_ptr, res_pos, res_sign,
-                           b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                           o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl):
+                c, nz = next_entry(pos[d], end[d], ov, glab, hiv[d], p, nbr_a, lab_a, ins_a,
+                                   dl_a)
+                pos[d] = nz
+                if c < 0:
+                    break
+                if local and mark[c] & dbit == 0:
+                    continue
+                e = np.int64(0)
+            if not accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                          o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
+                          oi_ins, oi_dl, mask, pg, d, d, c, g, j, p, M):
                 continue
             M[d] = c
-            if d == k - 1:
-                if fill:
-                    for dd in range(k):
-                        rows[base + n, order[j, dd]] = M[dd]
-                n += 1
+            ls[MIDX, d] = e
+            ls[STAMP, k] += 1
+            ls[STAMP, d] = ls[STAMP, k]
+            if d == gs - 1:
+                if gs == k:
+                    if fill:
+                        for dd in range(k):
+                            rows[base + n, pjk(pg, S_ORDER, j, dd)] = M[dd]
+                    n += 1
+                else:
+                    gc, gbuf = group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
+                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                                           pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent,
+                                           gbuf, glen, err)
+                    if n > INT64_MAX - gc:
+                        err[0] = 1
+                    n += gc
                 continue
             d += 1
             init = True
@@ -297,42 +245,212 @@ def _task(u, j, fill, base, rows, M, pos, end, gen, gov, hiv,
         d -= 1
         if d < 2:
             break
-    return n
+    return n, gbuf
+
+
+@njit(cache=True, nogil=True)
+def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+               pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchunks, mark,
+               cnt, u_src, u_dst, u_op):
+    """Tasks ``ch, ch + nchunks, ...``; returns the overflow flag."""
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, task_upd, task_plan = borrow(mask), borrow(pg), borrow(task_upd), borrow(task_plan)
+    out_off, rows, counts, mark = borrow(out_off), borrow(rows), borrow(counts), borrow(mark)
+    cnt, u_src, u_dst, u_op = borrow(cnt), borrow(u_src), borrow(u_dst), borrow(u_op)
+    T = task_upd.shape[0]
+    k = pg[0]
+    # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
+    # owners are used again at the end, so they outlive every borrowed view
+    M_ = np.empty(k, dtype=np.int64)
+    pos_ = np.empty(k, dtype=np.int64)
+    end_ = np.empty(k, dtype=np.int64)
+    gen_ = np.empty(k, dtype=np.int64)
+    gov_ = np.empty(k, dtype=np.int64)
+    hiv_ = np.empty(k, dtype=np.int64)
+    glen_ = np.zeros(GROUP_MAX, dtype=np.int64)
+    e_ = np.zeros(1, dtype=np.int64)
+    ls_ = np.zeros((LS_ROWS, k + 1), dtype=np.int64)
+    M, pos, end, gen, gov, hiv = (borrow(M_), borrow(pos_), borrow(end_), borrow(gen_),
+                                  borrow(gov_), borrow(hiv_))
+    glen, e, ls = borrow(glen_), borrow(e_), borrow(ls_)
+    # growable scratch stays owned (a helper may replace it)
+    gbuf = np.empty((GROUP_MAX, 256), dtype=np.int64)
+    cbuf = np.empty(1024, dtype=np.int32)
+    aoff = np.empty(1024, dtype=np.int64)
+    aent = np.empty(1024, dtype=np.int32)
+    pbuf = np.empty(1024, dtype=np.int64)
+    for tk in range(ch, T, nchunks):
+        base = out_off[tk] if fill else 0
+        c, gbuf, cbuf, aoff, aent, pbuf = _task(
+            b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+            o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+            pg, task_upd[tk], task_plan[tk], fill, base, rows, M, pos, end, gen, gov, hiv,
+            gbuf, glen, e, mark, cnt, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op)
+        counts[tk] = c
+    alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size
+             + glen_.size + ls_.size)
+    return e_[0] + 0 * alive
 
 
 @njit(parallel=True, cache=True)
-def run_tasks(task_upd, task_plan, fill, out_off, rows, counts, nchunks,
-              u_src, u_dst, u_op, u_elab, vl,
-              b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-              o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-              oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-              order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
-              res_ptr, res_pos, res_sign, pair_kind, pair_elabel):
-    """Run every task; ``counts[t]`` = raw matches of task ``t``.
+def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+              o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg,
+              task_upd, task_plan, fill, out_off, rows, counts, nchunks, err,
+              marks, cnts, u_src, u_dst, u_op):
+    """Run every task; ``counts[t]`` = raw count of task ``t`` (one parallel region).
 
     With ``fill``, task ``t`` also writes its rows (query-vertex order) to
     ``rows[out_off[t]:out_off[t] + counts[t]]`` (``counts`` from a first,
     counting call). Chunk ``ch`` takes tasks ``ch, ch + nchunks, ...``: the
     tasks of one update are neighbours, so striding spreads a heavy update's
-    plans over the workers.
+    plans over the workers; the engine sets a parallel chunk size so that the
+    chunks are handed out as workers free up. ``err[ch]`` is set on an int64
+    overflow. ``marks``/``cnts`` (``[threads, n]``, zero) are each worker's
+    local-candidate scratch; ``marks`` with 0 columns: no local candidate spaces.
+    Every argument is borrowed once here (:mod:`warpmatch.engine._borrow`).
     """
-    T = task_upd.shape[0]
-    k = order.shape[1]
+    b_start = borrow(b_start)
+    b_deg = borrow(b_deg)
+    b_nbr = borrow(b_nbr)
+    b_elab = borrow(b_elab)
+    bi_start = borrow(bi_start)
+    bi_deg = borrow(bi_deg)
+    bi_nbr = borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx = borrow(o_idx)
+    o_off = borrow(o_off)
+    o_nbr = borrow(o_nbr)
+    o_elab = borrow(o_elab)
+    o_ins = borrow(o_ins)
+    o_dl = borrow(o_dl)
+    oi_idx = borrow(oi_idx)
+    oi_off = borrow(oi_off)
+    oi_nbr = borrow(oi_nbr)
+    oi_elab = borrow(oi_elab)
+    oi_ins = borrow(oi_ins)
+    oi_dl = borrow(oi_dl)
+    mask = borrow(mask)
+    pg = borrow(pg)
     for ch in prange(nchunks):
-        M = np.empty(k, dtype=np.int64)
-        pos = np.empty(k, dtype=np.int64)
-        end = np.empty(k, dtype=np.int64)
-        gen = np.empty(k, dtype=np.int64)
-        gov = np.empty(k, dtype=np.int64)
-        hiv = np.empty(k, dtype=np.int64)
-        for tk in range(ch, T, nchunks):
-            base = out_off[tk] if fill else 0
-            counts[tk] = _task(task_upd[tk], task_plan[tk], fill, base, rows,
-                              M, pos, end, gen, gov, hiv,
-                              u_src, u_dst, u_op, u_elab, vl,
-                              b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                              o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                              oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                              order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel,
-                              na_ptr, na_pos, na_dir, res_ptr, res_pos, res_sign,
-                              pair_kind, pair_elabel)
+        tid = numba.get_thread_id()
+        err[ch] = _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
+                             oi_elab, oi_ins, oi_dl, mask, pg, task_upd, task_plan, fill, out_off,
+                             rows,
+                             counts, ch, nchunks, borrow(marks[tid]), borrow(cnts[tid]),
+                             u_src, u_dst, u_op)
+
+
+@njit(cache=True, nogil=True)
+def run_tasks_serial(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                     o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                     oi_dl, mask, pg, task_upd, task_plan, fill, out_off, rows, counts, err,
+                     mark, cnt, u_src, u_dst, u_op):
+    """:func:`run_tasks` on the calling thread (no parallel region)."""
+    b_start = borrow(b_start)
+    b_deg = borrow(b_deg)
+    b_nbr = borrow(b_nbr)
+    b_elab = borrow(b_elab)
+    bi_start = borrow(bi_start)
+    bi_deg = borrow(bi_deg)
+    bi_nbr = borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx = borrow(o_idx)
+    o_off = borrow(o_off)
+    o_nbr = borrow(o_nbr)
+    o_elab = borrow(o_elab)
+    o_ins = borrow(o_ins)
+    o_dl = borrow(o_dl)
+    oi_idx = borrow(oi_idx)
+    oi_off = borrow(oi_off)
+    oi_nbr = borrow(oi_nbr)
+    oi_elab = borrow(oi_elab)
+    oi_ins = borrow(oi_ins)
+    oi_dl = borrow(oi_dl)
+    mask = borrow(mask)
+    err[0] = _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                        oi_dl, mask, borrow(pg), task_upd, task_plan, fill, out_off, rows, counts,
+                        0, 1, borrow(mark), borrow(cnt), u_src, u_dst, u_op)
+
+
+@njit(cache=True, nogil=True)
+def make_tasks(valid, u_src, u_dst, u_op, u_elab, mask, vl, pvl, order, pair_kind, pair_elabel,
+               out_upd, out_plan, out_sign):
+    """The tasks of a batch, update-major: ``(update, plan, sign)`` for every valid
+    update and every plan its endpoints can match; returns their number.
+
+    A plan is skipped when the filter's mask rules out ``src`` as ``order[j, 0]``
+    or ``dst`` as ``order[j, 1]`` (labels, degrees, neighbour labels), or when an
+    insertion's label differs from the plan's pair label (a deletion names its
+    edge by the endpoints: the search checks the stored label). An update that
+    no plan can use costs two mask loads. ``out_*`` hold ``len(valid) * P``.
+    """
+    P = order.shape[0]
+    T = 0
+    have_mask = mask.shape[0] > 0
+    for i in range(valid.shape[0]):
+        u = valid[i]
+        s = u_src[u]
+        t = u_dst[u]
+        if have_mask:
+            ms = mask[s]
+            mt = mask[t]
+            if ms == 0 or mt == 0:
+                continue
+        for j in range(P):
+            if have_mask:
+                if (ms >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
+                    continue
+                if (mt >> np.uint64(order[j, 1])) & np.uint64(1) == 0:
+                    continue
+            elif vl.shape[0] > 0:
+                if pvl[j, 0] != -1 and vl[s] != pvl[j, 0]:
+                    continue
+                if pvl[j, 1] != -1 and vl[t] != pvl[j, 1]:
+                    continue
+            if u_op[u] > 0 and pair_kind[j] == 1 and pair_elabel[j] != -1 \
+                    and u_elab[u] != pair_elabel[j]:
+                continue
+            out_upd[T] = u
+            out_plan[T] = j
+            out_sign[T] = 1 if (u_op[u] > 0) == (pair_kind[j] == 1) else -1
+            T += 1
+    return T
+
+
+@njit(cache=True, nogil=True)
+def accumulate(task_upd, task_plan, sign, counts, weight, divisor, plus, minus):
+    """``plus``/``minus`` per update: Σ count × weight over its tasks, then / divisor.
+
+    Returns 0, or 1 on an int64 overflow (the caller raises).
+    """
+    for t in range(task_upd.shape[0]):
+        c = counts[t]
+        if c == 0:
+            continue
+        w = weight[task_plan[t]]
+        if c > INT64_MAX // w:
+            return 1
+        c = c * w
+        u = task_upd[t]
+        if sign[t] > 0:
+            if plus[u] > INT64_MAX - c:
+                return 1
+            plus[u] += c
+        else:
+            if minus[u] > INT64_MAX - c:
+                return 1
+            minus[u] += c
+    if divisor != 1:
+        for u in range(plus.shape[0]):
+            plus[u] //= divisor
+            minus[u] //= divisor
+    return 0

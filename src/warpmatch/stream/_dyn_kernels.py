@@ -156,6 +156,14 @@ def _merge_row(nbr, lab, s, d, ev_nbr, ev_upd, ev_op, ev_lab, e, e_end, has_elab
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _overlay_row(r, rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
+                 has_elab, o_off, o_nbr, o_elab, o_ins, o_dl):
+    x = rows[r]
+    _merge_row(nbr, elab, start[x], np.int64(deg[x]), ev_nbr, ev_upd, ev_op, ev_lab,
+               ev_ptr[r], ev_ptr[r + 1], has_elab, True, o_off[r], o_nbr, o_elab, o_ins, o_dl)
+
+
 @njit(cache=True, parallel=True)
 def build_overlay(rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
                   has_elab, o_off, o_nbr, o_elab, o_ins, o_dl):
@@ -163,38 +171,71 @@ def build_overlay(rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, 
 
     Storage entries get ``ins = BEFORE``; an insert by update ``i`` adds an
     entry with ``ins = i``; a delete by update ``i`` sets ``dl = i`` on the
-    pair's entry that is alive at that moment (the last one written).
+    pair's entry that is alive at that moment (the last one written). Rows run
+    in parallel; :func:`build_overlay_serial` is the same for small batches (a
+    parallel region costs tens of µs, and stalls while a core is busy).
     """
     for r in prange(rows.shape[0]):
+        _overlay_row(r, rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
+                     has_elab, o_off, o_nbr, o_elab, o_ins, o_dl)
+
+
+@njit(cache=True, nogil=True)
+def build_overlay_serial(rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
+                         has_elab, o_off, o_nbr, o_elab, o_ins, o_dl):
+    """:func:`build_overlay` on one thread."""
+    for r in range(rows.shape[0]):
+        _overlay_row(r, rows, ev_ptr, ev_nbr, ev_upd, ev_op, ev_lab, start, deg, nbr, elab,
+                     has_elab, o_off, o_nbr, o_elab, o_ins, o_dl)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _apply_chunk(ch, nchunks, rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg,
+                 nbr, elab, has_elab):
+    """Rows ``ch, ch + nchunks, ...``: each merged into a scratch row, then copied to
+    its (new) place, so rewriting in place is safe and no row allocates."""
+    unused = np.empty(0, np.int32)      # ev_upd, o_ins, o_dl: not used without versions
+    buf = np.empty(256, np.int32)
+    lbuf = np.empty(256 if has_elab else 0, np.int32)
+    for r in range(ch, rows.shape[0], nchunks):
         x = rows[r]
-        _merge_row(nbr, elab, start[x], np.int64(deg[x]), ev_nbr, ev_upd, ev_op, ev_lab,
-                   ev_ptr[r], ev_ptr[r + 1], has_elab, True,
-                   o_off[r], o_nbr, o_elab, o_ins, o_dl)
+        d = np.int64(deg[x])
+        need = d + ev_ptr[r + 1] - ev_ptr[r]
+        if need > buf.shape[0]:
+            buf = np.empty(2 * need, np.int32)
+            if has_elab:
+                lbuf = np.empty(2 * need, np.int32)
+        w = _merge_row(nbr, elab, start[x], d, ev_nbr, unused, ev_op, ev_lab,
+                       ev_ptr[r], ev_ptr[r + 1], has_elab, False, 0, buf, lbuf, unused, unused)
+        t = new_start[r]
+        for i in range(w):
+            nbr[t + i] = buf[i]
+        if has_elab:
+            for i in range(w):
+                elab[t + i] = lbuf[i]
 
 
 @njit(cache=True, parallel=True)
 def apply_rows(rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg, nbr, elab,
-               has_elab):
+               has_elab, nchunks):
     """Rewrite every touched row as its state after the batch, at ``new_start[r]``.
 
     ``new_start[r]`` is either the row's own start (it fits its capacity) or a
-    fresh region past the used part of the arrays (relocation); the old row is
-    copied to a scratch buffer first, so in-place rewriting is safe. Rows write
-    disjoint regions, so they run in parallel.
+    fresh region past the used part of the arrays (relocation). Rows write
+    disjoint regions, so chunks of rows run in parallel;
+    :func:`apply_rows_serial` is the same on one thread.
     """
-    unused = np.empty(0, np.int32)      # ev_upd, o_ins, o_dl: not used without versions
-    for r in prange(rows.shape[0]):
-        x = rows[r]
-        s = start[x]
-        d = np.int64(deg[x])
-        old_nbr = nbr[s:s + d].copy()
-        if has_elab:
-            old_lab = elab[s:s + d].copy()
-        else:
-            old_lab = np.empty(0, np.int32)
-        _merge_row(old_nbr, old_lab, 0, d, ev_nbr, unused, ev_op, ev_lab,
-                   ev_ptr[r], ev_ptr[r + 1], has_elab, False,
-                   new_start[r], nbr, elab, unused, unused)
+    for ch in prange(nchunks):
+        _apply_chunk(ch, nchunks, rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg,
+                     nbr, elab, has_elab)
+
+
+@njit(cache=True, nogil=True)
+def apply_rows_serial(rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg, nbr, elab,
+                      has_elab):
+    """:func:`apply_rows` on one thread."""
+    _apply_chunk(0, 1, rows, new_start, ev_ptr, ev_nbr, ev_op, ev_lab, start, deg, nbr, elab,
+                 has_elab)
 
 
 @njit(cache=True, parallel=True)

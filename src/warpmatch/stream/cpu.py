@@ -16,9 +16,14 @@ output array, so rows come out sorted by update with no locks.
 """
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import numpy as np
 
 from ..engine.cpu import numba_available
+from ._cpu_rows import View, pack_plans
+from .filter import NlfFilter
 from .types import BatchView, DeltaPlans, RawDelta
 
 __all__ = ["CpuDeltaEngine"]
@@ -26,6 +31,10 @@ __all__ = ["CpuDeltaEngine"]
 #: task chunks per worker: enough that uneven tasks even out, few enough that
 #: the per-chunk scratch arrays cost nothing
 CHUNKS_PER_THREAD = 16
+#: tasks the calling thread runs before the rest of a batch is estimated
+PROBE_TASKS = 64
+#: estimated serial time of a batch's remaining tasks above which they run in parallel
+PARALLEL_S = 0.005
 
 
 def _ro(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -39,43 +48,33 @@ def _ro(a: np.ndarray, dtype: type) -> np.ndarray:
     return out
 
 
-def _view_args(view: BatchView) -> tuple[np.ndarray, ...]:
-    """Batch and view arrays in the kernel's argument order."""
-    b = view.batch
+def _view_tuple(view: BatchView, mask: np.ndarray) -> View:
+    """The view's arrays and the filter's masks as the kernels' one argument."""
     i32, i64 = np.int32, np.int64
-    return (
-        _ro(b.src, i32), _ro(b.dst, i32), _ro(b.op, np.int8), _ro(b.elabel, i32),
-        _ro(view.vlabel, i32),
+    return View(
         _ro(view.b_start, i64), _ro(view.b_deg, i32), _ro(view.b_nbr, i32),
-        _ro(view.b_elab, i32),
-        _ro(view.bi_start, i64), _ro(view.bi_deg, i32), _ro(view.bi_nbr, i32),
-        _ro(view.bi_elab, i32),
+        _ro(view.b_elab, i32), _ro(view.bi_start, i64), _ro(view.bi_deg, i32),
+        _ro(view.bi_nbr, i32), _ro(view.bi_elab, i32),
         _ro(view.o_idx, i32), _ro(view.o_off, i64), _ro(view.o_nbr, i32),
         _ro(view.o_elab, i32), _ro(view.o_ins, i32), _ro(view.o_dl, i32),
         _ro(view.oi_idx, i32), _ro(view.oi_off, i64), _ro(view.oi_nbr, i32),
         _ro(view.oi_elab, i32), _ro(view.oi_ins, i32), _ro(view.oi_dl, i32),
-    )
+        _ro(mask, np.uint64))
 
 
-def _plan_args(plans: DeltaPlans) -> tuple[np.ndarray, ...]:
-    """Plan arrays in the kernel's argument order."""
-    i32 = np.int32
-    return (
-        _ro(plans.order, i32), _ro(plans.vlabel, i32), _ro(plans.bn_ptr, i32),
-        _ro(plans.bn_pos, i32), _ro(plans.bn_dir, np.int8), _ro(plans.bn_elabel, i32),
-        _ro(plans.na_ptr, i32), _ro(plans.na_pos, i32), _ro(plans.na_dir, np.int8),
-        _ro(plans.res_ptr, i32), _ro(plans.res_pos, i32), _ro(plans.res_sign, np.int8),
-        _ro(plans.pair_kind, np.int8), _ro(plans.pair_elabel, i32),
-    )
-
-
-def tasks_of(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tasks_of(view: BatchView, plans: DeltaPlans, mask: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tasks of a batch: ``(update, plan, sign)`` per task, update-major.
 
     Parameters
     ----------
     view : BatchView
     plans : DeltaPlans
+    mask : numpy.ndarray, optional
+        The candidate filter's masks (:class:`~warpmatch.stream.filter.NlfFilter`):
+        a plan is left out for an update whose endpoints cannot be the images
+        of its first two query vertices. The default is ``None``: vertex labels
+        decide.
 
     Returns
     -------
@@ -84,15 +83,20 @@ def tasks_of(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.ndarray
     sign : numpy.ndarray
         int8 ``+1`` for (insert, query edge) and (delete, non-edge), else ``-1``.
     """
+    from ._cpu_delta import make_tasks
     b = view.batch
     valid = np.flatnonzero(np.asarray(b.valid, dtype=bool)).astype(np.int64)
-    P = plans.num_plans
-    task_upd = np.repeat(valid, P)
-    task_plan = np.tile(np.arange(P, dtype=np.int64), valid.size)
-    op = np.asarray(b.op)[task_upd]
-    kind = np.asarray(plans.pair_kind)[task_plan]
-    sign = np.where((op > 0) == (kind == 1), 1, -1).astype(np.int8)
-    return task_upd, task_plan, sign
+    cap = valid.size * plans.num_plans
+    upd = np.empty(cap, np.int64)
+    plan = np.empty(cap, np.int64)
+    sign = np.empty(cap, np.int8)
+    m = np.zeros(0, np.uint64) if mask is None else mask
+    T = make_tasks(valid, _ro(b.src, np.int32), _ro(b.dst, np.int32), _ro(b.op, np.int8),
+                   _ro(b.elabel, np.int32), m, _ro(view.vlabel, np.int32),
+                   _ro(plans.vlabel, np.int32), _ro(plans.order, np.int32),
+                   _ro(plans.pair_kind, np.int8), _ro(plans.pair_elabel, np.int32),
+                   upd, plan, sign)
+    return upd[:T], plan[:T], sign[:T]
 
 
 class CpuDeltaEngine:
@@ -103,15 +107,25 @@ class CpuDeltaEngine:
     threads : int, optional
         Worker threads. The default is ``None``, meaning numba's current
         thread count (``numba.get_num_threads()``).
+    local : bool or None, optional
+        Build each task's local candidate sets before its search
+        (:func:`~warpmatch.stream._cpu_delta._local`). The default, ``None``,
+        builds them for vertex-labeled queries, where they are small.
     """
 
     name = "cpu"
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, local: bool | None = None) -> None:
         if threads is not None and int(threads) < 1:
             raise ValueError(f"threads must be at least 1, not {threads}")
         self.threads = None if threads is None else int(threads)
+        self.local = local
+        self._no_scratch = (np.zeros((1, 0), np.uint64), np.zeros((1, 0), np.int32))
+        self._marks, self._cnts = self._no_scratch
         self.graph = None
+        # one candidate filter per query (kept alive beside it: ids are reused)
+        self._filters: dict[int, tuple[object, NlfFilter]] = {}
+        self._programs: dict[int, tuple[DeltaPlans, np.ndarray]] = {}
 
     def available(self) -> tuple[bool, str]:
         """``(True, "")`` if numba imports, else ``(False, reason)``."""
@@ -121,25 +135,87 @@ class CpuDeltaEngine:
         """Remember the dynamic graph (the CPU engine reads everything from the views)."""
         self.graph = graph
 
+    def _program(self, plans: DeltaPlans) -> np.ndarray:
+        """The plans packed for the kernels (:func:`._cpu_rows.pack_plans`), once per plan set."""
+        hit = self._programs.get(id(plans))
+        if hit is None or hit[0] is not plans:
+            hit = self._programs[id(plans)] = (plans, pack_plans(plans))
+        return hit[1]
+
+    def _use_local(self, plans: DeltaPlans) -> bool:
+        """Local candidate sets pay where labels make them small (module docstring)."""
+        if self.local is not None:
+            return bool(self.local)
+        q = plans.query
+        return bool(q is not None and getattr(q, "labeled", False))
+
+    def _scratch(self, threads: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per-worker zeroed scratch of the local candidate sets (``[threads, n]``)."""
+        if n == 0:
+            return self._no_scratch
+        m = self._marks
+        if m.shape[0] < threads or m.shape[1] < n:
+            cols = max(n, int(m.shape[1] * 1.25))
+            self._marks = np.zeros((max(threads, m.shape[0]), cols), np.uint64)
+            self._cnts = np.zeros((max(threads, m.shape[0]), cols), np.int32)
+        return self._marks, self._cnts
+
     def _threads(self) -> int:
         import numba
         return max(1, int(self.threads or numba.get_num_threads()))
 
-    def _run(self, task_upd: np.ndarray, task_plan: np.ndarray, fill: bool,
-             out_off: np.ndarray, rows: np.ndarray, counts: np.ndarray,
-             vargs: tuple, pargs: tuple) -> None:
+    def _run(self, V: View, pg: np.ndarray, task_upd: np.ndarray, task_plan: np.ndarray,
+             fill: bool, out_off: np.ndarray, rows: np.ndarray, counts: np.ndarray,
+             local: bool, batch: Any) -> None:
+        """Run the tasks: serially while that is cheaper, in one parallel region after.
+
+        The calling thread runs a first slice of tasks; from its time per task
+        the rest is estimated, and only a rest of more than ``PARALLEL_S`` goes to
+        a parallel region (which costs tens of µs to start, more while another
+        process holds a core), the slice growing geometrically otherwise. So
+        more threads never make a light batch slower than one thread.
+        """
         import numba
 
-        from ._cpu_delta import run_tasks
+        from ._cpu_delta import run_tasks, run_tasks_serial
         T = int(task_upd.size)
-        threads = self._threads()
-        nchunks = max(1, min(T, threads * CHUNKS_PER_THREAD))
-        old = numba.get_num_threads()
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        try:
-            run_tasks(task_upd, task_plan, fill, out_off, rows, counts, nchunks, *vargs, *pargs)
-        finally:
-            numba.set_num_threads(old)
+        threads = min(self._threads(), numba.config.NUMBA_NUM_THREADS)
+        marks, cnts = self._scratch(threads, int(V.mask.shape[0]) if local else 0)
+        src, dst, op = _ro(batch.src, np.int32), _ro(batch.dst, np.int32), _ro(batch.op, np.int8)
+        err = np.zeros(1, np.int64)
+        done = 0
+        step = min(T, PROBE_TASKS)
+        spent = 0.0
+        while done < T:
+            if threads > 1 and done > 0 and spent / done * (T - done) > PARALLEL_S:
+                break
+            hi = min(T, done + step)
+            t0 = time.perf_counter()
+            run_tasks_serial(*V, pg, task_upd[done:hi], task_plan[done:hi], fill,
+                             out_off[done:hi], rows, counts[done:hi], err, marks[0], cnts[0],
+                             src, dst, op)
+            spent += time.perf_counter() - t0
+            if err[0]:
+                raise OverflowError("a delta count does not fit in int64")
+            done = hi
+            step *= 4
+        if done < T:
+            rest = T - done
+            nchunks = max(1, min(rest, threads * CHUNKS_PER_THREAD))
+            errs = np.zeros(nchunks, np.int64)
+            old = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            # hand the chunks out one at a time as workers free up (dynamic scheduling):
+            # a worker that shares its core with another process takes fewer of them
+            old_chunk = numba.set_parallel_chunksize(1)
+            try:
+                run_tasks(*V, pg, task_upd[done:], task_plan[done:], fill, out_off[done:], rows,
+                          counts[done:], nchunks, errs, marks, cnts, src, dst, op)
+            finally:
+                numba.set_parallel_chunksize(old_chunk)
+                numba.set_num_threads(old)
+            if errs.any():
+                raise OverflowError("a delta count does not fit in int64")
 
     def run(self, view: BatchView, plans: DeltaPlans, want_matches: bool) -> RawDelta:
         """Per-update deltas of one batch.
@@ -150,7 +226,7 @@ class CpuDeltaEngine:
             The batch's states ``S_0..S_B``.
         plans : DeltaPlans
             Compiled with :func:`~warpmatch.stream.delta.compile_delta_plans`;
-            for listing, a plan set with ``multiplier == 1``.
+            for listing, :attr:`~warpmatch.stream.types.DeltaPlans.listable` plans.
         want_matches : bool
             Also return the matches (rows in query-vertex order, internal ids).
 
@@ -161,39 +237,41 @@ class CpuDeltaEngine:
         Raises
         ------
         ValueError
-            ``want_matches`` with plans that count through a multiplier.
+            ``want_matches`` with plans that count through weights or a group.
         OverflowError
-            A count times the multiplier does not fit in int64.
+            A count (times its weight) does not fit in int64.
         """
+        from ._cpu_delta import accumulate
         B = view.num_updates
-        if want_matches and plans.multiplier != 1:
-            raise ValueError("listing needs delta plans compiled with purpose='list' "
-                             f"(multiplier 1), not multiplier {plans.multiplier}")
+        if want_matches and not plans.listable:
+            raise ValueError("listing needs delta plans compiled with purpose='list' or "
+                             "'orbits' (every raw match one row), not counting plans")
         plus = np.zeros(B, dtype=np.int64)
         minus = np.zeros(B, dtype=np.int64)
-        task_upd, task_plan, sign = tasks_of(view, plans)
-        T = int(task_upd.size)
         k = plans.k
+        q = plans.query
+        if q is None:
+            raise ValueError("the delta plans carry no query (compile them with "
+                             "compile_delta_plans): the candidate filter needs it")
+        filt = self._filters.get(id(q))
+        if filt is None or filt[0] is not q:
+            filt = self._filters[id(q)] = (q, NlfFilter(q, view.directed))
+        mask = filt[1].masks(view, self.graph)
+        task_upd, task_plan, sign = tasks_of(view, plans, mask)
+        T = int(task_upd.size)
         empty_rows = (np.empty((0, k), np.int32), np.empty(0, np.int64), np.empty(0, np.int8))
         if T == 0:
             return RawDelta(plus, minus, *(empty_rows if want_matches else (None,) * 3))
-        vargs = _view_args(view)
-        pargs = _plan_args(plans)
+        V = _view_tuple(view, mask)
+        pg = self._program(plans)
         counts = np.zeros(T, dtype=np.int64)
         dummy = np.zeros((1, k), dtype=np.int32)
         off = np.zeros(T, dtype=np.int64)
-        self._run(task_upd, task_plan, False, off, dummy, counts, vargs, pargs)
-        mult = int(plans.multiplier)
-        if mult != 1:
-            top = int(counts.max())
-            if top and top * mult >= 2 ** 63:
-                raise OverflowError(f"a delta of {top} x |Aut| = {mult} does not fit in int64")
-            scaled = counts * np.int64(mult)
-        else:
-            scaled = counts
-        pos = sign > 0
-        np.add.at(plus, task_upd[pos], scaled[pos])
-        np.add.at(minus, task_upd[~pos], scaled[~pos])
+        local = self._use_local(plans)
+        self._run(V, pg, task_upd, task_plan, False, off, dummy, counts, local, view.batch)
+        if accumulate(task_upd, task_plan, sign, counts, _ro(plans.weight, np.int64),
+                      int(plans.divisor), plus, minus):
+            raise OverflowError("a delta count times its weight does not fit in int64")
         if not want_matches:
             return RawDelta(plus, minus)
         off[1:] = np.cumsum(counts)[:-1]
@@ -201,7 +279,7 @@ class CpuDeltaEngine:
         rows = np.empty((max(R, 1), k), dtype=np.int32)
         if R:
             check = np.zeros(T, dtype=np.int64)
-            self._run(task_upd, task_plan, True, off, rows, check, vargs, pargs)
+            self._run(V, pg, task_upd, task_plan, True, off, rows, check, local, view.batch)
             if not np.array_equal(check, counts):     # pragma: no cover - kernel invariant
                 raise RuntimeError("internal error: the listing pass found other matches "
                                    "than the counting pass")

@@ -78,6 +78,8 @@ _REASONS = {
     K.EXISTS: "insert of an existing edge",
     K.MISSING: "delete of a missing edge",
 }
+#: entries a per-batch kernel (overlay, apply) must touch to run in parallel
+PARALLEL_WORK = 1 << 18
 #: smallest capacity a relocated row gets (a row of capacity 0 that receives an edge)
 _MIN_ROW_CAP = 2
 #: compact when more than this fraction of the used part of an edge array is wasted
@@ -92,6 +94,18 @@ def _alloc(allocator: Allocator, count: int, dtype: Any) -> np.ndarray:
         raise ValueError(f"allocator returned {arr.dtype}{arr.shape} "
                          f"for {count} x {np.dtype(dtype)}")
     return arr
+
+
+def _threads() -> int:
+    import numba
+    return int(numba.get_num_threads())
+
+
+def _parallel(work: int) -> bool:
+    """Whether a per-batch kernel over ``work`` entries runs in a parallel region: a
+    region costs tens of µs to start and waits for every worker, which stalls while
+    another process holds a core, so small batches run on one thread."""
+    return work >= PARALLEL_WORK and _threads() > 1
 
 
 def _edge_headroom(used: int) -> int:
@@ -531,6 +545,44 @@ class DynamicGraph:
             self._vlab = vl
         self.storage_version += 1
 
+    def add_vertices(self, labels: np.ndarray | int) -> None:
+        """Append isolated vertices ``n, n+1, ...`` to a graph whose ids are ``0..n-1``.
+
+        The state count does not change (no edge does); a batch prepared before
+        must be prepared again.
+
+        Parameters
+        ----------
+        labels : numpy.ndarray or int
+            The new vertices' labels (vertex-labeled graphs), or how many
+            vertices to add (unlabeled graphs).
+
+        Raises
+        ------
+        ValueError
+            Labels for an unlabeled graph, a count for a labeled one, or a graph
+            with ids of its own.
+        """
+        if not self._ids.identity:
+            raise ValueError("add_vertices needs a graph whose ids are 0..n-1")
+        if isinstance(labels, (int, np.integer)):
+            if self.labeled:
+                raise ValueError("a vertex-labeled graph needs the new vertices' labels")
+            count, labs = int(labels), None
+        else:
+            if not self.labeled:
+                raise ValueError("the graph has no vertex labels")
+            labs = np.asarray(labels, dtype=np.int32).ravel()
+            count = int(labs.size)
+        if count <= 0:
+            return
+        n = self.n
+        self._ensure_vertices(n + count)
+        if labs is not None:
+            self._vlab[n:n + count] = labs
+        self._ids.add(np.arange(n, n + count, dtype=np.int64))
+        self.n = n + count
+
     # ----------------------------------------------------------------- ids
     def to_internal(self, ext_ids: Any, what: str = "vertex id") -> np.ndarray:
         """Map external ids (the graph file's id space) to internal ids.
@@ -909,9 +961,9 @@ class DynamicGraph:
         o_ins = st.overlay_buffer("ins", total)
         o_dl = st.overlay_buffer("dl", total)
         if ev.rows.size:
-            K.build_overlay(ev.rows, ev.ptr, ev.nbr, ev.upd, ev.op, ev.lab, st.start, st.deg,
-                            st.nbr, st.elab, self.has_edge_labels, o_off, o_nbr, o_elab,
-                            o_ins, o_dl)
+            kernel = K.build_overlay if _parallel(total) else K.build_overlay_serial
+            kernel(ev.rows, ev.ptr, ev.nbr, ev.upd, ev.op, ev.lab, st.start, st.deg, st.nbr,
+                   st.elab, self.has_edge_labels, o_off, o_nbr, o_elab, o_ins, o_dl)
         o_idx = st.oidx(n, ev.rows)
         return o_idx, o_off, o_nbr, o_elab, o_ins, o_dl
 
@@ -964,8 +1016,13 @@ class DynamicGraph:
             if st.ensure_edges(int(new_cap.sum())):
                 self.storage_version += 1
             new_start[mrows] = st.used + offs
-        K.apply_rows(rows, new_start, ev.ptr, ev.nbr, ev.op, ev.lab, st.start, st.deg,
-                     st.nbr, st.elab, self.has_edge_labels)
+        work = int(new_deg.sum()) + int(ev.nbr.size)
+        if _parallel(work):
+            K.apply_rows(rows, new_start, ev.ptr, ev.nbr, ev.op, ev.lab, st.start, st.deg,
+                         st.nbr, st.elab, self.has_edge_labels, 4 * _threads())
+        else:
+            K.apply_rows_serial(rows, new_start, ev.ptr, ev.nbr, ev.op, ev.lab, st.start,
+                                st.deg, st.nbr, st.elab, self.has_edge_labels)
         if np.any(move):
             moved = rows[mrows]
             st.start[moved] = new_start[mrows]

@@ -32,7 +32,6 @@ Examples
 """
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import warnings
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from ..query.io import check_direction, resolve_query
 from ..query.model import ANY, Query
 from .delta import compile_delta_plans
 from .dynamic import DynamicGraph
+from .relevant import RelevantSubgraph, relevant_pairs
 from .types import DeltaPlans, Updates
 
 __all__ = ["ContinuousMatcher", "StreamDelta", "BACKENDS", "resolve_delta_engine"]
@@ -172,6 +172,13 @@ def resolve_delta_engine(backend: str = "auto", **engine_options: Any) -> Any:
     return CpuDeltaEngine(**_accepted(CpuDeltaEngine, engine_options))
 
 
+def _spread(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
+    """``values[i]`` placed at ``index[i]`` of ``size`` zeros."""
+    out = np.zeros(size, dtype=np.int64)
+    out[index] = values
+    return out
+
+
 def _check_labels(query: Query, graph: DynamicGraph) -> None:
     """The static planner's label checks (same wording), against the dynamic graph."""
     if query.labeled and graph.vertex_labels is None:
@@ -256,20 +263,32 @@ class ContinuousMatcher:
         else:
             from ..api import as_graph
             static = as_graph(graph)
-            allocator = getattr(self.engine, "allocator", None)
+            # the engine reads this graph unless it reads the query's relevant subgraph
+            allocator = None
+            if relevant_pairs(resolve_query(query, directed=static.directed),
+                              bool(induced)) is None or static.vertex_labels is None:
+                allocator = getattr(self.engine, "allocator", None)
             dg = (DynamicGraph(static) if allocator is None
                   else DynamicGraph(static, allocator=allocator))
         self.graph = dg
         self.query = resolve_query(query, directed=dg.directed)
         check_direction(self.query, dg.directed, dg.name)
         _check_labels(self.query, dg)
+        self._relevant: RelevantSubgraph | None = None
+        pairs = relevant_pairs(self.query, bool(induced)) if dg.labeled else None
+        if pairs is not None:
+            # the engine reads only the edges the query can use (stream/relevant.py)
+            g_rel = static if static is not None else dg.snapshot()
+            allocator = getattr(self.engine, "allocator", None)
+            self._relevant = RelevantSubgraph(g_rel, *pairs, **(
+                {} if allocator is None else {"allocator": allocator}))
         self.mode = mode
         self.induced = bool(induced)
         self.on_invalid = on_invalid
         self._plans: dict[str, DeltaPlans] = {}
         self._auts: np.ndarray | None = None     # see _listing_plans
         self._plans["count"] = self._compile("count")      # validates mode and the query
-        self.engine.attach(dg)
+        self.engine.attach(dg if self._relevant is None else self._relevant.graph)
         self.added = 0
         self.removed = 0
         self.updates_applied = 0
@@ -288,10 +307,19 @@ class ContinuousMatcher:
     def _compile(self, purpose: str) -> DeltaPlans:
         return compile_delta_plans(self.query, mode=self.mode, induced=self.induced,
                                    purpose=purpose, directed=self.graph.directed,
-                                   has_edge_labels=self.graph.has_edge_labels)
+                                   has_edge_labels=self.graph.has_edge_labels,
+                                   label_freq=self._label_freq())
+
+    def _label_freq(self) -> dict[int, int] | None:
+        """Vertices per label of the graph as given (orders rarer labels first in the plans)."""
+        vl = self.graph.vertex_labels
+        if vl is None or not self.query.labeled:
+            return None
+        labs, cnt = np.unique(np.asarray(vl), return_counts=True)
+        return dict(zip(labs.tolist(), cnt.tolist()))
 
     def plans(self, listing: bool) -> DeltaPlans:
-        """The delta plans for counting (restrictions × |Aut|) or listing (every match).
+        """The delta plans for counting (orbits, counting groups, weights) or listing.
 
         Parameters
         ----------
@@ -309,26 +337,23 @@ class ContinuousMatcher:
     def _listing_plans(self) -> tuple[DeltaPlans, np.ndarray | None]:
         """Plans that :meth:`apply` lists with, and the automorphisms to expand their rows by.
 
-        Listing every embedding searches |Aut(Q)| times the restricted search
-        space (8x for a 4-cycle, 24x for a 4-clique), twice (count, then
-        fill). The embeddings an update adds or removes are closed under
-        ``f -> f ∘ σ`` (:mod:`~warpmatch.stream.delta`), so the engine lists one
-        embedding per orbit with the counting plans' restrictions and each row
-        ``M`` becomes the rows ``M[σ]``, ``σ ∈ Aut(Q)`` — the same set of rows.
+        Listing every embedding searches |Aut(Q)| times the space of one
+        embedding per orbit (8x for a 4-cycle, 24x for a 4-clique), twice
+        (count, then fill). The embeddings an update adds or removes are closed
+        under ``f -> f ∘ σ`` (:mod:`~warpmatch.stream.delta`), so the engine lists
+        one embedding per orbit (``purpose="orbits"``) and each row ``M``
+        becomes the rows ``M[σ]``, ``σ ∈ Aut(Q)`` — the same set of rows.
         Returns ``(plans, None)`` when there is nothing to expand (subgraphs
         mode, |Aut| = 1, or a group too large to list).
         """
         if "orbits" not in self._plans:
-            count = self.plans(listing=False)
             auts = None
-            if count.multiplier > 1:
-                from ..query.symmetry import automorphisms
-                try:
+            if self.mode == "embeddings":
+                from ..query.symmetry import automorphism_count, automorphisms
+                if 1 < automorphism_count(self.query) <= 10_000:
                     auts = np.asarray(automorphisms(self.query, limit=10_000), dtype=np.int64)
-                except QueryError:          # a huge group: list without restrictions
-                    auts = None
-            if auts is not None and auts.shape[0] == count.multiplier:
-                self._plans["orbits"] = dataclasses.replace(count, multiplier=1)
+            if auts is not None:
+                self._plans["orbits"] = self._compile("orbits")
                 self._auts = auts
             else:
                 self._plans["orbits"] = self.plans(listing=True)
@@ -394,13 +419,24 @@ class ContinuousMatcher:
         ups = as_updates(updates)
         dg = self.graph
         batch = dg.prepare(ups, self.on_invalid)
-        view = dg.view(batch)
         want = not counts_only
         plans, auts = self._listing_plans() if want else (self.plans(False), None)
-        raw = self.engine.run(view, plans, want)
-        dg.apply(batch)
+        if self._relevant is None:
+            view = dg.view(batch)
+            raw = self.engine.run(view, plans, want)
+            dg.apply(batch)
+            index = None
+        else:
+            sub, index = self._relevant.select(batch, dg.vertex_labels)
+            view = self._relevant.graph.view(sub)
+            raw = self.engine.run(view, plans, want)
+            self._relevant.graph.apply(sub)
+            dg.apply(batch)
         plus_c = np.asarray(raw.plus_counts, dtype=np.int64)
         minus_c = np.asarray(raw.minus_counts, dtype=np.int64)
+        if index is not None:                 # updates of the subgraph -> of the batch
+            plus_c, minus_c = _spread(plus_c, index, len(ups)), _spread(minus_c, index,
+                                                                        len(ups))
         if auts is not None:                # one row per orbit: |Aut| embeddings each
             plus_c, minus_c = plus_c * auts.shape[0], minus_c * auts.shape[0]
         added, removed = int(plus_c.sum()), int(minus_c.sum())
@@ -411,6 +447,8 @@ class ContinuousMatcher:
         if want:
             rows = np.asarray(raw.matches)
             upd = np.asarray(raw.match_update, dtype=np.int64)
+            if index is not None:
+                upd = index[upd]
             pos = np.asarray(raw.match_sign) > 0
             if auts is not None:
                 # row M -> rows M[σ] (the embedding f ∘ σ), still grouped by update

@@ -211,7 +211,7 @@ class BatchView:
 
 @dataclass(frozen=True, eq=False)
 class DeltaPlans:
-    """A query compiled into one incremental join plan per (query pair, orientation).
+    """A query compiled into incremental join plans (:mod:`warpmatch.stream.delta`).
 
     Plan ``j`` enumerates the embeddings in which the update's endpoints are
     the images of query vertices ``order[j, 0]`` (the update's ``src``) and
@@ -221,8 +221,7 @@ class DeltaPlans:
     adjacency test and every neighbour list taken in the task's state
     ``S_p`` (module docstring).
 
-    ``pair_kind[j] == 1``: ``order[j,0] -> order[j,1]`` is a query edge (for
-    undirected queries there is one plan per orientation of each edge); the
+    ``pair_kind[j] == 1``: ``order[j,0] -> order[j,1]`` is a query edge; the
     update edge is its image and must carry label ``pair_elabel[j]`` (-1 any).
     ``pair_kind[j] == 0`` (only when ``induced``): the pair is not adjacent in
     that direction; these plans find the embeddings an insertion breaks or a
@@ -230,10 +229,22 @@ class DeltaPlans:
     restrictions between them); depth ``i >= 2`` has at least one backward edge.
 
     The per-depth arrays are ``[P, k]``/``[P, k+1]``; the ``*_ptr`` values are
-    global positions into the flat ``bn_*``/``na_*``/``res_*`` arrays. Each
-    count is multiplied by ``multiplier`` (|Aut| when restrictions are used to
-    count embeddings; the set of embeddings through one data edge is closed
-    under automorphisms, so this is exact).
+    global positions into the flat ``bn_*``/``na_*``/``res_*`` arrays.
+
+    Counting group: depths ``group_start[j] .. k-1`` are pairwise non-adjacent
+    and have backward edges only into depths ``< group_start[j]``. A counting
+    engine may count their injective assignments from candidate-set sizes
+    instead of enumerating them: ``gcomp[j, d]`` numbers the sets of group
+    depths whose candidates may coincide (same or wildcard label; ``-1`` outside
+    the group) and ``gtwin[j, d] == 1`` marks a set whose members have identical
+    candidates (a falling factorial). An engine may also enumerate the group:
+    the raw count is the same.
+
+    Counts: plan ``j``'s raw count times ``weight[j]``, summed over the plans of
+    an update, divided by ``divisor`` (exact), is the update's count in the
+    plans' mode. :attr:`listable` plans (``purpose`` "list" or "orbits") have
+    weight 1, divisor 1 and no group: each raw match is one row (for
+    "orbits", one per orbit of embeddings under Aut(Q), ``aut_size`` of them).
     """
 
     k: int
@@ -251,15 +262,36 @@ class DeltaPlans:
     res_sign: np.ndarray    # int8[*]
     pair_kind: np.ndarray   # int8[P]
     pair_elabel: np.ndarray  # int32[P]
-    multiplier: int
+    weight: np.ndarray      # int64[P]
+    divisor: int
+    group_start: np.ndarray  # int32[P]
+    gcomp: np.ndarray       # int32[P, k]
+    gtwin: np.ndarray       # int8[P, k]
     mode: str
     induced: bool
     directed: bool
+    purpose: str = "count"
+    aut_size: int = 1
     query: object = None
 
     @property
     def num_plans(self) -> int:
         return int(self.order.shape[0])
+
+    @property
+    def uniform_weight(self) -> int | None:
+        """The one weight of every plan when there is no divisor and no counting
+        group (so raw counts may be summed before weighting), else ``None``."""
+        if self.divisor != 1 or not bool(np.all(self.group_start == self.k)):
+            return None
+        w = np.unique(self.weight)
+        return int(w[0]) if w.size == 1 else None
+
+    @property
+    def listable(self) -> bool:
+        """Each raw match is one result row (weight 1, divisor 1, no counting group)."""
+        return (self.divisor == 1 and bool(np.all(self.weight == 1))
+                and bool(np.all(self.group_start == self.k)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -267,7 +299,7 @@ class RawDelta:
     """What a delta engine returns for one batch (internal ids).
 
     ``plus_counts[i]``/``minus_counts[i]`` are update ``i``'s delta sizes in the
-    plans' mode, multiplier applied. When matches were requested,
+    plans' mode (weights and divisor applied). When matches were requested,
     ``matches`` holds one row per match in *query-vertex order*,
     ``match_update`` the update it belongs to and ``match_sign`` ``+1``/``-1``;
     rows are sorted by update (stable). Otherwise the three are ``None``.

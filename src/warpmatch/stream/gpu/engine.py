@@ -400,6 +400,7 @@ class GpuDeltaEngine:
         self.last_access: np.ndarray | None = None
         self._dev: _DeviceState | None = None
         self._batches = 0
+        self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
 
     @property
     def last_cached(self) -> np.ndarray:
@@ -438,6 +439,8 @@ class GpuDeltaEngine:
         self._dev = None
         self._batches = 0
         self.totals = {}
+        # counting plans recompiled without groups, by the plans given (_uniform)
+        self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
 
     def close(self) -> None:
         """Unregister host memory and drop device buffers."""
@@ -459,7 +462,9 @@ class GpuDeltaEngine:
         view : BatchView
             The batch's states; its storage arrays are read from host memory.
         plans : DeltaPlans
-            The delta plans; listing needs ``multiplier == 1``.
+            The delta plans; listing needs listable plans. Counting plans with
+            counting groups or per-plan weights are recompiled without groups
+            (this engine enumerates every depth and sums raw counts per update).
         want_matches : bool
             Also return the matches (query-vertex order, internal ids), grouped
             by update.
@@ -475,14 +480,15 @@ class GpuDeltaEngine:
         BudgetError
             The plans or one update's matches do not fit the device.
         ValueError
-            ``want_matches`` with plans that count through a multiplier.
+            ``want_matches`` with counting plans.
         """
         ok, why = self.available()
         if not ok:
             raise BackendUnavailableError(f"backend 'gpu' is unavailable: {why}")
-        if want_matches and plans.multiplier != 1:
-            raise ValueError("listing needs delta plans compiled with purpose='list' "
-                             f"(multiplier 1), not multiplier {plans.multiplier}")
+        if want_matches and not plans.listable:
+            raise ValueError("listing needs delta plans compiled with purpose='list' or "
+                             "'orbits' (every raw match one row), not counting plans")
+        plans = self._uniform(plans)
         import cupy as cp
         cp.cuda.Device(self.device).use()
         if self._dev is None:
@@ -496,6 +502,20 @@ class GpuDeltaEngine:
                 self.totals[key] = self.totals.get(key, 0) + val
         self.totals["batches"] = self._batches
         return out
+
+
+    def _uniform(self, plans: DeltaPlans) -> DeltaPlans:
+        """``plans``, or the same query's counting plans without groups (one weight)."""
+        if plans.uniform_weight is not None:
+            return plans
+        hit = self._flat.get(id(plans))
+        if hit is None or hit[0] is not plans:
+            from ..delta import compile_delta_plans
+            flat = compile_delta_plans(plans.query, mode=plans.mode, induced=plans.induced,
+                                       purpose=plans.purpose, directed=plans.directed,
+                                       group=False)
+            hit = self._flat[id(plans)] = (plans, flat)
+        return hit[1]
 
 
 def _addr(a: np.ndarray) -> int:
@@ -1515,7 +1535,7 @@ class _DeviceState:
         st["tasks"] = T
         if acc is not None:
             eng.last_access = acc.get()[:n].astype(np.int64)
-        mult = int(plans.multiplier)
+        mult = int(plans.uniform_weight)
         if mult != 1:
             top = int(max(raw_plus.max(initial=0), raw_minus.max(initial=0)))
             if top and top * mult >= 2 ** 63:

@@ -66,7 +66,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .._cpu_delta import _pick_gen, _row, _search   # the CPU delta engine's row access
+from .._cpu_rows import _pick_gen, _row, _search   # the CPU delta engine's row access
 from ..types import BatchView, DeltaPlans
 
 __all__ = ["estimate_access", "estimate_access_sparse", "exact_access", "default_walks",
@@ -859,8 +859,9 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
     access : numpy.ndarray
         float64[n] row reads per vertex.
     per_update : numpy.ndarray or None
-        int64[B, 2]: raw (unmultiplied) ``plus``, ``minus`` matches per update;
-        ``None`` with ``for_cache`` (the last level, where matches end, is not run).
+        int64[B, 2]: ``plus``, ``minus`` matches per update in the plans' mode
+        (raw matches times the plan weights, over the divisor); ``None`` with
+        ``for_cache`` (the last level, where matches end, is not run).
 
     Raises
     ------
@@ -881,7 +882,9 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         op = np.asarray(view.batch.op)[task_upd]
         kind = np.asarray(plans.pair_kind)[task_plan]
         plus = (op > 0) == (kind == 1)
+        counts = counts * np.asarray(plans.weight, dtype=np.int64)[task_plan]
         np.add.at(out[:, 0], task_upd[plus], counts[plus])
         np.add.at(out[:, 1], task_upd[~plus], counts[~plus])
+        out //= int(plans.divisor)
     return acc, out
 

@@ -1,0 +1,364 @@
+"""numba kernels that count a delta plan's counting group from candidate-set sizes.
+
+Map: :func:`_partition_tables` (set partitions and Möbius coefficients, built at
+import) < :func:`_mobius` (one collision set) < :func:`group_count` (the whole
+group of one partial match). Used by :mod:`warpmatch.stream._cpu_delta`.
+
+The counting group (:mod:`warpmatch.stream.delta`) is a set of query vertices,
+pairwise non-adjacent, whose backward neighbours are all matched: given the
+core match ``M``, each has a candidate set ``C_u`` and the group's count is the
+number of injective assignments. Sets whose labels cannot collide multiply;
+twins (identical candidates) give a falling factorial; any other collision
+set of ``g <= GROUP_MAX`` vertices is counted by Möbius inversion over the set
+partitions of its members (inclusion–exclusion of the intersections).
+DESIGN.md: count mode never enumerates what it can count.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..engine._borrow import borrow
+
+from ._cpu_local import ABASE, AGEN, CST, GKEY, GVAL, MIDX, STAMP
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_PVL, S_RESPOS,
+                        S_RESPTR, accept, arrays, bounds, gen_list, next_entry, pjk, pjk1, pv)
+from .delta import GROUP_MAX
+
+INT64_MAX = np.int64(2**63 - 1)
+
+
+def _partition_tables(gmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Set partitions of ``{0..g-1}`` for ``g = 0..gmax`` with their Möbius coefficients.
+
+    The number of injective maps of ``g`` vertices with candidate sets ``C_i`` is
+    ``Σ_π Π_{B ∈ π} (-1)^{|B|-1} (|B|-1)! |∩_{i ∈ B} C_i|`` over the set partitions
+    ``π`` (Möbius inversion on the partition lattice; for two sets
+    ``|C_1||C_2| - |C_1 ∩ C_2|``). Returns ``start[g]`` (first partition of size
+    ``g``, ``start[gmax + 1]`` the end), ``nblocks``, ``blocks`` (bit masks, one row
+    per partition) and ``coef``.
+    """
+    start, nb, blocks, coef = [], [], [], []
+
+    def parts(items: list[int]) -> list[list[list[int]]]:
+        if not items:
+            return [[]]
+        head, rest = items[0], items[1:]
+        out = []
+        for p in parts(rest):
+            out.append([[head]] + p)
+            for i in range(len(p)):
+                out.append(p[:i] + [[head] + p[i]] + p[i + 1:])
+        return out
+
+    for g in range(gmax + 1):
+        start.append(len(coef))
+        for p in parts(list(range(g))):
+            c = 1
+            row = [0] * max(gmax, 1)
+            for i, blk in enumerate(p):
+                c *= (-1) ** (len(blk) - 1) * math.factorial(len(blk) - 1)
+                row[i] = sum(1 << x for x in blk)
+            nb.append(len(p))
+            blocks.append(row)
+            coef.append(c)
+    start.append(len(coef))
+    return (np.array(start, np.int64), np.array(nb, np.int64),
+            np.array(blocks, np.int64).reshape(len(coef), max(gmax, 1)),
+            np.array(coef, np.int64))
+
+
+_P_START, _P_NB, _P_BLOCKS, _P_COEF = _partition_tables(GROUP_MAX)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mul(a, b, err):
+    """``a * b`` for counts (non-negative); sets ``err[0]`` on int64 overflow."""
+    if a == 0 or b == 0:
+        return np.int64(0)
+    if a > INT64_MAX // b:
+        err[0] = 1
+        return np.int64(0)
+    return a * b
+
+
+@njit(cache=True, nogil=True)
+def _in_sorted(arr, row, n, x):
+    """Is ``x`` in the sorted ``arr[row, :n]``?"""
+    lo = np.int64(0)
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[row, mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < n and arr[row, lo] == x
+
+
+@njit(cache=True, nogil=True)
+def _mobius(g, gbuf, glen, err):
+    """Injective assignments of ``g`` group vertices with candidate lists ``gbuf[r, :glen[r]]``."""
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    gbuf, glen, err = borrow(gbuf), borrow(glen), borrow(err)
+    inter = np.zeros(1 << g, np.int64)
+    for msk in range(1, 1 << g):
+        # the smallest member list drives the intersection; the others are searched
+        base = -1
+        for r in range(g):
+            if (msk >> r) & 1 and (base < 0 or glen[r] < glen[base]):
+                base = r
+        if msk == (1 << base):
+            inter[msk] = glen[base]
+            continue
+        cnt = np.int64(0)
+        for q in range(glen[base]):
+            x = gbuf[base, q]
+            ok = True
+            for r in range(g):
+                if r != base and (msk >> r) & 1 and not _in_sorted(gbuf, r, glen[r], x):
+                    ok = False
+                    break
+            if ok:
+                cnt += 1
+        inter[msk] = cnt
+    total = np.int64(0)
+    for pi in range(_P_START[g], _P_START[g + 1]):
+        term = _P_COEF[pi]
+        neg = term < 0
+        term = -term if neg else term
+        for bi in range(_P_NB[pi]):
+            term = _mul(term, inter[_P_BLOCKS[pi, bi]], err)
+        total = total - term if neg else total + term
+    if total < 0:            # pragma: no cover - an exact count is never negative
+        err[0] = 2
+        return np.int64(0)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
+          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j,
+          p, M, mark, ls, cbuf, aoff, aent):
+    """How many candidates group depth ``d`` has (injective against ``M[:nm]`` only)."""
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
+    lo_val, hiv = bounds(pg, j, d, M)
+    local = mark.shape[0] > 0
+    if local:
+        g = ls[AGEN, d]
+        b0 = pv(pg, S_BNPOS, g)
+        a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
+        lo = aoff[a]
+        hi = aoff[a + 1]
+        base = ls[CST, d]
+        dbit = np.uint64(1) << np.uint64(d)
+        gov = 0
+        glab = np.int64(-1)
+    else:
+        g, gov, lo, hi, hiv = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                       bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
+                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, d, M)
+        glab = pv(pg, S_BNEL, g)
+        base = np.int64(0)
+        dbit = np.uint64(0)
+    nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                       bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
+                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, gov, pv(pg,
+                                       S_BNDIR, g))
+    cnt = np.int64(0)
+    z = lo
+    while z < hi:
+        if local:
+            c = np.int64(cbuf[base + aent[z]])
+            z += 1
+            if c >= hiv:
+                break
+            if c <= lo_val or mark[c] & dbit == 0:
+                continue
+        else:
+            c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_a, lab_a, ins_a, dl_a)
+            if c < 0:
+                break
+        if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                  pg, d, nm, c, g, j, p, M):
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
+            o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, j, p,
+            gs, M, mark, ls, cbuf, aoff, aent):
+    """Candidates of group depth ``d`` injective against ``M[:gs]`` (see :func:`group_count`)."""
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
+    # the deepest matched vertex the candidate set depends on
+    x = np.int64(1)
+    for t in range(pjk1(pg, S_BNPTR, j, d), pjk1(pg, S_BNPTR, j, d + 1)):
+        x = max(x, pv(pg, S_BNPOS, t))
+    for t in range(pjk1(pg, S_RESPTR, j, d), pjk1(pg, S_RESPTR, j, d + 1)):
+        x = max(x, pv(pg, S_RESPOS, t))
+    key = ls[STAMP, x]
+    if ls[GKEY, d] == key:
+        raw = ls[GVAL, d]
+    else:
+        raw = _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                    o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
+                    mask, pg, d, 0, j, p, M, mark, ls, cbuf, aoff, aent)
+        ls[GKEY, d] = key
+        ls[GVAL, d] = raw
+    if raw == 0:
+        return np.int64(0)
+    # the matched vertices that are candidates themselves
+    lo_val, hiv = bounds(pg, j, d, M)
+    dbit = np.uint64(1) << np.uint64(d)
+    want = pjk(pg, S_PVL, j, d)
+    for i in range(gs):
+        li = pjk(pg, S_PVL, j, i)
+        if want != -1 and li != -1 and li != want:
+            continue
+        c = M[i]
+        if c <= lo_val or c >= hiv:
+            continue
+        if mark.shape[0] > 0 and mark[c] & dbit == 0:
+            continue
+        if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                  pg, d, 0, c, -1, j, p, M):
+            raw -= 1
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+                o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+                pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent, gbuf, glen, err):
+    """Injective assignments of the counting group (depths ``gs..k-1``) given ``M[:gs]``.
+
+    A member's candidates come from its local adjacency list when the task
+    built its local candidate space (``mark`` not empty), else from the
+    shortest backward row. A member alone in its collision set is counted
+    without the injectivity test and cached under the stamp of the deepest
+    vertex its candidates depend on (``ls[STAMP]``): the next partial matches
+    that share it only subtract the matched vertices that fall into the set
+    (those with a label it can take). Returns ``(count, gbuf)``: ``gbuf``
+    (``GROUP_MAX`` rows) is replaced by a wider one when a list is longer than
+    its rows; ``err[0]`` is set on an int64 overflow.
+    """
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
+    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
+    bi_elab = borrow(bi_elab)
+    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
+    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
+    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    ls, glen, err = borrow(ls), borrow(glen), borrow(err)
+    local = mark.shape[0] > 0
+    total = np.int64(1)
+    nc = 0
+    for d in range(gs, k):
+        nc = max(nc, pjk(pg, S_GCOMP, j, d) + 1)
+    for cc in range(nc):
+        size = 0
+        first = -1
+        for d in range(gs, k):
+            if pjk(pg, S_GCOMP, j, d) == cc:
+                if first < 0:
+                    first = d
+                size += 1
+        if size == 1:
+            x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                        oi_dl, mask, pg, first, j, p, gs, M, mark, ls, cbuf, aoff, aent)
+            if x == 0:
+                return np.int64(0), gbuf
+            total = _mul(total, x, err)
+            continue
+        if pjk(pg, S_GTWIN, j, first) == 1:
+            # twins: the same candidates, X (X-1) ... (X-size+1) injective choices
+            x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                        oi_dl, mask, pg, first, j, p, gs, M, mark, ls, cbuf, aoff, aent)
+            if x < size:
+                return np.int64(0), gbuf
+            for i in range(size):
+                total = _mul(total, x - i, err)
+            continue
+        r = 0
+        for d in range(gs, k):
+            if pjk(pg, S_GCOMP, j, d) != cc:
+                continue
+            lo_val, hiv = bounds(pg, j, d, M)
+            if local:
+                g = ls[AGEN, d]
+                b0 = pv(pg, S_BNPOS, g)
+                a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
+                lo = aoff[a]
+                hi = aoff[a + 1]
+                base = ls[CST, d]
+                dbit = np.uint64(1) << np.uint64(d)
+                gov = 0
+                glab = np.int64(-1)
+            else:
+                g, gov, lo, hi, hiv = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
+                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins,
+                                               o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                                               oi_dl, mask, pg, j, d, M)
+                glab = pv(pg, S_BNEL, g)
+                base = np.int64(0)
+                dbit = np.uint64(0)
+            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
+                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins,
+                                               o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                                               oi_dl, mask, gov, pv(pg, S_BNDIR, g))
+            if hi - lo > gbuf.shape[1]:
+                wider = np.empty((gbuf.shape[0], max(hi - lo, 2 * gbuf.shape[1])), np.int64)
+                for rr in range(r):
+                    wider[rr, :glen[rr]] = gbuf[rr, :glen[rr]]
+                gbuf = wider
+            cnt = np.int64(0)
+            z = lo
+            while z < hi:
+                if local:
+                    c = np.int64(cbuf[base + aent[z]])
+                    z += 1
+                    if c >= hiv:
+                        break
+                    if c <= lo_val or mark[c] & dbit == 0:
+                        continue
+                else:
+                    c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_a, lab_a, ins_a, dl_a)
+                    if c < 0:
+                        break
+                if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                          o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
+                          oi_ins, oi_dl, mask, pg, d, gs, c, g, j, p, M):
+                    gbuf[r, cnt] = c
+                    cnt += 1
+            if cnt == 0:
+                return np.int64(0), gbuf
+            glen[r] = cnt
+            r += 1
+        total = _mul(total, _mobius(size, gbuf, glen, err), err)
+        if total == 0:
+            return np.int64(0), gbuf
+    return total, gbuf

@@ -1,0 +1,281 @@
+"""Candidate filter of continuous matching: which query vertices each data vertex may match.
+
+Map: :class:`NlfFilter` (the state and its per-batch update) < the numba kernels
+``_count_all`` (a full build), ``_refresh`` (exact masks of the vertices the
+last batch touched) and ``_overlay_counts`` (this batch's touched vertices).
+
+Per data vertex ``v`` the filter keeps one bit per query vertex ``u`` (``k <=
+64``, so a ``uint64``): bit ``u`` is set iff ``v`` has ``u``'s label (or ``u``
+is a wildcard) and, in every direction, at least as many neighbours of each
+query label, and at least as many neighbours in all, as ``u`` has in the
+query: the label, degree and neighbourhood-label-frequency filters (LDF/NLF)
+of the subgraph-matching literature (GraphQL, CFL; RapidFlow keeps the same
+NLF counts for its candidate index, §4). A search only enumerates data
+vertices whose bit is set, and an update whose endpoints carry no bit of a
+plan's first two query vertices creates no task at all (DESIGN.md: "updates
+that cannot match cost nothing").
+
+The counts behind the masks are maintained incrementally, per touched vertex:
+
+- The masks a batch's searches read must hold for every state ``S_p`` of the
+  batch, so a touched vertex gets the mask of the *union* of its versions (every
+  entry of its overlay row, deleted ones included): a superset of each state's
+  neighbourhood, so the filter never removes a match (it only prunes less for
+  the few touched vertices).
+- The counts kept for the next batch are the state after the batch (the
+  overlay entries alive at the end, ``dl == NEVER``); the next batch first
+  restores the exact masks of the vertices this one touched.
+
+What differs from RapidFlow: no per-query-edge candidate relations (its
+"global views"); the masks are the whole index, so one bit test replaces the
+vertex-label test in the search. Edge labels are not counted (a sound,
+coarser filter).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ..query.model import ANY, Query
+from .types import NEVER, BatchView
+
+__all__ = ["NlfFilter"]
+
+
+@njit(cache=True, nogil=True)
+def _mask_of(cnt, v, lab, qlab, req):
+    """The bits of the query vertices ``v`` may match, from its count row ``cnt[v]``."""
+    k = req.shape[0]
+    K = req.shape[1]
+    m = np.uint64(0)
+    for u in range(k):
+        if qlab[u] != -1 and qlab[u] != lab:
+            continue
+        ok = True
+        for key in range(K):
+            if cnt[v, key] < req[u, key]:
+                ok = False
+                break
+        if ok:
+            m |= np.uint64(1) << np.uint64(u)
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _count_all(n, start, deg, nbr, off, nq1, lab_idx, cnt):
+    """Count rows ``0..n-1`` of one direction (storage rows) into ``cnt[:, off:off+nq1]``."""
+    for v in range(min(n, start.shape[0])):
+        s = start[v]
+        d = deg[v]
+        cnt[v, off] = d
+        for z in range(s, s + d):
+            li = lab_idx[nbr[z]]
+            if li >= 0:
+                cnt[v, off + 1 + li] += 1
+
+
+@njit(cache=True, nogil=True)
+def _masks_all(n, lab_idx, qlab, req, cnt, mask):
+    for v in range(n):
+        mask[v] = _mask_of(cnt, v, lab_idx[v], qlab, req)
+
+
+@njit(cache=True, nogil=True)
+def _refresh(vs, lab_idx, qlab, req, cnt, mask):
+    """Exact masks (from the kept counts) of the vertices ``vs``."""
+    for i in range(vs.shape[0]):
+        v = vs[i]
+        mask[v] = _mask_of(cnt, v, lab_idx[v], qlab, req)
+
+
+@njit(cache=True, nogil=True)
+def _row_counts(r, off_arr, nbr, dl, lab_idx, nq1, union, final):
+    """Union (every version) and final (alive after the batch) counts of overlay row ``r``."""
+    for key in range(nq1):
+        union[key] = 0
+        final[key] = 0
+    for z in range(off_arr[r], off_arr[r + 1]):
+        li = lab_idx[nbr[z]]
+        union[0] += 1
+        if li >= 0:
+            union[1 + li] += 1
+        if dl[z] == NEVER:
+            final[0] += 1
+            if li >= 0:
+                final[1 + li] += 1
+
+
+@njit(cache=True, nogil=True)
+def _overlay_counts(rows, o_idx, o_off, o_nbr, o_dl, oi_idx, oi_off, oi_nbr, oi_dl, directed,
+                    nq1, lab_idx, qlab, req, cnt, mask):
+    """Masks of the batch's union for the touched vertices ``rows``; counts := final.
+
+    A directed vertex may be touched in one direction only: the other
+    direction's counts are the kept ones (unchanged in the batch).
+    """
+    K = cnt.shape[1]
+    ucnt = np.empty((1, K), np.int64)
+    union = np.empty(nq1, np.int64)
+    final = np.empty(nq1, np.int64)
+    for i in range(rows.shape[0]):
+        x = rows[i]
+        for key in range(K):
+            ucnt[0, key] = cnt[x, key]
+        r = o_idx[x]
+        if r >= 0:
+            _row_counts(r, o_off, o_nbr, o_dl, lab_idx, nq1, union, final)
+            for key in range(nq1):
+                ucnt[0, key] = union[key]
+                cnt[x, key] = final[key]
+        if directed:
+            r = oi_idx[x]
+            if r >= 0:
+                _row_counts(r, oi_off, oi_nbr, oi_dl, lab_idx, nq1, union, final)
+                for key in range(nq1):
+                    ucnt[0, nq1 + key] = union[key]
+                    cnt[x, nq1 + key] = final[key]
+        mask[x] = _mask_of(ucnt, 0, lab_idx[x], qlab, req)
+
+
+class NlfFilter:
+    """Label, degree and neighbour-label masks of the data vertices (module docstring).
+
+    Parameters
+    ----------
+    query : Query
+        The query whose vertices the bits stand for.
+    directed : bool
+        Whether the data graph is directed (in- and out-neighbours are counted
+        apart).
+
+    Notes
+    -----
+    :meth:`masks` is called once per batch, before the batch is applied. It is
+    incremental when it sees the batches of one
+    :class:`~warpmatch.stream.dynamic.DynamicGraph` in order (``graph`` given);
+    otherwise it rebuilds from the view's storage, in ``O(edges)``.
+    """
+
+    def __init__(self, query: Query, directed: bool) -> None:
+        k = query.k
+        labs = sorted({int(x) for x in query.vertex_labels.tolist() if x != ANY})
+        self.qlabels = np.asarray(labs, dtype=np.int64)
+        self.nq1 = len(labs) + 1
+        self.directed = bool(directed)
+        ndir = 2 if directed else 1
+        self.qlab = np.full(k, -1, dtype=np.int64)           # label index of u, -1 = any
+        for u in range(k):
+            if query.vertex_labels[u] != ANY:
+                self.qlab[u] = labs.index(int(query.vertex_labels[u]))
+        req = np.zeros((k, ndir * self.nq1), dtype=np.int64)
+        for a, b in query.edges.tolist():
+            for x, y, dr in ((a, b, 0), (b, a, 1 if directed else 0)):
+                off = dr * self.nq1
+                req[x, off] += 1
+                if self.qlab[y] >= 0:
+                    req[x, off + 1 + self.qlab[y]] += 1
+        self.req = req
+        self.K = ndir * self.nq1
+        self.cnt = np.zeros((0, self.K), dtype=np.int64)
+        self.mask = np.zeros(0, dtype=np.uint64)
+        self.lab_idx = np.zeros(0, dtype=np.int64)
+        self.n = 0
+        self._graph: Any = None
+        self._state: int | None = None
+        self._last_batch: Any = None
+        self._touched = np.zeros(0, dtype=np.int64)
+
+    def _grow(self, n: int) -> None:
+        cap = self.mask.shape[0]
+        if n <= cap:
+            return
+        new = max(n, int(cap * 1.5) + 16)
+        cnt = np.zeros((new, self.K), dtype=np.int64)
+        cnt[:cap] = self.cnt
+        mask = np.zeros(new, dtype=np.uint64)
+        mask[:cap] = self.mask
+        lab = np.full(new, -1, dtype=np.int64)
+        lab[:cap] = self.lab_idx
+        self.cnt, self.mask, self.lab_idx = cnt, mask, lab
+
+    def _labels(self, view: BatchView, lo: int, hi: int) -> None:
+        """Label indices of vertices ``lo..hi-1`` (labels never change)."""
+        if hi <= lo:
+            return
+        self.lab_idx[lo:hi] = -1
+        vl = np.asarray(view.vlabel)
+        if vl.shape[0] == 0 or self.qlabels.size == 0:
+            return
+        v = vl[lo:hi].astype(np.int64)
+        pos = np.minimum(np.searchsorted(self.qlabels, v), self.qlabels.size - 1)
+        hit = self.qlabels[pos] == v
+        self.lab_idx[lo:hi] = np.where(hit, pos, -1)
+
+    def _rebuild(self, view: BatchView) -> None:
+        n = int(view.n)
+        self._grow(n)
+        self.cnt[:] = 0
+        self.mask[:] = 0
+        self._labels(view, 0, n)
+        _count_all(n, view.b_start, view.b_deg, view.b_nbr, 0, self.nq1, self.lab_idx,
+                   self.cnt)
+        if self.directed:
+            _count_all(n, view.bi_start, view.bi_deg, view.bi_nbr, self.nq1, self.nq1,
+                       self.lab_idx, self.cnt)
+        _masks_all(n, self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
+        self.n = n
+
+    def masks(self, view: BatchView, graph: Any = None) -> np.ndarray:
+        """The masks a batch's searches read (``uint64``, at least ``view.n`` long).
+
+        Parameters
+        ----------
+        view : BatchView
+            The batch (its storage is ``S_0``, its overlay every version).
+        graph : DynamicGraph, optional
+            The graph the view comes from; without it (or when the view is
+            not the batch after the last one seen) the counts are rebuilt
+            from the view's storage.
+
+        Returns
+        -------
+        numpy.ndarray
+            Valid until the next call.
+        """
+        state = getattr(graph, "_state", None)
+        pending = getattr(graph, "_pending", ())
+        last_applied = self._last_batch is not None and self._last_batch not in pending
+        incremental = (graph is not None and graph is self._graph and state is not None
+                       and self._state is not None
+                       and (state == self._state
+                            or (state == self._state + 1 and last_applied)))
+        n = int(view.n)
+        if not incremental:
+            self._rebuild(view)
+        else:
+            self._grow(n)
+            if n > self.n:
+                self.cnt[self.n:n] = 0
+                self._labels(view, self.n, n)
+                self._refresh_new(self.n, n)
+                self.n = n
+            _refresh(self._touched, self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
+        o_rows = np.asarray(view.o_rows, dtype=np.int64)
+        if self.directed:
+            rows = np.union1d(o_rows, np.asarray(view.oi_rows, dtype=np.int64))
+        else:
+            rows = o_rows
+        _overlay_counts(rows, view.o_idx, view.o_off, view.o_nbr, view.o_dl, view.oi_idx,
+                        view.oi_off, view.oi_nbr, view.oi_dl, self.directed, self.nq1,
+                        self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
+        self._touched = rows
+        self._graph = graph
+        self._state = state
+        self._last_batch = view.batch
+        return self.mask
+
+    def _refresh_new(self, lo: int, hi: int) -> None:
+        _refresh(np.arange(lo, hi, dtype=np.int64), self.lab_idx, self.qlab, self.req,
+                 self.cnt, self.mask)
