@@ -22,9 +22,11 @@ from numba import njit
 
 from ..engine._borrow import borrow
 
-from ._cpu_local import ABASE, AGEN, CST, GKEY, GVAL, MIDX, STAMP
-from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_PVL, S_RESPOS,
-                        S_RESPTR, accept, arrays, bounds, gen_list, next_entry, pjk, pjk1, pv)
+from ..engine._cpu_kernels import _gallop
+from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, GKEY, GVAL, MIDX, STAMP
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_ORDER, S_PVL,
+                        S_RESPOS, S_RESPTR, _lower_bound, accept, arrays, bounds, gen_list,
+                        next_entry, pjk, pjk1, pv, row_dir)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)
@@ -154,6 +156,12 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
     lo_val, hiv = bounds(pg, j, d, M)
     local = mark.shape[0] > 0
+    b_lo = pjk1(pg, S_BNPTR, j, d)
+    nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
+    if not local and nbk > 1:
+        return _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+                          o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
+                          oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j, p, M, ls, lo_val, hiv)
     if local:
         g = ls[AGEN, d]
         b0 = pv(pg, S_BNPOS, g)
@@ -173,8 +181,8 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
         dbit = np.uint64(0)
     nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
                                        bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, gov, pv(pg,
-                                       S_BNDIR, g))
+                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, gov,
+                                       pv(pg, S_BNDIR, g))
     cnt = np.int64(0)
     z = lo
     while z < hi:
@@ -192,6 +200,97 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
         if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
                   pg, d, nm, c, g, j, p, M):
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _alive(q, hi, c, ov, p, lab, nbr_a, lab_a, ins_a, dl_a):
+    """Does a version of ``c`` at position ``q`` (the first ``>= c``) live at ``p`` with
+    label ``lab`` (-1 any)?"""
+    check_lab = lab != -1 and lab_a.shape[0] > 0
+    while q < hi and nbr_a[q] == c:
+        if ov == 0 or (ins_a[q] < p and p <= dl_a[q]):
+            if not check_lab or lab_a[q] == lab:
+                return True
+        q += 1
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
+               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
+               pg, d, nm, j, p, M, ls, lo_val, hiv):
+    """Candidates of depth ``d`` by intersecting its backward rows: the shortest row
+    drives, every other one keeps a cursor that only moves forward (galloping), so
+    ``|N(x) ∩ N(y)|`` costs a merge, not a binary search per entry (the static
+    engine's intersection, :mod:`warpmatch.engine._cpu_kernels`). Counts the
+    candidates the mask allows, within the restriction bounds, injective against
+    ``M[:nm]``."""
+    b_start, b_deg, b_nbr = borrow(b_start), borrow(b_deg), borrow(b_nbr)
+    b_elab, bi_start, bi_deg = borrow(b_elab), borrow(bi_start), borrow(bi_deg)
+    bi_nbr, bi_elab, o_idx = borrow(bi_nbr), borrow(bi_elab), borrow(o_idx)
+    o_off, o_nbr, o_elab = borrow(o_off), borrow(o_nbr), borrow(o_elab)
+    o_ins, o_dl, oi_idx = borrow(o_ins), borrow(o_dl), borrow(oi_idx)
+    oi_off, oi_nbr, oi_elab = borrow(oi_off), borrow(oi_nbr), borrow(oi_elab)
+    oi_ins, oi_dl, mask = borrow(oi_ins), borrow(oi_dl), borrow(mask)
+    pg, M, ls = borrow(pg), borrow(M), borrow(ls)
+    b_lo = pjk1(pg, S_BNPTR, j, d)
+    nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
+    drv = 0
+    for e in range(nbk):
+        t = b_lo + e
+        dr = pv(pg, S_BNDIR, t)
+        ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
+                             oi_elab, oi_ins, oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr)
+        ls[CUR, e] = lo
+        ls[CHI, e] = hi
+        ls[COV, e] = ov
+        ls[CDR, e] = dr
+        if hi - lo < ls[CHI, drv] - ls[CUR, drv]:
+            drv = e
+    qbit = np.uint64(pjk(pg, S_ORDER, j, d))
+    dov = ls[COV, drv]
+    dnbr, dlab, dins, ddl = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
+                                   bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
+                                   oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, dov,
+                                   ls[CDR, drv])
+    z = ls[CUR, drv]
+    end = ls[CHI, drv]
+    if lo_val >= 0:
+        z = _lower_bound(dnbr, z, end, lo_val + 1)
+    glab = pv(pg, S_BNEL, b_lo + drv)
+    cnt = np.int64(0)
+    while z < end:
+        c, z = next_entry(z, end, dov, glab, hiv, p, dnbr, dlab, dins, ddl)
+        if c < 0:
+            break
+        if (mask[c] >> qbit) & np.uint64(1) == 0:
+            continue
+        ok = True
+        for e in range(nbk):
+            if e == drv:
+                continue
+            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
+                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
+                                               o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
+                                               oi_ins, oi_dl, mask, ls[COV, e], ls[CDR, e])
+            q = _gallop(nbr_a, ls[CUR, e], ls[CHI, e], c)
+            ls[CUR, e] = q
+            if q >= ls[CHI, e]:
+                return cnt           # a row is exhausted: no later candidate is in it
+            if nbr_a[q] != c or not _alive(q, ls[CHI, e], c, ls[COV, e], p,
+                                           pv(pg, S_BNEL, b_lo + e), nbr_a, lab_a, ins_a, dl_a):
+                ok = False
+                break
+        if not ok:
+            continue
+        for jj in range(nm):
+            if M[jj] == c:
+                ok = False
+                break
+        if ok:
             cnt += 1
     return cnt
 

@@ -50,7 +50,10 @@ CST, CLN, ABASE, AGEN, MIDX = 0, 1, 2, 3, 4
 #: running counter), and per group depth the stamp its cached count belongs to and
 #: the count (:func:`warpmatch.stream._cpu_group.group_count`)
 STAMP, GKEY, GVAL = 5, 6, 7
-LS_ROWS = 8
+#: rows of ``ls`` that hold an intersection's cursors, one column per backward edge
+#: (:func:`warpmatch.stream._cpu_group._scan`): position, end, row kind, direction
+CUR, CHI, COV, CDR = 8, 9, 10, 11
+LS_ROWS = 12
 
 
 @njit(cache=True, nogil=True)
