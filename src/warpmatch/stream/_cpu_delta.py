@@ -48,7 +48,7 @@ from .delta import GROUP_MAX
 def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
           o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, u, j,
           fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
-          cnt, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op):
+          cnt, flag, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op):
     """Raw count of update ``u`` under plan ``j`` (rows written to ``rows[base:]`` if ``fill``).
 
     With ``mark`` (not empty), the task first builds its local candidate space
@@ -65,6 +65,7 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
     pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
     hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
+    flag = borrow(flag)
     cnt, ls, u_src, u_dst = borrow(cnt), borrow(ls), borrow(u_src), borrow(u_dst)
     u_op = borrow(u_op)
     k = pg[0]
@@ -112,7 +113,7 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     n, gbuf = _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                    o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
                    mask, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
-                   err, mark, ls, cbuf, aoff, aent)
+                   err, mark, flag, ls, cbuf, aoff, aent)
     if mark.shape[0] > 0:
         unmark(k, mark, cbuf, ls)
     return n, gbuf, cbuf, aoff, aent, pbuf
@@ -122,7 +123,7 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
 def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, p, k,
          fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,
-         mark, ls, cbuf, aoff, aent):
+         mark, flag, ls, cbuf, aoff, aent):
     """Depths ``2 .. group_start - 1`` by backtracking from ``M[0], M[1]``; the counting
     group by :func:`._cpu_group.group_count`. Returns ``(raw count, gbuf)``.
 
@@ -140,6 +141,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
     mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
     pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
     hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
+    flag = borrow(flag)
     ls = borrow(ls)
     gs = pv(pg, S_GS, j)
     local = mark.shape[0] > 0
@@ -151,7 +153,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
             return np.int64(1), gbuf
         return group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
                            o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                           oi_ins, oi_dl, mask, pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent,
+                           oi_ins, oi_dl, mask, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent,
                            gbuf, glen, err)
     n = np.int64(0)
     lov = np.empty(k, np.int64)
@@ -230,7 +232,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
                     gc, gbuf = group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
                                            bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
                                            oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                                           pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent,
+                                           pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent,
                                            gbuf, glen, err)
                     if n > INT64_MAX - gc:
                         err[0] = 1
@@ -252,7 +254,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
 def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
                pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchunks, mark,
-               cnt, u_src, u_dst, u_op):
+               cnt, flag, u_src, u_dst, u_op):
     """Tasks ``ch, ch + nchunks, ...``; returns the overflow flag."""
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
@@ -264,6 +266,7 @@ def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
     mask, pg, task_upd, task_plan = borrow(mask), borrow(pg), borrow(task_upd), borrow(task_plan)
     out_off, rows, counts, mark = borrow(out_off), borrow(rows), borrow(counts), borrow(mark)
     cnt, u_src, u_dst, u_op = borrow(cnt), borrow(u_src), borrow(u_dst), borrow(u_op)
+    flag = borrow(flag)
     T = task_upd.shape[0]
     k = pg[0]
     # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
@@ -292,7 +295,7 @@ def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
             b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
             o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
             pg, task_upd[tk], task_plan[tk], fill, base, rows, M, pos, end, gen, gov, hiv,
-            gbuf, glen, e, mark, cnt, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op)
+            gbuf, glen, e, mark, cnt, flag, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op)
         counts[tk] = c
     alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size
              + glen_.size + ls_.size)
@@ -303,7 +306,7 @@ def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
 def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg,
               task_upd, task_plan, fill, out_off, rows, counts, nchunks, err,
-              marks, cnts, u_src, u_dst, u_op):
+              marks, cnts, flags, u_src, u_dst, u_op):
     """Run every task; ``counts[t]`` = raw count of task ``t`` (one parallel region).
 
     With ``fill``, task ``t`` also writes its rows (query-vertex order) to
@@ -314,6 +317,8 @@ def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, 
     chunks are handed out as workers free up. ``err[ch]`` is set on an int64
     overflow. ``marks``/``cnts`` (``[threads, n]``, zero) are each worker's
     local-candidate scratch; ``marks`` with 0 columns: no local candidate spaces.
+    ``flags`` (``[threads, n]``) are each worker's marked rows of the group count
+    (:func:`._cpu_group._intersect`; any content: tags are checked).
     Every argument is borrowed once here (:mod:`warpmatch.engine._borrow`).
     """
     b_start = borrow(b_start)
@@ -345,6 +350,7 @@ def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, 
                              oi_elab, oi_ins, oi_dl, mask, pg, task_upd, task_plan, fill, out_off,
                              rows,
                              counts, ch, nchunks, borrow(marks[tid]), borrow(cnts[tid]),
+                             borrow(flags[tid]),
                              u_src, u_dst, u_op)
 
 
@@ -352,7 +358,7 @@ def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, 
 def run_tasks_serial(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
                      o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
                      oi_dl, mask, pg, task_upd, task_plan, fill, out_off, rows, counts, err,
-                     mark, cnt, u_src, u_dst, u_op):
+                     mark, cnt, flag, u_src, u_dst, u_op):
     """:func:`run_tasks` on the calling thread (no parallel region)."""
     b_start = borrow(b_start)
     b_deg = borrow(b_deg)
@@ -378,7 +384,7 @@ def run_tasks_serial(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi
     err[0] = _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
                         o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
                         oi_dl, mask, borrow(pg), task_upd, task_plan, fill, out_off, rows, counts,
-                        0, 1, borrow(mark), borrow(cnt), u_src, u_dst, u_op)
+                        0, 1, borrow(mark), borrow(cnt), borrow(flag), u_src, u_dst, u_op)
 
 
 @njit(cache=True, nogil=True)

@@ -23,13 +23,16 @@ from numba import njit
 from ..engine._borrow import borrow
 
 from ..engine._cpu_kernels import _gallop
-from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, GKEY, GVAL, MIDX, STAMP
-from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_ORDER, S_PVL,
-                        S_RESPOS, S_RESPTR, _lower_bound, accept, arrays, bounds, gen_list,
+from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF, S_ORDER,
+                        S_PVL,
+                        S_RESPOS, S_RESPTR, BIG, _lower_bound, accept, arrays, bounds, gen_list, has,
                         next_entry, pjk, pjk1, pv, row_dir)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)
+#: an upper bound above every vertex id (ids are int32)
+BIG_ID = np.int64(1) << np.int64(40)
 
 
 def _partition_tables(gmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -143,7 +146,7 @@ def _mobius(g, gbuf, glen, err):
 @njit(cache=True, nogil=True)
 def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
           o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j,
-          p, M, mark, ls, cbuf, aoff, aent):
+          p, M, mark, flag, ls, cbuf, aoff, aent):
     """How many candidates group depth ``d`` has (injective against ``M[:nm]`` only)."""
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
@@ -153,15 +156,46 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
     oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
     mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    flag = borrow(flag)
     ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
     lo_val, hiv = bounds(pg, j, d, M)
     local = mark.shape[0] > 0
     b_lo = pjk1(pg, S_BNPTR, j, d)
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
+    if not local and nbk == 1 and lo_val < 0 and hiv == BIG and pjk(pg, S_LEAF, j, d):
+        # an unlabelled leaf: every entry of its one row alive at p (with the edge's
+        # label) is a candidate (RapidFlow counts its last level the same way)
+        t = b_lo
+        dr = pv(pg, S_BNDIR, t)
+        ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
+                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
+                             oi_elab, oi_ins, oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr)
+        lab = pv(pg, S_BNEL, t)
+        if ov == 0 and (lab == -1 or b_elab.shape[0] == 0):
+            cnt = hi - lo
+        else:
+            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
+                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
+                                               o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
+                                               oi_ins, oi_dl, mask, ov, dr)
+            cnt = np.int64(0)
+            z = lo
+            while z < hi:
+                c, z = next_entry(z, hi, ov, lab, BIG_ID, p, nbr_a, lab_a, ins_a, dl_a)
+                if c < 0:
+                    break
+                cnt += 1
+        for jj in range(nm):
+            if has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
+                   o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
+                   oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr, M[jj], p, lab):
+                cnt -= 1
+        return cnt
     if not local and nbk > 1:
         return _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
                           o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                          oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j, p, M, ls, lo_val, hiv)
+                          oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j, p, M, flag, ls, lo_val,
+                          hiv)
     if local:
         g = ls[AGEN, d]
         b0 = pv(pg, S_BNPOS, g)
@@ -220,13 +254,19 @@ def _alive(q, hi, c, ov, p, lab, nbr_a, lab_a, ins_a, dl_a):
 @njit(cache=True, nogil=True)
 def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-               pg, d, nm, j, p, M, ls, lo_val, hiv):
-    """Candidates of depth ``d`` by intersecting its backward rows: the shortest row
-    drives, every other one keeps a cursor that only moves forward (galloping), so
-    ``|N(x) ∩ N(y)|`` costs a merge, not a binary search per entry (the static
-    engine's intersection, :mod:`warpmatch.engine._cpu_kernels`). Counts the
-    candidates the mask allows, within the restriction bounds, injective against
-    ``M[:nm]``."""
+               pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
+    """Candidates of depth ``d`` by intersecting its backward rows.
+
+    The row of the shallowest backward vertex (usually an endpoint of the
+    update, the same for many partial matches) is *flagged* once in the
+    worker's tag array ``flag`` and reused while that vertex stays (``ls[FLG]``
+    remembers which row the tags hold); the shortest other row drives, one
+    tag load per entry; any further row keeps a cursor that only moves forward
+    (galloping, the static engine's intersection). So ``|N(x) ∩ N(y)|`` for a
+    fixed ``x`` costs ``|N(y)|`` loads, not a binary search per entry. Counts
+    the candidates the mask allows, within the restriction bounds, injective
+    against ``M[:nm]``.
+    """
     b_start, b_deg, b_nbr = borrow(b_start), borrow(b_deg), borrow(b_nbr)
     b_elab, bi_start, bi_deg = borrow(b_elab), borrow(bi_start), borrow(bi_deg)
     bi_nbr, bi_elab, o_idx = borrow(bi_nbr), borrow(bi_elab), borrow(o_idx)
@@ -234,10 +274,11 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
     o_ins, o_dl, oi_idx = borrow(o_ins), borrow(o_dl), borrow(oi_idx)
     oi_off, oi_nbr, oi_elab = borrow(oi_off), borrow(oi_nbr), borrow(oi_elab)
     oi_ins, oi_dl, mask = borrow(oi_ins), borrow(oi_dl), borrow(mask)
-    pg, M, ls = borrow(pg), borrow(M), borrow(ls)
+    pg, M, flag, ls = borrow(pg), borrow(M), borrow(flag), borrow(ls)
     b_lo = pjk1(pg, S_BNPTR, j, d)
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
-    drv = 0
+    fe = -1                          # the flagged edge
+    shallow = np.int64(1) << np.int64(40)
     for e in range(nbk):
         t = b_lo + e
         dr = pv(pg, S_BNDIR, t)
@@ -248,8 +289,44 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
         ls[CHI, e] = hi
         ls[COV, e] = ov
         ls[CDR, e] = dr
-        if hi - lo < ls[CHI, drv] - ls[CUR, drv]:
+        if flag.shape[0] > 1 and pv(pg, S_BNPOS, t) < shallow:
+            shallow = pv(pg, S_BNPOS, t)
+            fe = e
+    if fe >= 0:
+        key = ls[STAMP, shallow]
+        if ls[FLG, 0] != d or ls[FLG, 1] != key:
+            # tag the flagged row's entries alive at p with the edge's label; the tag
+            # counter lives in the array's last slot (a fresh one never matches)
+            top = flag.shape[0] - 1
+            tag = flag[top] + 1
+            if tag >= 2147483600:
+                flag[:] = 0
+                tag = 1
+            flag[top] = tag
+            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start,
+                                               bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
+                                               o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
+                                               oi_elab, oi_ins, oi_dl, mask, ls[COV, fe],
+                                               ls[CDR, fe])
+            flab = pv(pg, S_BNEL, b_lo + fe)
+            z = ls[CUR, fe]
+            while z < ls[CHI, fe]:
+                c, z = next_entry(z, ls[CHI, fe], ls[COV, fe], flab, BIG_ID, p, nbr_a, lab_a,
+                                  ins_a, dl_a)
+                if c < 0:
+                    break
+                flag[c] = tag
+            ls[FLG, 0] = d
+            ls[FLG, 1] = key
+            ls[FLG, 2] = tag
+        tag = ls[FLG, 2]
+    drv = -1
+    for e in range(nbk):
+        if e != fe and (drv < 0 or ls[CHI, e] - ls[CUR, e] < ls[CHI, drv] - ls[CUR, drv]):
             drv = e
+    if drv < 0:                      # pragma: no cover - a group member has 2+ edges here
+        drv = fe
+        fe = -1
     qbit = np.uint64(pjk(pg, S_ORDER, j, d))
     dov = ls[COV, drv]
     dnbr, dlab, dins, ddl = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
@@ -266,11 +343,13 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
         c, z = next_entry(z, end, dov, glab, hiv, p, dnbr, dlab, dins, ddl)
         if c < 0:
             break
+        if fe >= 0 and flag[c] != tag:
+            continue
         if (mask[c] >> qbit) & np.uint64(1) == 0:
             continue
         ok = True
         for e in range(nbk):
-            if e == drv:
+            if e == drv or e == fe:
                 continue
             nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
                                                bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
@@ -298,7 +377,7 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
 @njit(cache=True, nogil=True)
 def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
             o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, j, p,
-            gs, M, mark, ls, cbuf, aoff, aent):
+            gs, M, mark, flag, ls, cbuf, aoff, aent):
     """Candidates of group depth ``d`` injective against ``M[:gs]`` (see :func:`group_count`)."""
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
@@ -308,6 +387,7 @@ def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_
     o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
     oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
     mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    flag = borrow(flag)
     ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
     # the deepest matched vertex the candidate set depends on
     x = np.int64(1)
@@ -321,7 +401,7 @@ def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_
     else:
         raw = _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                     o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                    mask, pg, d, 0, j, p, M, mark, ls, cbuf, aoff, aent)
+                    mask, pg, d, 0, j, p, M, mark, flag, ls, cbuf, aoff, aent)
         ls[GKEY, d] = key
         ls[GVAL, d] = raw
     if raw == 0:
@@ -349,7 +429,7 @@ def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_
 @njit(cache=True, nogil=True)
 def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
                 o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                pg, j, p, gs, k, M, mark, ls, cbuf, aoff, aent, gbuf, glen, err):
+                pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen, err):
     """Injective assignments of the counting group (depths ``gs..k-1``) given ``M[:gs]``.
 
     A member's candidates come from its local adjacency list when the task
@@ -370,6 +450,7 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
     o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
     oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
     mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    flag = borrow(flag)
     ls, glen, err = borrow(ls), borrow(glen), borrow(err)
     local = mark.shape[0] > 0
     total = np.int64(1)
@@ -387,7 +468,7 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
         if size == 1:
             x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
                         o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                        oi_dl, mask, pg, first, j, p, gs, M, mark, ls, cbuf, aoff, aent)
+                        oi_dl, mask, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
             if x == 0:
                 return np.int64(0), gbuf
             total = _mul(total, x, err)
@@ -396,7 +477,7 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
             # twins: the same candidates, X (X-1) ... (X-size+1) injective choices
             x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
                         o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                        oi_dl, mask, pg, first, j, p, gs, M, mark, ls, cbuf, aoff, aent)
+                        oi_dl, mask, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
             if x < size:
                 return np.int64(0), gbuf
             for i in range(size):

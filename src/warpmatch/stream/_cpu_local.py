@@ -53,7 +53,10 @@ STAMP, GKEY, GVAL = 5, 6, 7
 #: rows of ``ls`` that hold an intersection's cursors, one column per backward edge
 #: (:func:`warpmatch.stream._cpu_group._scan`): position, end, row kind, direction
 CUR, CHI, COV, CDR = 8, 9, 10, 11
-LS_ROWS = 12
+#: row of ``ls`` that says which row the worker's flag array holds: the group depth,
+#: the stamp of the flagged vertex, the tag (:func:`warpmatch.stream._cpu_group._intersect`)
+FLG = 12
+LS_ROWS = 13
 
 
 @njit(cache=True, nogil=True)

@@ -51,8 +51,22 @@ View = namedtuple("View", [
 # s; per-plan rows of k (or k + 1) values, the flat bn/na/res arrays as they are.
 HEAD = 2
 (S_ORDER, S_PVL, S_BNPTR, S_BNPOS, S_BNDIR, S_BNEL, S_NAPTR, S_NAPOS, S_NADIR, S_RESPTR,
- S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN) = range(17)
-NSEG = 17
+ S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN, S_LEAF) = range(18)
+NSEG = 18
+
+
+def _leaves(plans) -> np.ndarray:
+    """``[P, k]``: 1 where the query vertex is an unlabelled leaf (one query edge): every
+    neighbour of its one backward vertex passes its filter mask (degree >= 1), so a
+    counting group may count it from the length of that row."""
+    q = plans.query
+    leaf = np.zeros((plans.num_plans, plans.k), dtype=np.int64)
+    if q is None:
+        return leaf
+    A = q.adjacency()
+    deg = (A | A.T).sum(axis=1)
+    ok = (deg == 1) & (np.asarray(q.vertex_labels) == -1)
+    return ok[np.asarray(plans.order)].astype(np.int64)
 
 
 def pack_plans(plans) -> np.ndarray:
@@ -61,7 +75,7 @@ def pack_plans(plans) -> np.ndarray:
     parts = [plans.order, plans.vlabel, plans.bn_ptr, plans.bn_pos, plans.bn_dir,
              plans.bn_elabel, plans.na_ptr, plans.na_pos, plans.na_dir, plans.res_ptr,
              plans.res_pos, plans.res_sign, plans.pair_kind, plans.pair_elabel,
-             plans.group_start, plans.gcomp, plans.gtwin]
+             plans.group_start, plans.gcomp, plans.gtwin, _leaves(plans)]
     flat = [np.ascontiguousarray(a, dtype=np.int64).reshape(-1) for a in parts]
     out = np.empty(HEAD + NSEG + sum(f.size for f in flat), dtype=np.int64)
     out[0], out[1] = k, plans.num_plans

@@ -122,6 +122,7 @@ class CpuDeltaEngine:
         self.local = local
         self._no_scratch = (np.zeros((1, 0), np.uint64), np.zeros((1, 0), np.int32))
         self._marks, self._cnts = self._no_scratch
+        self._flags = np.zeros((1, 0), np.int32)
         self.graph = None
         # one candidate filter per query (kept alive beside it: ids are reused)
         self._filters: dict[int, tuple[object, NlfFilter]] = {}
@@ -160,6 +161,14 @@ class CpuDeltaEngine:
             self._cnts = np.zeros((max(threads, m.shape[0]), cols), np.int32)
         return self._marks, self._cnts
 
+    def _flag_rows(self, threads: int, n: int) -> np.ndarray:
+        """Per-worker tag arrays of the group count (``[threads, n]``, any content)."""
+        f = self._flags
+        if f.shape[0] < threads or f.shape[1] < n:
+            self._flags = np.zeros((max(threads, f.shape[0]), max(n, int(f.shape[1] * 1.25))),
+                                   np.int32)
+        return self._flags
+
     def _threads(self) -> int:
         import numba
         return max(1, int(self.threads or numba.get_num_threads()))
@@ -181,6 +190,7 @@ class CpuDeltaEngine:
         T = int(task_upd.size)
         threads = min(self._threads(), numba.config.NUMBA_NUM_THREADS)
         marks, cnts = self._scratch(threads, int(V.mask.shape[0]) if local else 0)
+        flags = self._flag_rows(threads, int(V.mask.shape[0]) + 1)
         src, dst, op = _ro(batch.src, np.int32), _ro(batch.dst, np.int32), _ro(batch.op, np.int8)
         err = np.zeros(1, np.int64)
         done = 0
@@ -193,6 +203,7 @@ class CpuDeltaEngine:
             t0 = time.perf_counter()
             run_tasks_serial(*V, pg, task_upd[done:hi], task_plan[done:hi], fill,
                              out_off[done:hi], rows, counts[done:hi], err, marks[0], cnts[0],
+                             flags[0],
                              src, dst, op)
             spent += time.perf_counter() - t0
             if err[0]:
@@ -210,7 +221,7 @@ class CpuDeltaEngine:
             old_chunk = numba.set_parallel_chunksize(1)
             try:
                 run_tasks(*V, pg, task_upd[done:], task_plan[done:], fill, out_off[done:], rows,
-                          counts[done:], nchunks, errs, marks, cnts, src, dst, op)
+                          counts[done:], nchunks, errs, marks, cnts, flags, src, dst, op)
             finally:
                 numba.set_parallel_chunksize(old_chunk)
                 numba.set_num_threads(old)
