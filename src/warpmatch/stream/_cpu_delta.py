@@ -37,17 +37,16 @@ import numpy as np
 from numba import njit, prange
 
 from ..engine._borrow import borrow
-from ._cpu_group import INT64_MAX, group_count
+from ._cpu_group import INT64_MAX, _cached, group_count
 from ._cpu_local import ABASE, AGEN, CST, GKEY, LS_ROWS, MIDX, STAMP, build, unmark
-from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, S_PVL, accept,
-                        arrays, bounds, gen_list, has, next_entry, pjk, pv)
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, accept,
+                        accept_call,
+                        bounds, gen_list, has_edge, mask_bit, next_entry, pjk, pv, row_ptrs)
 from .delta import GROUP_MAX
 
 
 @njit(cache=True, nogil=True)
-def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, u, j,
-          fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
+def _task(T, pg, u, j, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
           cnt, flag, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op):
     """Raw count of update ``u`` under plan ``j`` (rows written to ``rows[base:]`` if ``fill``).
 
@@ -55,19 +54,6 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     (:func:`._cpu_local.build`) and searches only inside it. Returns
     ``(count, gbuf, cbuf, aoff, aent, pbuf)``: the scratch buffers may have grown.
     """
-    # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
-    pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
-    hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
-    flag = borrow(flag)
-    cnt, ls, u_src, u_dst = borrow(cnt), borrow(ls), borrow(u_src), borrow(u_dst)
-    u_op = borrow(u_op)
     k = pg[0]
     kind = pv(pg, S_KIND, j)
     # the state the task reads: after an insertion (or deletion) when the update edge
@@ -78,21 +64,15 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
         p = u
     s0 = np.int64(u_src[u])
     s1 = np.int64(u_dst[u])
-    if s0 == s1:
-        return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
-    if (mask[s0] >> np.uint64(pjk(pg, S_ORDER, j, 0))) & np.uint64(1) == 0:
+    if s0 == s1 or not mask_bit(T, s0, pjk(pg, S_ORDER, j, 0)):
         return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     pel = pv(pg, S_PEL, j)
     if kind == 1 and pel != -1:
         # the update edge's label as stored in state p (a deletion need not repeat it)
-        if not has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                   mask, s0, 0, s1, p, pel):
+        if not has_edge(T, s0, 0, s1, p, pel):
             return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     M[0] = s0
-    if not accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                  pg, 1, 1, s1, -1, j, p, M):
+    if not accept_call(T, pg, 1, 1, s1, -1, j, p, M):
         return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     M[1] = s1
     # a new task: new stamps for its endpoints, no cached group count
@@ -102,17 +82,12 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
     for d in range(k):
         ls[GKEY, d] = -1
     if mark.shape[0] > 0:
-        ok, cbuf, aoff, aent, pbuf = build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                                           pg, j, p, k, M, mark, cnt, ls, cbuf, aoff,
-                                           aent, pbuf)
+        ok, cbuf, aoff, aent, pbuf = build(T, pg, j, p, k, M, mark, cnt, ls, cbuf, aoff, aent,
+                                           pbuf)
         if not ok:
             unmark(k, mark, cbuf, ls)
             return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
-    n, gbuf = _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                   mask, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
+    n, gbuf = _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
                    err, mark, flag, ls, cbuf, aoff, aent)
     if mark.shape[0] > 0:
         unmark(k, mark, cbuf, ls)
@@ -120,28 +95,21 @@ def _task(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
 
 
 @njit(cache=True, nogil=True)
-def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-         o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, p, k,
-         fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,
-         mark, flag, ls, cbuf, aoff, aent):
+def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
+         flag, ls, cbuf, aoff, aent):
     """Depths ``2 .. group_start - 1`` by backtracking from ``M[0], M[1]``; the counting
-    group by :func:`._cpu_group.group_count`. Returns ``(raw count, gbuf)``.
+    group by :func:`._cpu_group.group_count` (one group vertex: by its count alone).
+    Returns ``(raw count, gbuf)``.
 
     A depth scans either a row (``gov`` 0 storage, 1 overlay) or, in a local
     candidate space, the local adjacency list of its generating vertex
     (``gov`` 2: entries are indices into ``C_d``).
     """
     # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, rows, M = borrow(mask), borrow(pg), borrow(rows), borrow(M)
-    pos, end, gen, gov = borrow(pos), borrow(end), borrow(gen), borrow(gov)
-    hiv, glen, err, mark = borrow(hiv), borrow(glen), borrow(err), borrow(mark)
-    flag = borrow(flag)
+    pg, rows, M = borrow(pg), borrow(rows), borrow(M)
+    pos, end, gen = borrow(pos), borrow(end), borrow(gen)
+    gov, hiv, glen = borrow(gov), borrow(hiv), borrow(glen)
+    err, mark, flag = borrow(err), borrow(mark), borrow(flag)
     ls = borrow(ls)
     gs = pv(pg, S_GS, j)
     local = mark.shape[0] > 0
@@ -151,10 +119,8 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
                 rows[base, pjk(pg, S_ORDER, j, 0)] = M[0]
                 rows[base, pjk(pg, S_ORDER, j, 1)] = M[1]
             return np.int64(1), gbuf
-        return group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                           o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                           oi_ins, oi_dl, mask, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent,
-                           gbuf, glen, err)
+        return group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen,
+                           err)
     n = np.int64(0)
     lov = np.empty(k, np.int64)
     d = 2
@@ -172,11 +138,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
                 end[d] = aoff[a + 1]
                 lov[d], hiv[d] = bounds(pg, j, d, M)
             else:
-                best, bov, blo, bhi, hi_val = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start,
-                                                       bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                                                       o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off,
-                                                       oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j,
-                                                       d, M)
+                best, bov, blo, bhi, hi_val = gen_list(T, pg, j, d, M)
                 gen[d] = best
                 gov[d] = bov
                 pos[d] = blo
@@ -190,10 +152,7 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
         glab = pv(pg, S_BNEL, g)
         dbit = np.uint64(1) << np.uint64(d)
         cbase = ls[CST, d]
-        nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                                           ov if ov < 2 else 0, pv(pg, S_BNDIR, g))
+        nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov if ov < 2 else 0, pv(pg, S_BNDIR, g))
         while pos[d] < end[d]:
             if ov == 2:
                 z = pos[d]
@@ -206,17 +165,15 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
                 if c <= lov[d] or mark[c] & dbit == 0:
                     continue
             else:
-                c, nz = next_entry(pos[d], end[d], ov, glab, hiv[d], p, nbr_a, lab_a, ins_a,
-                                   dl_a)
+                c, nz = next_entry(pos[d], end[d], ov, glab, hiv[d], p, nbr_p, lab_p, ins_p,
+                                   dl_p)
                 pos[d] = nz
                 if c < 0:
                     break
                 if local and mark[c] & dbit == 0:
                     continue
                 e = np.int64(0)
-            if not accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                          o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                          oi_ins, oi_dl, mask, pg, d, d, c, g, j, p, M):
+            if not accept(T, pg, d, d, c, g, j, p, M):
                 continue
             M[d] = c
             ls[MIDX, d] = e
@@ -228,15 +185,15 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
                         for dd in range(k):
                             rows[base + n, pjk(pg, S_ORDER, j, dd)] = M[dd]
                     n += 1
+                    continue
+                if gs == k - 1:      # one group vertex: no group_count loop
+                    gc = _cached(T, pg, gs, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
                 else:
-                    gc, gbuf = group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                           bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-                                           oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                                           pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent,
-                                           gbuf, glen, err)
-                    if n > INT64_MAX - gc:
-                        err[0] = 1
-                    n += gc
+                    gc, gbuf = group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff,
+                                           aent, gbuf, glen, err)
+                if n > INT64_MAX - gc:
+                    err[0] = 1
+                n += gc
                 continue
             d += 1
             init = True
@@ -251,26 +208,19 @@ def _dfs(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx
 
 
 @njit(cache=True, nogil=True)
-def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-               pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchunks, mark,
+def _run_chunk(T, pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchunks, mark,
                cnt, flag, u_src, u_dst, u_op):
     """Tasks ``ch, ch + nchunks, ...``; returns the overflow flag."""
     # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, task_upd, task_plan = borrow(mask), borrow(pg), borrow(task_upd), borrow(task_plan)
-    out_off, rows, counts, mark = borrow(out_off), borrow(rows), borrow(counts), borrow(mark)
-    cnt, u_src, u_dst, u_op = borrow(cnt), borrow(u_src), borrow(u_dst), borrow(u_op)
-    flag = borrow(flag)
-    T = task_upd.shape[0]
+    pg, task_upd, task_plan = borrow(pg), borrow(task_upd), borrow(task_plan)
+    out_off, rows, counts = borrow(out_off), borrow(rows), borrow(counts)
+    mark, cnt, flag = borrow(mark), borrow(cnt), borrow(flag)
+    u_src, u_dst, u_op = borrow(u_src), borrow(u_dst), borrow(u_op)
+    T_ = borrow(T)
+    N = task_upd.shape[0]
     k = pg[0]
-    # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
-    # owners are used again at the end, so they outlive every borrowed view
+    # fixed-size scratch, owned here and passed on borrowed: the owners are used again
+    # at the end, so they outlive every borrowed view
     M_ = np.empty(k, dtype=np.int64)
     pos_ = np.empty(k, dtype=np.int64)
     end_ = np.empty(k, dtype=np.int64)
@@ -289,12 +239,10 @@ def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
     aoff = np.empty(1024, dtype=np.int64)
     aent = np.empty(1024, dtype=np.int32)
     pbuf = np.empty(1024, dtype=np.int64)
-    for tk in range(ch, T, nchunks):
+    for tk in range(ch, N, nchunks):
         base = out_off[tk] if fill else 0
         c, gbuf, cbuf, aoff, aent, pbuf = _task(
-            b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-            o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-            pg, task_upd[tk], task_plan[tk], fill, base, rows, M, pos, end, gen, gov, hiv,
+            T_, pg, task_upd[tk], task_plan[tk], fill, base, rows, M, pos, end, gen, gov, hiv,
             gbuf, glen, e, mark, cnt, flag, ls, cbuf, aoff, aent, pbuf, u_src, u_dst, u_op)
         counts[tk] = c
     alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size
@@ -303,88 +251,34 @@ def _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
 
 
 @njit(parallel=True, cache=True)
-def run_tasks(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-              o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg,
-              task_upd, task_plan, fill, out_off, rows, counts, nchunks, err,
-              marks, cnts, flags, u_src, u_dst, u_op):
+def run_tasks(T, pg, task_upd, task_plan, fill, out_off, rows, counts, nchunks, err, marks,
+              cnts, flags, u_src, u_dst, u_op):
     """Run every task; ``counts[t]`` = raw count of task ``t`` (one parallel region).
 
-    With ``fill``, task ``t`` also writes its rows (query-vertex order) to
-    ``rows[out_off[t]:out_off[t] + counts[t]]`` (``counts`` from a first,
-    counting call). Chunk ``ch`` takes tasks ``ch, ch + nchunks, ...``: the
-    tasks of one update are neighbours, so striding spreads a heavy update's
-    plans over the workers; the engine sets a parallel chunk size so that the
-    chunks are handed out as workers free up. ``err[ch]`` is set on an int64
-    overflow. ``marks``/``cnts`` (``[threads, n]``, zero) are each worker's
-    local-candidate scratch; ``marks`` with 0 columns: no local candidate spaces.
-    ``flags`` (``[threads, n]``) are each worker's marked rows of the group count
-    (:func:`._cpu_group._intersect`; any content: tags are checked).
-    Every argument is borrowed once here (:mod:`warpmatch.engine._borrow`).
+    ``T`` is the batch view's address table (:func:`._cpu_rows.view_table`),
+    ``pg`` the plan program. With ``fill``, task ``t`` also writes its rows
+    (query-vertex order) to ``rows[out_off[t]:out_off[t] + counts[t]]``
+    (``counts`` from a first, counting call). Chunk ``ch`` takes tasks ``ch, ch
+    + nchunks, ...``: the tasks of one update are neighbours, so striding
+    spreads a heavy update's plans over the workers; the engine sets a parallel
+    chunk size so that the chunks are handed out as workers free up. ``err[ch]``
+    is set on an int64 overflow. ``marks``/``cnts`` (``[threads, n]``, zero) are
+    each worker's local-candidate scratch (``marks`` with 0 columns: no local
+    candidate spaces); ``flags`` (``[threads, n + 1]``) each worker's tag array
+    of the group count (:func:`._cpu_group._intersect`; any content).
     """
-    b_start = borrow(b_start)
-    b_deg = borrow(b_deg)
-    b_nbr = borrow(b_nbr)
-    b_elab = borrow(b_elab)
-    bi_start = borrow(bi_start)
-    bi_deg = borrow(bi_deg)
-    bi_nbr = borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx = borrow(o_idx)
-    o_off = borrow(o_off)
-    o_nbr = borrow(o_nbr)
-    o_elab = borrow(o_elab)
-    o_ins = borrow(o_ins)
-    o_dl = borrow(o_dl)
-    oi_idx = borrow(oi_idx)
-    oi_off = borrow(oi_off)
-    oi_nbr = borrow(oi_nbr)
-    oi_elab = borrow(oi_elab)
-    oi_ins = borrow(oi_ins)
-    oi_dl = borrow(oi_dl)
-    mask = borrow(mask)
-    pg = borrow(pg)
     for ch in prange(nchunks):
         tid = numba.get_thread_id()
-        err[ch] = _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                             oi_elab, oi_ins, oi_dl, mask, pg, task_upd, task_plan, fill, out_off,
-                             rows,
-                             counts, ch, nchunks, borrow(marks[tid]), borrow(cnts[tid]),
-                             borrow(flags[tid]),
-                             u_src, u_dst, u_op)
+        err[ch] = _run_chunk(T, pg, task_upd, task_plan, fill, out_off, rows, counts, ch,
+                             nchunks, marks[tid], cnts[tid], flags[tid], u_src, u_dst, u_op)
 
 
 @njit(cache=True, nogil=True)
-def run_tasks_serial(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                     o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                     oi_dl, mask, pg, task_upd, task_plan, fill, out_off, rows, counts, err,
-                     mark, cnt, flag, u_src, u_dst, u_op):
+def run_tasks_serial(T, pg, task_upd, task_plan, fill, out_off, rows, counts, err, mark, cnt,
+                     flag, u_src, u_dst, u_op):
     """:func:`run_tasks` on the calling thread (no parallel region)."""
-    b_start = borrow(b_start)
-    b_deg = borrow(b_deg)
-    b_nbr = borrow(b_nbr)
-    b_elab = borrow(b_elab)
-    bi_start = borrow(bi_start)
-    bi_deg = borrow(bi_deg)
-    bi_nbr = borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx = borrow(o_idx)
-    o_off = borrow(o_off)
-    o_nbr = borrow(o_nbr)
-    o_elab = borrow(o_elab)
-    o_ins = borrow(o_ins)
-    o_dl = borrow(o_dl)
-    oi_idx = borrow(oi_idx)
-    oi_off = borrow(oi_off)
-    oi_nbr = borrow(oi_nbr)
-    oi_elab = borrow(oi_elab)
-    oi_ins = borrow(oi_ins)
-    oi_dl = borrow(oi_dl)
-    mask = borrow(mask)
-    err[0] = _run_chunk(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                        oi_dl, mask, borrow(pg), task_upd, task_plan, fill, out_off, rows, counts,
-                        0, 1, borrow(mark), borrow(cnt), borrow(flag), u_src, u_dst, u_op)
+    err[0] = _run_chunk(T, pg, task_upd, task_plan, fill, out_off, rows, counts, 0, 1, mark,
+                        cnt, flag, u_src, u_dst, u_op)
 
 
 @njit(cache=True, nogil=True)

@@ -21,13 +21,12 @@ import numpy as np
 from numba import njit
 
 from ..engine._borrow import borrow
-
-from ..engine._cpu_kernels import _gallop
+from ..engine._raw import ld32
 from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
-from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF, S_ORDER,
-                        S_PVL,
-                        S_RESPOS, S_RESPTR, BIG, _lower_bound, accept, arrays, bounds, gen_list, has,
-                        next_entry, pjk, pjk1, pv, row_dir)
+from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF,
+                        S_ORDER, S_PVL, S_RESPOS, S_RESPTR, _lower, accept, accept_call, alive_at, bounds,
+                        gallop, gen_list, has_edge, mask_bit, next_entry, pjk, pjk1, pv, row_of,
+                        row_ptrs)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)
@@ -143,59 +142,64 @@ def _mobius(g, gbuf, glen, err):
     return total
 
 
-@njit(cache=True, nogil=True)
-def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j,
-          p, M, mark, flag, ls, cbuf, aoff, aent):
-    """How many candidates group depth ``d`` has (injective against ``M[:nm]`` only)."""
-    # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
-    flag = borrow(flag)
-    ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
+@njit(cache=True, nogil=True, inline="always")
+def _scan(T, pg, d, nm, j, p, M, mark, flag, ls, cbuf, aoff, aent):
+    """How many candidates group depth ``d`` has (injective against ``M[:nm]`` only).
+
+    An unlabelled leaf is counted from its row's length (:func:`_leaf`); several
+    backward rows are intersected (:func:`_intersect`); otherwise one list is
+    scanned (:func:`_list`). Each is its own compiled function: one inlined
+    copy of all three took seconds to compile.
+    """
     lo_val, hiv = bounds(pg, j, d, M)
-    local = mark.shape[0] > 0
     b_lo = pjk1(pg, S_BNPTR, j, d)
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
-    if not local and nbk == 1 and lo_val < 0 and hiv == BIG and pjk(pg, S_LEAF, j, d):
-        # an unlabelled leaf: every entry of its one row alive at p (with the edge's
-        # label) is a candidate (RapidFlow counts its last level the same way)
-        t = b_lo
-        dr = pv(pg, S_BNDIR, t)
-        ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                             oi_elab, oi_ins, oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr)
-        lab = pv(pg, S_BNEL, t)
-        if ov == 0 and (lab == -1 or b_elab.shape[0] == 0):
-            cnt = hi - lo
-        else:
-            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
-                                               o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                                               oi_ins, oi_dl, mask, ov, dr)
-            cnt = np.int64(0)
-            z = lo
-            while z < hi:
-                c, z = next_entry(z, hi, ov, lab, BIG_ID, p, nbr_a, lab_a, ins_a, dl_a)
-                if c < 0:
-                    break
-                cnt += 1
-        for jj in range(nm):
-            if has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                   o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                   oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr, M[jj], p, lab):
-                cnt -= 1
-        return cnt
-    if not local and nbk > 1:
-        return _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                          o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                          oi_elab, oi_ins, oi_dl, mask, pg, d, nm, j, p, M, flag, ls, lo_val,
-                          hiv)
+    if mark.shape[0] == 0:
+        if nbk == 1 and lo_val < 0 and hiv == BIG and pjk(pg, S_LEAF, j, d):
+            return _leaf(T, pg, d, nm, j, p, M)
+        if nbk > 1:
+            return _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv)
+    return _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent)
+
+
+@njit(cache=True, nogil=True)
+def _leaf(T, pg, d, nm, j, p, M):
+    """An unlabelled leaf's candidates: every entry of its one row alive at ``p`` (with
+    the edge's label), less the matched vertices in it (RapidFlow counts its last
+    level the same way)."""
+    pg, M = borrow(pg), borrow(M)
+    b_lo = pjk1(pg, S_BNPTR, j, d)
+    dr = pv(pg, S_BNDIR, b_lo)
+    lab = pv(pg, S_BNEL, b_lo)
+    ov, lo, hi = row_of(T, M[pv(pg, S_BNPOS, b_lo)], dr)
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr)
+    if ov == 0 and (lab == -1 or lab_p == 0):
+        cnt = hi - lo
+    else:
+        cnt = np.int64(0)
+        z = lo
+        while z < hi:
+            c, z = next_entry(z, hi, ov, lab, BIG_ID, p, nbr_p, lab_p, ins_p, dl_p)
+            if c < 0:
+                break
+            cnt += 1
+    for jj in range(nm):
+        q = _lower(nbr_p, lo, hi, M[jj])
+        if alive_at(q, hi, M[jj], ov, p, lab, nbr_p, lab_p, ins_p, dl_p):
+            cnt -= 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
+    """Candidates of depth ``d`` from one list: its local adjacency list in a local
+    candidate space (``mark`` not empty), else its shortest backward row; every
+    other rule by :func:`accept`."""
+    pg, M, mark = borrow(pg), borrow(M), borrow(mark)
+    ls, cbuf, aoff = borrow(ls), borrow(cbuf), borrow(aoff)
+    aent = borrow(aent)
+    lo_val, hiv = bounds(pg, j, d, M)
+    local = mark.shape[0] > 0
     if local:
         g = ls[AGEN, d]
         b0 = pv(pg, S_BNPOS, g)
@@ -207,16 +211,11 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
         gov = 0
         glab = np.int64(-1)
     else:
-        g, gov, lo, hi, hiv = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                       bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, d, M)
+        g, gov, lo, hi, hiv = gen_list(T, pg, j, d, M)
         glab = pv(pg, S_BNEL, g)
         base = np.int64(0)
         dbit = np.uint64(0)
-    nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                       bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                       oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, gov,
-                                       pv(pg, S_BNDIR, g))
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
     cnt = np.int64(0)
     z = lo
     while z < hi:
@@ -228,33 +227,16 @@ def _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
             if c <= lo_val or mark[c] & dbit == 0:
                 continue
         else:
-            c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_a, lab_a, ins_a, dl_a)
+            c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p)
             if c < 0:
                 break
-        if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                  pg, d, nm, c, g, j, p, M):
+        if accept(T, pg, d, nm, c, g, j, p, M):
             cnt += 1
     return cnt
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _alive(q, hi, c, ov, p, lab, nbr_a, lab_a, ins_a, dl_a):
-    """Does a version of ``c`` at position ``q`` (the first ``>= c``) live at ``p`` with
-    label ``lab`` (-1 any)?"""
-    check_lab = lab != -1 and lab_a.shape[0] > 0
-    while q < hi and nbr_a[q] == c:
-        if ov == 0 or (ins_a[q] < p and p <= dl_a[q]):
-            if not check_lab or lab_a[q] == lab:
-                return True
-        q += 1
-    return False
-
-
 @njit(cache=True, nogil=True)
-def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-               pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
+def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
     """Candidates of depth ``d`` by intersecting its backward rows.
 
     The row of the shallowest backward vertex (usually an endpoint of the
@@ -267,24 +249,15 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
     the candidates the mask allows, within the restriction bounds, injective
     against ``M[:nm]``.
     """
-    b_start, b_deg, b_nbr = borrow(b_start), borrow(b_deg), borrow(b_nbr)
-    b_elab, bi_start, bi_deg = borrow(b_elab), borrow(bi_start), borrow(bi_deg)
-    bi_nbr, bi_elab, o_idx = borrow(bi_nbr), borrow(bi_elab), borrow(o_idx)
-    o_off, o_nbr, o_elab = borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx = borrow(o_ins), borrow(o_dl), borrow(oi_idx)
-    oi_off, oi_nbr, oi_elab = borrow(oi_off), borrow(oi_nbr), borrow(oi_elab)
-    oi_ins, oi_dl, mask = borrow(oi_ins), borrow(oi_dl), borrow(mask)
     pg, M, flag, ls = borrow(pg), borrow(M), borrow(flag), borrow(ls)
     b_lo = pjk1(pg, S_BNPTR, j, d)
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
     fe = -1                          # the flagged edge
-    shallow = np.int64(1) << np.int64(40)
+    shallow = BIG_ID
     for e in range(nbk):
         t = b_lo + e
         dr = pv(pg, S_BNDIR, t)
-        ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                             oi_elab, oi_ins, oi_dl, mask, M[pv(pg, S_BNPOS, t)], dr)
+        ov, lo, hi = row_of(T, M[pv(pg, S_BNPOS, t)], dr)
         ls[CUR, e] = lo
         ls[CHI, e] = hi
         ls[COV, e] = ov
@@ -292,27 +265,24 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
         if flag.shape[0] > 1 and pv(pg, S_BNPOS, t) < shallow:
             shallow = pv(pg, S_BNPOS, t)
             fe = e
+    tag = np.int64(0)
     if fe >= 0:
         key = ls[STAMP, shallow]
         if ls[FLG, 0] != d or ls[FLG, 1] != key:
             # tag the flagged row's entries alive at p with the edge's label; the tag
-            # counter lives in the array's last slot (a fresh one never matches)
+            # counter lives in the array's last slot (a fresh tag never matches)
             top = flag.shape[0] - 1
-            tag = flag[top] + 1
+            tag = np.int64(flag[top]) + 1
             if tag >= 2147483600:
                 flag[:] = 0
                 tag = 1
             flag[top] = tag
-            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start,
-                                               bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-                                               o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                                               oi_elab, oi_ins, oi_dl, mask, ls[COV, fe],
-                                               ls[CDR, fe])
+            nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ls[COV, fe], ls[CDR, fe])
             flab = pv(pg, S_BNEL, b_lo + fe)
             z = ls[CUR, fe]
             while z < ls[CHI, fe]:
-                c, z = next_entry(z, ls[CHI, fe], ls[COV, fe], flab, BIG_ID, p, nbr_a, lab_a,
-                                  ins_a, dl_a)
+                c, z = next_entry(z, ls[CHI, fe], ls[COV, fe], flab, BIG_ID, p, nbr_p, lab_p,
+                                  ins_p, dl_p)
                 if c < 0:
                     break
                 flag[c] = tag
@@ -324,19 +294,13 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
     for e in range(nbk):
         if e != fe and (drv < 0 or ls[CHI, e] - ls[CUR, e] < ls[CHI, drv] - ls[CUR, drv]):
             drv = e
-    if drv < 0:                      # pragma: no cover - a group member has 2+ edges here
-        drv = fe
-        fe = -1
-    qbit = np.uint64(pjk(pg, S_ORDER, j, d))
+    u = pjk(pg, S_ORDER, j, d)
     dov = ls[COV, drv]
-    dnbr, dlab, dins, ddl = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                   bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                   oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, dov,
-                                   ls[CDR, drv])
+    dnbr, dlab, dins, ddl = row_ptrs(T, dov, ls[CDR, drv])
     z = ls[CUR, drv]
     end = ls[CHI, drv]
     if lo_val >= 0:
-        z = _lower_bound(dnbr, z, end, lo_val + 1)
+        z = _lower(dnbr, z, end, lo_val + 1)
     glab = pv(pg, S_BNEL, b_lo + drv)
     cnt = np.int64(0)
     while z < end:
@@ -345,22 +309,19 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
             break
         if fe >= 0 and flag[c] != tag:
             continue
-        if (mask[c] >> qbit) & np.uint64(1) == 0:
+        if not mask_bit(T, c, u):
             continue
         ok = True
         for e in range(nbk):
             if e == drv or e == fe:
                 continue
-            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
-                                               o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                                               oi_ins, oi_dl, mask, ls[COV, e], ls[CDR, e])
-            q = _gallop(nbr_a, ls[CUR, e], ls[CHI, e], c)
+            nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ls[COV, e], ls[CDR, e])
+            q = gallop(nbr_p, ls[CUR, e], ls[CHI, e], c)
             ls[CUR, e] = q
             if q >= ls[CHI, e]:
                 return cnt           # a row is exhausted: no later candidate is in it
-            if nbr_a[q] != c or not _alive(q, ls[CHI, e], c, ls[COV, e], p,
-                                           pv(pg, S_BNEL, b_lo + e), nbr_a, lab_a, ins_a, dl_a):
+            if not alive_at(q, ls[CHI, e], c, ls[COV, e], p, pv(pg, S_BNEL, b_lo + e), nbr_p,
+                            lab_p, ins_p, dl_p):
                 ok = False
                 break
         if not ok:
@@ -375,20 +336,15 @@ def _intersect(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
 
 
 @njit(cache=True, nogil=True)
-def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-            o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, j, p,
-            gs, M, mark, flag, ls, cbuf, aoff, aent):
-    """Candidates of group depth ``d`` injective against ``M[:gs]`` (see :func:`group_count`)."""
-    # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
-    flag = borrow(flag)
-    ls, cbuf, aoff, aent = borrow(ls), borrow(cbuf), borrow(aoff), borrow(aent)
+def _cached(T, pg, d, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent):
+    """Candidates of group depth ``d`` injective against ``M[:gs]`` (see :func:`group_count`).
+
+    One compiled copy, called by :func:`group_count` and by the search for a
+    group of one vertex (inlined copies compiled for seconds each).
+    """
+    pg, M, mark = borrow(pg), borrow(M), borrow(mark)
+    flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
+    aoff, aent = borrow(aoff), borrow(aent)
     # the deepest matched vertex the candidate set depends on
     x = np.int64(1)
     for t in range(pjk1(pg, S_BNPTR, j, d), pjk1(pg, S_BNPTR, j, d + 1)):
@@ -399,14 +355,12 @@ def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_
     if ls[GKEY, d] == key:
         raw = ls[GVAL, d]
     else:
-        raw = _scan(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                    o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                    mask, pg, d, 0, j, p, M, mark, flag, ls, cbuf, aoff, aent)
+        raw = _scan(T, pg, d, 0, j, p, M, mark, flag, ls, cbuf, aoff, aent)
         ls[GKEY, d] = key
         ls[GVAL, d] = raw
     if raw == 0:
         return np.int64(0)
-    # the matched vertices that are candidates themselves
+    # the matched vertices that are candidates themselves (a backward vertex never is)
     lo_val, hiv = bounds(pg, j, d, M)
     dbit = np.uint64(1) << np.uint64(d)
     want = pjk(pg, S_PVL, j, d)
@@ -419,39 +373,30 @@ def _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_
             continue
         if mark.shape[0] > 0 and mark[c] & dbit == 0:
             continue
-        if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                  o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                  pg, d, 0, c, -1, j, p, M):
+        if accept_call(T, pg, d, 0, c, -1, j, p, M):
             raw -= 1
     return raw
 
 
 @njit(cache=True, nogil=True)
-def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-                pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen, err):
+def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen, err):
     """Injective assignments of the counting group (depths ``gs..k-1``) given ``M[:gs]``.
 
     A member's candidates come from its local adjacency list when the task
-    built its local candidate space (``mark`` not empty), else from the
-    shortest backward row. A member alone in its collision set is counted
-    without the injectivity test and cached under the stamp of the deepest
-    vertex its candidates depend on (``ls[STAMP]``): the next partial matches
-    that share it only subtract the matched vertices that fall into the set
-    (those with a label it can take). Returns ``(count, gbuf)``: ``gbuf``
-    (``GROUP_MAX`` rows) is replaced by a wider one when a list is longer than
-    its rows; ``err[0]`` is set on an int64 overflow.
+    built its local candidate space (``mark`` not empty), else from its rows. A
+    member alone in its collision set (or a set of twins) is counted without
+    the injectivity test and cached under the stamp of the deepest vertex its
+    candidates depend on (``ls[STAMP]``): the next partial matches that share it
+    only subtract the matched vertices that fall into the set (those with a
+    label it can take). Returns ``(count, gbuf)``: ``gbuf`` (``GROUP_MAX`` rows)
+    is replaced by a wider one when a list is longer than its rows; ``err[0]``
+    is set on an int64 overflow.
     """
     # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
-    flag = borrow(flag)
-    ls, glen, err = borrow(ls), borrow(glen), borrow(err)
+    pg, M, mark = borrow(pg), borrow(M), borrow(mark)
+    flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
+    aoff, aent, glen = borrow(aoff), borrow(aent), borrow(glen)
+    err = borrow(err)
     local = mark.shape[0] > 0
     total = np.int64(1)
     nc = 0
@@ -459,25 +404,15 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
         nc = max(nc, pjk(pg, S_GCOMP, j, d) + 1)
     for cc in range(nc):
         size = 0
-        first = -1
+        first = np.int64(-1)
         for d in range(gs, k):
             if pjk(pg, S_GCOMP, j, d) == cc:
                 if first < 0:
                     first = d
                 size += 1
-        if size == 1:
-            x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                        oi_dl, mask, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
-            if x == 0:
-                return np.int64(0), gbuf
-            total = _mul(total, x, err)
-            continue
-        if pjk(pg, S_GTWIN, j, first) == 1:
-            # twins: the same candidates, X (X-1) ... (X-size+1) injective choices
-            x = _cached(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                        o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                        oi_dl, mask, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
+        if size == 1 or pjk(pg, S_GTWIN, j, first) == 1:
+            # one vertex, or twins (the same candidates): X (X-1) ... (X-size+1)
+            x = _cached(T, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)
             if x < size:
                 return np.int64(0), gbuf
             for i in range(size):
@@ -499,17 +434,11 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
                 gov = 0
                 glab = np.int64(-1)
             else:
-                g, gov, lo, hi, hiv = gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins,
-                                               o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                                               oi_dl, mask, pg, j, d, M)
+                g, gov, lo, hi, hiv = gen_list(T, pg, j, d, M)
                 glab = pv(pg, S_BNEL, g)
                 base = np.int64(0)
                 dbit = np.uint64(0)
-            nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                               bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins,
-                                               o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins,
-                                               oi_dl, mask, gov, pv(pg, S_BNDIR, g))
+            nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
             if hi - lo > gbuf.shape[1]:
                 wider = np.empty((gbuf.shape[0], max(hi - lo, 2 * gbuf.shape[1])), np.int64)
                 for rr in range(r):
@@ -526,12 +455,10 @@ def group_count(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab
                     if c <= lo_val or mark[c] & dbit == 0:
                         continue
                 else:
-                    c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_a, lab_a, ins_a, dl_a)
+                    c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p)
                     if c < 0:
                         break
-                if accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                          o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                          oi_ins, oi_dl, mask, pg, d, gs, c, g, j, p, M):
+                if accept_call(T, pg, d, gs, c, g, j, p, M):
                     gbuf[r, cnt] = c
                     cnt += 1
             if cnt == 0:

@@ -42,7 +42,9 @@ from numba import njit
 
 from ..engine._borrow import borrow
 
-from ._cpu_rows import S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_ORDER, arrays, pjk, pjk1, pv, row_dir
+from ..engine._raw import ld32
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_ORDER, _entry_ok, mask_bit, pjk,
+                        pjk1, pv, row_of, row_ptrs)
 
 CST, CLN, ABASE, AGEN, MIDX = 0, 1, 2, 3, 4
 #: rows of the per-task state ``ls`` (``int64[LS_ROWS, k + 1]``) used by the search and
@@ -65,27 +67,20 @@ def grow32(buf, need):
     if need <= buf.shape[0]:
         return buf
     out = np.empty(max(need, 2 * buf.shape[0]), buf.dtype)
-    out[:buf.shape[0]] = buf
+    for i in range(buf.shape[0]):      # a loop: slice assignment compiles for seconds
+        out[i] = buf[i]
     return out
 
 
 @njit(cache=True, nogil=True)
-def build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-          o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, p, k,
-          M, mark, cnt, ls, cbuf, aoff, aent, pbuf):
+def build(T, pg, j, p, k, M, mark, cnt, ls, cbuf, aoff, aent, pbuf):
     """The local candidate space of one task (module docstring).
 
     Returns ``(nonempty, cbuf, aoff, aent, pbuf)`` (buffers may have grown).
     Leaves ``cnt`` zero; the marks are cleared by :func:`unmark`.
     """
     # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, M, mark = borrow(mask), borrow(pg), borrow(M), borrow(mark)
+    pg, M, mark = borrow(pg), borrow(M), borrow(mark)
     cnt, ls = borrow(cnt), borrow(ls)
     for d in range(k):
         ls[CST, d] = 0
@@ -106,7 +101,7 @@ def build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
                 t0 = t
                 best = sz
         ls[AGEN, d] = t0
-        qbit = np.uint64(pjk(pg, S_ORDER, j, d))
+        qu = pjk(pg, S_ORDER, j, d)
         nb = 0
         npairs = np.int64(0)
         b_lo = pjk1(pg, S_BNPTR, j, d)
@@ -124,24 +119,16 @@ def build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
             nsrc = 1 if b < 2 else ls[CLN, b]
             for i in range(nsrc):
                 x = M[b] if b < 2 else np.int64(cbuf[ls[CST, b] + i])
-                ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                     bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                     oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, x, dr)
-                nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                                   bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
-                                                   o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                                                   oi_ins, oi_dl, mask, ov, dr)
-                check_lab = lab != -1 and lab_a.shape[0] > 0
+                ov, lo, hi = row_of(T, x, dr)
+                nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr)
                 for z in range(lo, hi):
-                    if ov != 0 and not (ins_a[z] < p and p <= dl_a[z]):
+                    if not _entry_ok(z, ov, p, lab, lab_p, ins_p, dl_p):
                         continue
-                    if check_lab and lab_a[z] != lab:
-                        continue
-                    v = np.int64(nbr_a[z])
+                    v = ld32(nbr_p, z)
                     if pass_ == 0:
                         if v == M[0] or v == M[1]:
                             continue
-                        if mask.shape[0] > 0 and (mask[v] >> qbit) & np.uint64(1) == 0:
+                        if not mask_bit(T, v, qu):
                             continue
                         # every (source, neighbour) pair: the local adjacency
                         if npairs >= pbuf.shape[0]:
@@ -210,20 +197,12 @@ def build(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_id
                 v = np.int64(cbuf[i])
                 if mark[v] & dbit == 0:
                     continue
-                ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                     bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                     oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, v, dr)
-                nbr_a, lab_a, ins_a, dl_a = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg,
-                                                   bi_nbr, bi_elab, o_idx, o_off, o_nbr, o_elab,
-                                                   o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                                                   oi_ins, oi_dl, mask, ov, dr)
-                check_lab = lab != -1 and lab_a.shape[0] > 0
+                ov, lo, hi = row_of(T, v, dr)
+                nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr)
                 for z in range(lo, hi):
-                    if ov != 0 and not (ins_a[z] < p and p <= dl_a[z]):
+                    if not _entry_ok(z, ov, p, lab, lab_p, ins_p, dl_p):
                         continue
-                    if check_lab and lab_a[z] != lab:
-                        continue
-                    x = np.int64(nbr_a[z])
+                    x = ld32(nbr_p, z)
                     if mark[x] & bbit:
                         cnt[x] = 1
             alive = 0

@@ -1,15 +1,16 @@
 """numba row access and candidate tests of the CPU delta engine, in a task's state ``S_p``.
 
-Map: the packed arguments (:data:`View`, :func:`pack_plans` and the ``S_*``
-segments of the plan program) < :func:`_row` (which row: storage or overlay) <
-:func:`has` (is an edge alive at ``p``) < :func:`pick_gen` / :func:`gen_list`
-(the shortest backward row, clipped by the restrictions), :func:`arrays` and
-:func:`next_entry` (scanning a row) and :func:`accept` (the plan's rules for a
-candidate). Shared by the search (:mod:`._cpu_delta`), the local candidate
-space (:mod:`._cpu_local`) and the group count (:mod:`._cpu_group`);
-:func:`_row`, :func:`_search` and :func:`_pick_gen` also by the GPU engine's
-host-side estimator (:mod:`warpmatch.stream.gpu.walk`), which must read the
-same rows.
+Map: the kernels' two packed arguments — the *address table* ``T``
+(:func:`view_table`, slots ``T_*``) and the *plan program* ``pg``
+(:func:`pack_plans`, segments ``S_*``) — < :func:`row_of` (which row: storage or
+overlay) and :func:`row_ptrs` / :func:`next_entry` (scanning it) <
+:func:`search_at` / :func:`has_edge` (is an edge alive at ``p``) <
+:func:`gen_list` (the shortest backward row, clipped by the restrictions) and
+:func:`accept` (the plan's rules for a candidate). Shared by the search
+(:mod:`._cpu_delta`), the local candidate space (:mod:`._cpu_local`) and the
+group count (:mod:`._cpu_group`). The array-based :func:`_row`,
+:func:`_search` and :func:`_pick_gen` serve the GPU engine's host-side
+estimator (:mod:`warpmatch.stream.gpu.walk`), which must read the same rows.
 
 Adjacency of ``x`` in state ``p``: the storage row (the batch's ``S_0``, every
 entry alive) when ``x`` is untouched, else its overlay row, whose entries are
@@ -17,35 +18,89 @@ alive iff ``ins < p <= dl``; both are sorted by neighbour, so binary search
 works on either (an overlay row may hold several versions of a neighbour,
 adjacent and with disjoint lifetimes, so at most one is alive at ``p``).
 
-Calls and arguments: a numba call reference-counts every array it passes
-(about 0.5 µs for the 22 arrays of a batch view — more than the test it
-runs), so the kernels *borrow* their arrays once per call
-(:mod:`warpmatch.engine._borrow`), after which a call costs a few ns. The view
-arrays are passed one by one, never as a tuple (a named tuple of arrays is
-copied into every call and every inlined helper: 150 ns a candidate); the plan
-travels as one int32 *program* (the static engine's idea,
-:mod:`warpmatch.engine._cpu_kernels`). :data:`View` only orders the arrays on
-the Python side.
+Why an address table: a numba call passes every array as a seven-field struct
+and reference-counts it, and numba cannot inline a function of 30 or more
+arguments; with the batch view's twenty arrays as arguments, a helper call cost
+0.1-0.5 µs and the inlined copies minutes of compilation. The kernels take the
+data addresses of the view's arrays in one int64 array and read them with raw
+loads (:mod:`warpmatch.engine._raw`), so every helper takes a handful of
+scalars and is inlined. The plan travels as one int32 program (the static
+engine's idea, :mod:`warpmatch.engine._cpu_kernels`).
 """
 from __future__ import annotations
-
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from ..engine._borrow import borrow
-
 from ..engine._cpu_kernels import _lower_bound   # the static CPU engine's binary search
+from ..engine._raw import ld32, ld64, ldu64
 
 #: "no upper bound" for candidates (ids are int32)
 BIG = np.int64(1) << np.int64(62)
 
-#: the batch view and the filter's arrays, in the kernels' argument order
-View = namedtuple("View", [
-    "b_start", "b_deg", "b_nbr", "b_elab", "bi_start", "bi_deg", "bi_nbr", "bi_elab",
-    "o_idx", "o_off", "o_nbr", "o_elab", "o_ins", "o_dl",
-    "oi_idx", "oi_off", "oi_nbr", "oi_elab", "oi_ins", "oi_dl", "mask"])
+# The address table: per direction (out, then in) the storage row starts (int64),
+# degrees, neighbours and edge labels (int32; address 0 = no labels), then the overlay
+# index (int32, -1 = untouched), offsets (int64) and its int32[4, E] entries
+# (neighbour, label, insertion, deletion: four rows of E), then the masks (uint64),
+# and the number of storage rows.
+(T_BS, T_BD, T_BN, T_BL, T_IS, T_ID, T_IN, T_IL,
+ T_OX, T_OO, T_O4, T_OE, T_PX, T_PO, T_P4, T_PE, T_MASK, T_NS) = range(18)
+T_SIZE = 18
+#: slot offset of the in-direction's storage (T_IS - T_BS) and overlay (T_PX - T_OX)
+T_DIR_S = 4
+T_DIR_O = 4
+
+
+def _addr(a: np.ndarray) -> int:
+    return int(a.ctypes.data) if a.size else 0
+
+
+def view_table(view, mask: np.ndarray, keep: list) -> np.ndarray:
+    """The address table of a :class:`~warpmatch.stream.types.BatchView` and its masks.
+
+    ``keep`` receives every array the table points into (the overlay entries
+    are packed here): the caller holds it until the kernels return.
+    """
+    def c(a, dt):
+        out = np.ascontiguousarray(a, dtype=dt)
+        keep.append(out)
+        return out
+
+    def over4(nbr, elab, ins, dl):
+        E = int(nbr.shape[0])
+        out = np.empty((4, max(E, 1)), np.int32)
+        out[0, :E] = nbr
+        out[1, :E] = elab if elab.shape[0] else 0
+        out[2, :E] = ins
+        out[3, :E] = dl
+        keep.append(out)
+        return out
+
+    i32, i64 = np.int32, np.int64
+    T = np.zeros(T_SIZE, np.int64)
+    o4 = over4(view.o_nbr, view.o_elab, view.o_ins, view.o_dl)
+    p4 = o4 if view.oi_nbr is view.o_nbr else over4(view.oi_nbr, view.oi_elab,
+                                                      view.oi_ins, view.oi_dl)
+    has_lab = view.b_elab.shape[0] > 0
+    for base, start, deg, nbr, elab in ((T_BS, view.b_start, view.b_deg, view.b_nbr,
+                                         view.b_elab),
+                                        (T_IS, view.bi_start, view.bi_deg, view.bi_nbr,
+                                         view.bi_elab)):
+        T[base] = _addr(c(start, i64))
+        T[base + 1] = _addr(c(deg, i32))
+        T[base + 2] = _addr(c(nbr, i32))
+        T[base + 3] = _addr(c(elab, i32)) if has_lab else 0
+    for base, idx, off, four in ((T_OX, view.o_idx, view.o_off, o4),
+                                 (T_PX, view.oi_idx, view.oi_off, p4)):
+        T[base] = _addr(c(idx, i32))
+        T[base + 1] = _addr(c(off, i64))
+        T[base + 2] = _addr(four)
+        T[base + 3] = four.shape[1]
+    T[T_MASK] = _addr(c(mask, np.uint64))
+    T[T_NS] = int(view.b_start.shape[0])
+    T.flags.writeable = False
+    return T
+
 
 # The plan program: pg[0] = k, pg[1] = number of plans, pg[HEAD + s] = start of segment
 # s; per-plan rows of k (or k + 1) values, the flat bn/na/res arrays as they are.
@@ -176,65 +231,114 @@ def _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
 
 
 # ------------------------------------------------------------------ the search's rows
+# ------------------------------------------------------------------ the search's rows
 @njit(cache=True, nogil=True, inline="always")
-def row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-            o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, x, dr):
+def mask_bit(T, c, u):
+    """Does the filter's mask let data vertex ``c`` be query vertex ``u``?"""
+    return (ldu64(T[T_MASK], c) >> np.uint64(u)) & np.uint64(1) != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_of(T, x, dr):
     """``(overlay?, lo, hi)`` of ``x``'s out-row (``dr == 0``) or in-row."""
-    if dr == 0:
-        return _row(x, b_start, b_deg, o_idx, o_off)
-    return _row(x, bi_start, bi_deg, oi_idx, oi_off)
+    o = T_OX + T_DIR_O * dr
+    r = ld32(T[o], x)
+    if r < 0:
+        if x >= T[T_NS]:            # a vertex without storage row and untouched: no edges
+            return 0, np.int64(0), np.int64(0)
+        s = T_BS + T_DIR_S * dr
+        lo = ld64(T[s], x)
+        return 0, lo, lo + ld32(T[s + 1], x)
+    return 1, ld64(T[o + 1], r), ld64(T[o + 1], r + 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-           o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, ov, dr):
-    """The neighbour, label, insertion and deletion arrays of a row kind (chosen once
-    per row, not per entry)."""
+def row_ptrs(T, ov, dr):
+    """Addresses of a row kind's neighbours, labels (0: none), insertions, deletions."""
     if ov == 0:
-        if dr == 0:
-            return b_nbr, b_elab, o_ins, o_dl
-        return bi_nbr, bi_elab, o_ins, o_dl
-    if dr == 0:
-        return o_nbr, o_elab, o_ins, o_dl
-    return oi_nbr, oi_elab, oi_ins, oi_dl
+        s = T_BS + T_DIR_S * dr
+        return T[s + 2], T[s + 3], np.int64(0), np.int64(0)
+    o = T_OX + T_DIR_O * dr
+    four = T[o + 2]
+    E = T[o + 3]
+    return four, four + 4 * E, four + 8 * E, four + 12 * E
 
 
 @njit(cache=True, nogil=True, inline="always")
-def has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-        o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, x, dr, c, p,
-        lab):
+def _entry_ok(z, ov, p, lab, lab_p, ins_p, dl_p):
+    """Is entry ``z`` alive at ``p`` with label ``lab`` (-1 any; no label array: 0)?"""
+    if ov != 0 and not (ld32(ins_p, z) < p and p <= ld32(dl_p, z)):
+        return False
+    if lab != -1:
+        el = ld32(lab_p, z) if lab_p != 0 else 0
+        return el == lab
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lower(nbr_p, lo, hi, x):
+    """First position in ``[lo, hi)`` with a neighbour ``>= x``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ld32(nbr_p, mid) < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gallop(nbr_p, lo, hi, x):
+    """Like :func:`_lower`, probing 1, 2, 4, ... steps from ``lo`` (a cursor moving forward)."""
+    if lo >= hi or ld32(nbr_p, lo) >= x:
+        return lo
+    prev = lo
+    step = np.int64(1)
+    while True:
+        nxt = prev + step
+        if nxt >= hi:
+            return _lower(nbr_p, prev + 1, hi, x)
+        if ld32(nbr_p, nxt) >= x:
+            return _lower(nbr_p, prev + 1, nxt, x)
+        prev = nxt
+        step <<= 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def alive_at(q, hi, c, ov, p, lab, nbr_p, lab_p, ins_p, dl_p):
+    """Does a version of ``c`` from position ``q`` on (the first ``>= c``) live at ``p``
+    with label ``lab``?"""
+    while q < hi and ld32(nbr_p, q) == c:
+        if _entry_ok(q, ov, p, lab, lab_p, ins_p, dl_p):
+            return True
+        q += 1
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def has_edge(T, x, dr, c, p, lab):
     """``dr == 0``: edge ``x -> c`` alive at ``p`` (label ``lab``, -1 any);
     ``dr == 1``: edge ``c -> x`` (the in-row of ``x``)."""
-    ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx,
-                         o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab,
-                         oi_ins, oi_dl, mask, x, dr)
-    if dr == 0:
-        return _search(ov, lo, hi, c, p, lab, b_nbr, b_elab, o_nbr, o_elab,
-                       o_ins, o_dl)
-    return _search(ov, lo, hi, c, p, lab, bi_nbr, bi_elab, oi_nbr, oi_elab,
-                   oi_ins, oi_dl)
+    ov, lo, hi = row_of(T, x, dr)
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr)
+    q = _lower(nbr_p, lo, hi, c)
+    return alive_at(q, hi, c, ov, p, lab, nbr_p, lab_p, ins_p, dl_p)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def next_entry(z, end, ov, glab, hiv, p, nbr_a, lab_a, ins_a, dl_a):
+def next_entry(z, end, ov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p):
     """The next entry of a scan at position ``z``, alive at ``p`` with label ``glab``.
 
-    ``nbr_a``.. are the row kind's arrays (:func:`arrays`). Returns
-    ``(candidate or -1, next position)``; a position ``end`` when the scan is
-    over (the list is exhausted or the bound ``hiv`` is reached).
+    Returns ``(candidate or -1, next position)``; a position ``end`` when the
+    scan is over (the row is exhausted or the bound ``hiv`` is reached).
     """
-    check_lab = glab != -1 and lab_a.shape[0] > 0
     while z < end:
-        c = np.int64(nbr_a[z])
+        c = ld32(nbr_p, z)
         if c >= hiv:
             return np.int64(-1), end
-        if ov != 0 and not (ins_a[z] < p and p <= dl_a[z]):
-            z += 1
-            continue
         z += 1
-        if check_lab and lab_a[z - 1] != glab:
-            continue
-        return c, z
+        if _entry_ok(z - 1, ov, p, glab, lab_p, ins_p, dl_p):
+            return c, z
     return np.int64(-1), end
 
 
@@ -254,24 +358,14 @@ def bounds(pg, j, d, M):
     return lo_val, hi_val
 
 
-@njit(cache=True, nogil=True)
-def gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-             o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, j, d,
-             M):
+@njit(cache=True, nogil=True, inline="always")
+def gen_list(T, pg, j, d, M):
     """The scan of depth ``d``: ``(gen edge, overlay?, lo, hi, hi_val)``.
 
     The generating list is the backward neighbour's shortest row (as
     :func:`_pick_gen`); the restrictions clip it: ``c > M[x]`` moves ``lo`` by
     binary search, ``c < M[y]`` becomes ``hi_val``, where the scan stops.
     """
-    # borrowed (engine/_borrow.py): no reference counts in the loops below
-    b_start, b_deg, b_nbr, b_elab = borrow(b_start), borrow(b_deg), borrow(b_nbr), borrow(b_elab)
-    bi_start, bi_deg, bi_nbr = borrow(bi_start), borrow(bi_deg), borrow(bi_nbr)
-    bi_elab = borrow(bi_elab)
-    o_idx, o_off, o_nbr, o_elab = borrow(o_idx), borrow(o_off), borrow(o_nbr), borrow(o_elab)
-    o_ins, o_dl, oi_idx, oi_off = borrow(o_ins), borrow(o_dl), borrow(oi_idx), borrow(oi_off)
-    oi_nbr, oi_elab, oi_ins, oi_dl = borrow(oi_nbr), borrow(oi_elab), borrow(oi_ins), borrow(oi_dl)
-    mask, pg, M = borrow(mask), borrow(pg), borrow(M)
     lo_val, hi_val = bounds(pg, j, d, M)
     best = -1
     best_len = BIG
@@ -279,10 +373,7 @@ def gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o
     blo = np.int64(0)
     bhi = np.int64(0)
     for t in range(pjk1(pg, S_BNPTR, j, d), pjk1(pg, S_BNPTR, j, d + 1)):
-        ov, lo, hi = row_dir(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
-                             o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr,
-                             oi_elab, oi_ins, oi_dl, mask, M[pv(pg, S_BNPOS, t)], pv(pg, S_BNDIR,
-                             t))
+        ov, lo, hi = row_of(T, M[pv(pg, S_BNPOS, t)], pv(pg, S_BNDIR, t))
         if hi - lo < best_len:
             best_len = hi - lo
             best = t
@@ -290,29 +381,26 @@ def gen_list(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o
             blo = lo
             bhi = hi
     if lo_val >= 0 and blo < bhi:
-        nbr_a, _l, _i, _d = arrays(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr,
-                                   bi_elab, o_idx, o_off, o_nbr, o_elab, o_ins, o_dl, oi_idx,
-                                   oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, bov, pv(pg,
-                                   S_BNDIR, best))
-        blo = _lower_bound(nbr_a, blo, bhi, lo_val + 1)
+        nbr_p, _l, _i, _d = row_ptrs(T, bov, pv(pg, S_BNDIR, best))
+        blo = _lower(nbr_p, blo, bhi, lo_val + 1)
     if hi_val <= lo_val + 1:
         blo = bhi
     return best, bov, blo, bhi, hi_val
 
 
 @njit(cache=True, nogil=True, inline="always")
-def accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off, o_nbr,
-           o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask, pg, d, nm, c,
-           skip, j, p, M):
+def accept(T, pg, d, nm, c, skip, j, p, M):
     """Rules 1, 4-7 of the Plan contract for candidate ``c`` at depth ``d`` of plan ``j``.
 
     ``M[0..nm-1]`` are matched (``nm == d`` in the search; 0 skips the
     injectivity test). ``skip`` is the backward edge whose list generated ``c``
     (already known to hold, label included), or -1. The label test is the bit
     of the query vertex in the filter's mask (:mod:`warpmatch.stream.filter`):
-    label, degree and neighbour labels at once.
+    label, degree and neighbour labels at once. The backward edges (which must
+    exist) and, for induced plans, the non-adjacent pairs (which must not) go
+    through one edge test, so that each inlined copy holds one search.
     """
-    if (mask[c] >> np.uint64(pjk(pg, S_ORDER, j, d))) & np.uint64(1) == 0:
+    if not mask_bit(T, c, pjk(pg, S_ORDER, j, d)):
         return False
     for jj in range(nm):
         if M[jj] == c:
@@ -324,16 +412,30 @@ def accept(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_i
                 return False
         elif c >= mj:
             return False
-    for t in range(pjk1(pg, S_BNPTR, j, d), pjk1(pg, S_BNPTR, j, d + 1)):
-        if t == skip:
-            continue
-        if not has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-                   o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl,
-                   mask, M[pv(pg, S_BNPOS, t)], pv(pg, S_BNDIR, t), c, p, pv(pg, S_BNEL, t)):
-            return False
-    for t in range(pjk1(pg, S_NAPTR, j, d), pjk1(pg, S_NAPTR, j, d + 1)):
-        if has(b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab, o_idx, o_off,
-               o_nbr, o_elab, o_ins, o_dl, oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, mask,
-               M[pv(pg, S_NAPOS, t)], pv(pg, S_NADIR, t), c, p, -1):
+    b_lo = pjk1(pg, S_BNPTR, j, d)
+    nb = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
+    n_lo = pjk1(pg, S_NAPTR, j, d)
+    na = pjk1(pg, S_NAPTR, j, d + 1) - n_lo
+    for e in range(nb + na):
+        if e < nb:
+            t = b_lo + e
+            if t == skip:
+                continue
+            x = M[pv(pg, S_BNPOS, t)]
+            dr = pv(pg, S_BNDIR, t)
+            lab = pv(pg, S_BNEL, t)
+        else:
+            t = n_lo + e - nb
+            x = M[pv(pg, S_NAPOS, t)]
+            dr = pv(pg, S_NADIR, t)
+            lab = np.int64(-1)
+        if has_edge(T, x, dr, c, p, lab) != (e < nb):
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def accept_call(T, pg, d, nm, c, skip, j, p, M):
+    """:func:`accept` as a call, for the places that test few candidates (each inlined
+    copy costs about a second of compilation)."""
+    return accept(T, pg, d, nm, c, skip, j, p, M)

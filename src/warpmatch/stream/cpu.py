@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.cpu import numba_available
-from ._cpu_rows import View, pack_plans
+from ._cpu_rows import pack_plans, view_table
 from .filter import NlfFilter
 from .types import BatchView, DeltaPlans, RawDelta
 
@@ -46,20 +46,6 @@ def _ro(a: np.ndarray, dtype: type) -> np.ndarray:
     out = np.ascontiguousarray(a, dtype=dtype).view()
     out.flags.writeable = False
     return out
-
-
-def _view_tuple(view: BatchView, mask: np.ndarray) -> View:
-    """The view's arrays and the filter's masks as the kernels' one argument."""
-    i32, i64 = np.int32, np.int64
-    return View(
-        _ro(view.b_start, i64), _ro(view.b_deg, i32), _ro(view.b_nbr, i32),
-        _ro(view.b_elab, i32), _ro(view.bi_start, i64), _ro(view.bi_deg, i32),
-        _ro(view.bi_nbr, i32), _ro(view.bi_elab, i32),
-        _ro(view.o_idx, i32), _ro(view.o_off, i64), _ro(view.o_nbr, i32),
-        _ro(view.o_elab, i32), _ro(view.o_ins, i32), _ro(view.o_dl, i32),
-        _ro(view.oi_idx, i32), _ro(view.oi_off, i64), _ro(view.oi_nbr, i32),
-        _ro(view.oi_elab, i32), _ro(view.oi_ins, i32), _ro(view.oi_dl, i32),
-        _ro(mask, np.uint64))
 
 
 def tasks_of(view: BatchView, plans: DeltaPlans, mask: np.ndarray | None = None
@@ -173,9 +159,9 @@ class CpuDeltaEngine:
         import numba
         return max(1, int(self.threads or numba.get_num_threads()))
 
-    def _run(self, V: View, pg: np.ndarray, task_upd: np.ndarray, task_plan: np.ndarray,
+    def _run(self, table: np.ndarray, pg: np.ndarray, task_upd: np.ndarray, task_plan: np.ndarray,
              fill: bool, out_off: np.ndarray, rows: np.ndarray, counts: np.ndarray,
-             local: bool, batch: Any) -> None:
+             local: bool, batch: Any, n_cap: int) -> None:
         """Run the tasks: serially while that is cheaper, in one parallel region after.
 
         The calling thread runs a first slice of tasks; from its time per task
@@ -189,8 +175,8 @@ class CpuDeltaEngine:
         from ._cpu_delta import run_tasks, run_tasks_serial
         T = int(task_upd.size)
         threads = min(self._threads(), numba.config.NUMBA_NUM_THREADS)
-        marks, cnts = self._scratch(threads, int(V.mask.shape[0]) if local else 0)
-        flags = self._flag_rows(threads, int(V.mask.shape[0]) + 1)
+        marks, cnts = self._scratch(threads, n_cap if local else 0)
+        flags = self._flag_rows(threads, n_cap + 1)
         src, dst, op = _ro(batch.src, np.int32), _ro(batch.dst, np.int32), _ro(batch.op, np.int8)
         err = np.zeros(1, np.int64)
         done = 0
@@ -201,7 +187,7 @@ class CpuDeltaEngine:
                 break
             hi = min(T, done + step)
             t0 = time.perf_counter()
-            run_tasks_serial(*V, pg, task_upd[done:hi], task_plan[done:hi], fill,
+            run_tasks_serial(table, pg, task_upd[done:hi], task_plan[done:hi], fill,
                              out_off[done:hi], rows, counts[done:hi], err, marks[0], cnts[0],
                              flags[0],
                              src, dst, op)
@@ -220,7 +206,7 @@ class CpuDeltaEngine:
             # a worker that shares its core with another process takes fewer of them
             old_chunk = numba.set_parallel_chunksize(1)
             try:
-                run_tasks(*V, pg, task_upd[done:], task_plan[done:], fill, out_off[done:], rows,
+                run_tasks(table, pg, task_upd[done:], task_plan[done:], fill, out_off[done:], rows,
                           counts[done:], nchunks, errs, marks, cnts, flags, src, dst, op)
             finally:
                 numba.set_parallel_chunksize(old_chunk)
@@ -273,26 +259,31 @@ class CpuDeltaEngine:
         empty_rows = (np.empty((0, k), np.int32), np.empty(0, np.int64), np.empty(0, np.int8))
         if T == 0:
             return RawDelta(plus, minus, *(empty_rows if want_matches else (None,) * 3))
-        V = _view_tuple(view, mask)
+        keep: list = []                 # the arrays the address table points into
+        table = view_table(view, mask, keep)
         pg = self._program(plans)
         counts = np.zeros(T, dtype=np.int64)
         dummy = np.zeros((1, k), dtype=np.int32)
         off = np.zeros(T, dtype=np.int64)
         local = self._use_local(plans)
-        self._run(V, pg, task_upd, task_plan, False, off, dummy, counts, local, view.batch)
+        self._run(table, pg, task_upd, task_plan, False, off, dummy, counts, local, view.batch,
+                  int(mask.shape[0]))
         if accumulate(task_upd, task_plan, sign, counts, _ro(plans.weight, np.int64),
                       int(plans.divisor), plus, minus):
             raise OverflowError("a delta count times its weight does not fit in int64")
         if not want_matches:
+            keep.clear()                # the kernels are done with the table's arrays
             return RawDelta(plus, minus)
         off[1:] = np.cumsum(counts)[:-1]
         R = int(counts.sum())
         rows = np.empty((max(R, 1), k), dtype=np.int32)
         if R:
             check = np.zeros(T, dtype=np.int64)
-            self._run(V, pg, task_upd, task_plan, True, off, rows, check, local, view.batch)
+            self._run(table, pg, task_upd, task_plan, True, off, rows, check, local, view.batch,
+                      int(mask.shape[0]))
             if not np.array_equal(check, counts):     # pragma: no cover - kernel invariant
                 raise RuntimeError("internal error: the listing pass found other matches "
                                    "than the counting pass")
+        keep.clear()                    # the kernels are done with the table's arrays
         return RawDelta(plus, minus, rows[:R], np.repeat(task_upd, counts),
                         np.repeat(sign, counts))
