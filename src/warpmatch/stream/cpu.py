@@ -122,6 +122,15 @@ class CpuDeltaEngine:
         """Remember the dynamic graph (the CPU engine reads everything from the views)."""
         self.graph = graph
 
+    def prepare(self, plans: DeltaPlans) -> None:
+        """Build the candidate filter of ``plans``' query on the attached graph now, so
+        that the first batch does not pay for it (``O(edges)``)."""
+        q = plans.query
+        if q is None or self.graph is None:
+            return
+        filt = self._filters[id(q)] = (q, NlfFilter(q, self.graph.directed))
+        filt[1].bind(self.graph)
+
     def _program(self, plans: DeltaPlans) -> np.ndarray:
         """The plans packed for the kernels (:func:`._cpu_rows.pack_plans`), once per plan set."""
         hit = self._programs.get(id(plans))

@@ -213,7 +213,9 @@ class NlfFilter:
         hit = self.qlabels[pos] == v
         self.lab_idx[lo:hi] = np.where(hit, pos, -1)
 
-    def _rebuild(self, view: BatchView) -> None:
+    def _rebuild(self, view: Any) -> None:
+        """Counts and masks of every vertex from ``view``'s storage rows (a BatchView,
+        or a DynamicGraph: the same ``b_*``/``bi_*`` and ``vlabel`` names)."""
         n = int(view.n)
         self._grow(n)
         self.cnt[:] = 0
@@ -226,6 +228,27 @@ class NlfFilter:
                        self.lab_idx, self.cnt)
         _masks_all(n, self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
         self.n = n
+
+    def bind(self, graph: Any) -> None:
+        """Build the counts from a :class:`~warpmatch.stream.dynamic.DynamicGraph` now
+        (``O(edges)``), so that its next batch is incremental.
+
+        Parameters
+        ----------
+        graph : DynamicGraph
+            The graph the next :meth:`masks` calls will see batches of.
+        """
+        class _Storage:                       # the storage arrays under BatchView's names
+            n = graph.n
+            b_start, b_deg, b_nbr = graph.b_start, graph.b_deg, graph.b_nbr
+            bi_start, bi_deg, bi_nbr = graph.bi_start, graph.bi_deg, graph.bi_nbr
+            vlabel = (graph.vertex_labels if graph.vertex_labels is not None
+                      else np.zeros(0, np.int32))
+        self._rebuild(_Storage)
+        self._graph = graph
+        self._state = graph._state
+        self._last_batch = None
+        self._touched = np.zeros(0, dtype=np.int64)
 
     def masks(self, view: BatchView, graph: Any = None) -> np.ndarray:
         """The masks a batch's searches read (``uint64``, at least ``view.n`` long).

@@ -289,6 +289,8 @@ class ContinuousMatcher:
         self._auts: np.ndarray | None = None     # see _listing_plans
         self._plans["count"] = self._compile("count")      # validates mode and the query
         self.engine.attach(dg if self._relevant is None else self._relevant.graph)
+        if hasattr(self.engine, "prepare"):      # per-query state built now, not in a batch
+            self.engine.prepare(self._plans["count"])
         self.added = 0
         self.removed = 0
         self.updates_applied = 0
