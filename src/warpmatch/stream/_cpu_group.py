@@ -21,12 +21,10 @@ import numpy as np
 from numba import njit
 
 from ..engine._borrow import borrow
-from ..engine._raw import ld32
 from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
-from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF,
-                        S_ORDER, S_PVL, S_RESPOS, S_RESPTR, _lower, accept, accept_call, alive_at, bounds,
-                        gallop, gen_list, has_edge, mask_bit, next_entry, pjk, pjk1, pv, row_of,
-                        row_ptrs)
+from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF, S_ORDER,
+                        S_PVL, S_RESPOS, S_RESPTR, _lower, accept, accept_call, alive_at, bounds,
+                        gallop, gen_list, mask_bit, next_entry, pjk, pjk1, pv, row_of, row_ptrs)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)

@@ -72,6 +72,7 @@ import numpy as np
 
 from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
+from ..filter import NlfFilter
 from ..types import BatchView, DeltaPlans, RawDelta
 from .cache import POLICIES, parallel_copy, row_bytes
 from .walk import HOST_COST, Workspace, default_walks, estimate_access_sparse
@@ -401,6 +402,7 @@ class GpuDeltaEngine:
         self._dev: _DeviceState | None = None
         self._batches = 0
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
+        self._filters: dict[int, tuple[Any, NlfFilter]] = {}
 
     @property
     def last_cached(self) -> np.ndarray:
@@ -441,6 +443,7 @@ class GpuDeltaEngine:
         self.totals = {}
         # counting plans recompiled without groups, by the plans given (_uniform)
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
+        self._filters: dict[int, tuple[Any, NlfFilter]] = {}
 
     def close(self) -> None:
         """Unregister host memory and drop device buffers."""
@@ -494,7 +497,7 @@ class GpuDeltaEngine:
         if self._dev is None:
             self._dev = _DeviceState(cp, self)
         t0 = time.perf_counter()
-        out = self._dev.run(view, plans, want_matches)
+        out = self._dev.run(view, plans, want_matches, self._updates(view, plans))
         self.stats["total_s"] = time.perf_counter() - t0
         self._batches += 1
         for key, val in self.stats.items():
@@ -503,6 +506,28 @@ class GpuDeltaEngine:
         self.totals["batches"] = self._batches
         return out
 
+
+    def prepare(self, plans: DeltaPlans) -> None:
+        """Build the candidate filter of ``plans``' query on the attached graph now."""
+        if plans.query is not None and self.graph is not None:
+            self._filter(plans.query).bind(self.graph)
+
+    def _filter(self, query: Any) -> NlfFilter:
+        hit = self._filters.get(id(query))
+        if hit is None or hit[0] is not query:
+            hit = self._filters[id(query)] = (query, NlfFilter(query, bool(query.directed)))
+        return hit[1]
+
+    def _updates(self, view: BatchView, plans: DeltaPlans) -> np.ndarray | None:
+        """The valid updates that some plan can take (the candidate filter's masks on
+        their endpoints, :func:`warpmatch.stream.cpu.tasks_of`): the kernel runs every
+        plan of these only, an update no plan can take costs nothing on the device."""
+        if plans.query is None:
+            return None
+        from ..cpu import tasks_of
+        mask = self._filter(plans.query).masks(view, self.graph)
+        upd, _plan, _sign = tasks_of(view, plans, mask)
+        return np.unique(upd).astype(np.int32)
 
     def _uniform(self, plans: DeltaPlans) -> DeltaPlans:
         """``plans``, or the same query's counting plans without groups (one weight)."""
@@ -1302,7 +1327,8 @@ class _DeviceState:
         return self.cache_arrays
 
     # ------------------------------------------------------------------- run
-    def run(self, view: BatchView, plans: DeltaPlans, want_matches: bool) -> RawDelta:
+    def run(self, view: BatchView, plans: DeltaPlans, want_matches: bool,
+            updates: np.ndarray | None = None) -> RawDelta:
         cp = self.cp
         eng = self.eng
         st: dict[str, Any] = {"policy": eng.cache, "copy_bytes": 0}
@@ -1316,7 +1342,8 @@ class _DeviceState:
         dirs = 2 if view.directed else 1
         plus = np.zeros(B, dtype=np.int64)
         minus = np.zeros(B, dtype=np.int64)
-        valid = np.flatnonzero(np.asarray(b.valid, dtype=bool)).astype(np.int32)
+        valid = (np.flatnonzero(np.asarray(b.valid, dtype=bool)).astype(np.int32)
+                 if updates is None else np.asarray(updates, dtype=np.int32))
         empty = (np.empty((0, k), np.int32), np.empty(0, np.int64), np.empty(0, np.int8))
         # ---- what changed since the last batch (module docstring of _DeviceState)
         graph = eng.graph
