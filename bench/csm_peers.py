@@ -219,7 +219,9 @@ def _cmake_build(src: Path, build: Path, log: Path) -> Path:
     build.mkdir(parents=True, exist_ok=True)
     jobs = str(os.cpu_count() or 1)
     with open(log, "w") as lf:
-        for cmd in (["cmake", "-S", str(src), "-B", str(build)],
+        # RapidFlow asks for CMake 2.8; CMake 4 refuses that without a policy floor
+        for cmd in (["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                     "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"],
                     ["cmake", "--build", str(build), "--target", "RapidFlow.out", "-j", jobs]):
             lf.write("$ " + " ".join(cmd) + "\n")
             lf.flush()
