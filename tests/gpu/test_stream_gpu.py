@@ -163,9 +163,12 @@ def test_counters_and_profile_match_the_exact_traversal(graphs):
         got = eng.run(view, plans, False)
         assert np.array_equal(got.plus_counts, per[:, 0])
         # the device's row reads are exactly the traversal's for the rows this policy
-        # cached (same choices of row: wm_edge's rule depends on where rows are)
-        want = true if policy == "none" else exact_access(
-            view, plans, cached=eng.last_cached, host_storage=policy != "device")[0]
+        # cached (same choices of row: wm_edge's rule depends on where rows are), of
+        # the plans the kernel runs on the updates the engine's filter kept
+        want = exact_access(view, eng.effective_plans(plans),
+                            cached=None if policy == "none" else eng.last_cached,
+                            host_storage=policy != "device", updates=eng.last_updates,
+                            masks=eng.last_masks)[0]
         assert np.array_equal(eng.last_access, want.astype(np.int64))
         stats[policy] = dict(eng.stats)
     assert stats["none"]["rows_cache"] == 0 and stats["none"]["host_bytes"] > 0
@@ -185,12 +188,15 @@ def test_gpu_sample_estimates_row_reads(graphs):
     storage rows, the last level by look-ahead); at lower rates its Horvitz-Thompson
     estimate is unbiased (mean over seeds near the truth)."""
     view, plans, _, _ = _square_batch(graphs["ba"], 4)
-    true, _ = exact_access(view, plans, for_cache=True)
     eng = _engine(cache="random-walk", sample_rate=1.0, continue_rate=1.0, estimate_decay=0.0)
     eng.run(view, plans, False)
+    true, _ = exact_access(view, eng.effective_plans(plans), for_cache=True,
+                           updates=eng.last_updates, masks=eng.last_masks)
     est = eng._dev.est.get()[: true.size]
     assert np.array_equal(est, true.astype(np.float32))
     runs = []
+    # seeds 0..47: independent samples only if the engine hashes its seed (_mix64);
+    # with seed * golden as the coins' offset they were shifted copies of each other
     for seed in range(48):
         eng = _engine(cache="random-walk", sample_rate=0.5, continue_rate=0.5,
                       estimate_decay=0.0, seed=seed)
@@ -406,6 +412,10 @@ def test_matcher_gpu_fully_labeled_reads_the_relevant_subgraph(directed, induced
         if i:
             for a, b in ((da.plus, db.plus), (da.minus, db.minus)):
                 assert sorted(map(tuple, a.tolist())) == sorted(map(tuple, b.tolist()))
+        # the kernel's copy of the filter masks, refreshed by changed vertices only,
+        # equals the host's masks of the batch
+        eng = cm_gpu.engine
+        assert np.array_equal(eng._dev.qm[: eng.last_masks.size].get(), eng.last_masks)
     assert cm_gpu.count == cm_cpu.count
 
 
@@ -479,7 +489,8 @@ def test_cache_rows_refreshed_in_place_or_dropped(directed):
         view = dg_gpu.view(b1)
         _same(eng.run(view, plans, False), cpu.run(dg_cpu.view(b2), plans, False), q.k, False)
         if check_reads:
-            want = exact_access(view, plans, cached=eng.last_cached)[0]
+            want = exact_access(view, eng.effective_plans(plans), cached=eng.last_cached,
+                                updates=eng.last_updates, masks=eng.last_masks)[0]
             assert np.array_equal(eng.last_access, want.astype(np.int64))
         dg_gpu.apply(b1)
         dg_cpu.apply(b2)

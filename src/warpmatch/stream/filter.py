@@ -186,6 +186,9 @@ class NlfFilter:
         self._state: int | None = None
         self._last_batch: Any = None
         self._touched = np.zeros(0, dtype=np.int64)
+        self.changed: np.ndarray | None = None
+        self.calls = 0                  # masks() calls: a copy kept elsewhere that saw
+                                        # call c can apply `changed` of call c + 1 only
 
     def _grow(self, n: int) -> None:
         cap = self.mask.shape[0]
@@ -265,7 +268,9 @@ class NlfFilter:
         Returns
         -------
         numpy.ndarray
-            Valid until the next call.
+            Valid until the next call. :attr:`changed` then holds the vertices
+            whose masks may differ from the previous call's (``None``: all of
+            them, after a rebuild).
         """
         state = getattr(graph, "_state", None)
         pending = getattr(graph, "_pending", ())
@@ -277,12 +282,15 @@ class NlfFilter:
         n = int(view.n)
         if not incremental:
             self._rebuild(view)
+            changed = None
         else:
             self._grow(n)
+            changed = [self._touched]
             if n > self.n:
                 self.cnt[self.n:n] = 0
                 self._labels(view, self.n, n)
                 self._refresh_new(self.n, n)
+                changed.append(np.arange(self.n, n, dtype=np.int64))
                 self.n = n
             _refresh(self._touched, self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
         o_rows = np.asarray(view.o_rows, dtype=np.int64)
@@ -294,6 +302,9 @@ class NlfFilter:
                         view.oi_off, view.oi_nbr, view.oi_dl, self.directed, self.nq1,
                         self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
         self._touched = rows
+        # what a copy of the masks kept elsewhere (the GPU engine's) must refresh
+        self.changed = None if changed is None else np.concatenate(changed + [rows])
+        self.calls += 1
         self._graph = graph
         self._state = state
         self._last_batch = view.batch

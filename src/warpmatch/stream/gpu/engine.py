@@ -343,6 +343,12 @@ class GpuDeltaEngine:
         Vertices whose rows the last batch had in the cache.
     last_access : numpy.ndarray or None
         With ``profile=True``: row reads per vertex in the last batch.
+    last_updates : numpy.ndarray or None
+        The updates of the last batch that the candidate filter let through to the
+        kernel (``None``: every valid update, for plans without a query).
+    last_masks : numpy.ndarray or None
+        The candidate filter's masks the last batch's kernel tested (``None``: no
+        filter); a view of the filter's state, valid until the next batch.
 
     Examples
     --------
@@ -399,6 +405,8 @@ class GpuDeltaEngine:
         self.totals: dict[str, float] = {}
         self._cached: Any = np.zeros(0, dtype=np.int32)   # numpy or device array
         self.last_access: np.ndarray | None = None
+        self.last_updates: np.ndarray | None = None
+        self.last_masks: np.ndarray | None = None
         self._dev: _DeviceState | None = None
         self._batches = 0
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
@@ -441,7 +449,7 @@ class GpuDeltaEngine:
         self._dev = None
         self._batches = 0
         self.totals = {}
-        # counting plans recompiled without groups, by the plans given (_uniform)
+        # counting plans recompiled without groups, by the plans given (effective_plans)
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
         self._filters: dict[int, tuple[Any, NlfFilter]] = {}
 
@@ -491,13 +499,15 @@ class GpuDeltaEngine:
         if want_matches and not plans.listable:
             raise ValueError("listing needs delta plans compiled with purpose='list' or "
                              "'orbits' (every raw match one row), not counting plans")
-        plans = self._uniform(plans)
+        plans = self.effective_plans(plans)
         import cupy as cp
         cp.cuda.Device(self.device).use()
         if self._dev is None:
             self._dev = _DeviceState(cp, self)
         t0 = time.perf_counter()
-        out = self._dev.run(view, plans, want_matches, self._updates(view, plans))
+        self.last_updates, filt = self._updates(view, plans)
+        self.last_masks = None if filt is None else filt.mask[: view.n]
+        out = self._dev.run(view, plans, want_matches, self.last_updates, filt)
         self.stats["total_s"] = time.perf_counter() - t0
         self._batches += 1
         for key, val in self.stats.items():
@@ -508,9 +518,29 @@ class GpuDeltaEngine:
 
 
     def prepare(self, plans: DeltaPlans) -> None:
-        """Build the candidate filter of ``plans``' query on the attached graph now."""
+        """Do now, when the matcher is made, what the first batch would otherwise pay
+        for once: the candidate filter of ``plans``' query on the attached graph, the
+        kernel's plans (:meth:`effective_plans`), the CUDA modules, and the device
+        state (row index, storage mirror or host mapping) through an empty batch."""
         if plans.query is not None and self.graph is not None:
             self._filter(plans.query).bind(self.graph)
+        flat = self.effective_plans(plans)
+        graph = self.graph
+        if graph is None or not hasattr(graph, "prepare") or not self.available()[0]:
+            return
+        import cupy as cp
+
+        from ..types import Updates
+        cp.cuda.Device(self.device).use()
+        if self._dev is None:
+            self._dev = _DeviceState(cp, self)
+        none = np.zeros(0, dtype=np.int64)
+        batch = graph.prepare(Updates(none, none, np.zeros(0, np.int8), None,
+                                      source="warm-up"), "skip")
+        self._dev.run(graph.view(batch), flat, False, np.zeros(0, np.int32))
+        graph.apply(batch)       # the device state now matches the graph's next state
+        self._dev._module(int(flat.k), False)     # the counting kernel's module
+        self.stats = {}
 
     def _filter(self, query: Any) -> NlfFilter:
         hit = self._filters.get(id(query))
@@ -518,19 +548,24 @@ class GpuDeltaEngine:
             hit = self._filters[id(query)] = (query, NlfFilter(query, bool(query.directed)))
         return hit[1]
 
-    def _updates(self, view: BatchView, plans: DeltaPlans) -> np.ndarray | None:
+    def _updates(self, view: BatchView, plans: DeltaPlans
+                 ) -> tuple[np.ndarray | None, NlfFilter | None]:
         """The valid updates that some plan can take (the candidate filter's masks on
         their endpoints, :func:`warpmatch.stream.cpu.tasks_of`): the kernel runs every
-        plan of these only, an update no plan can take costs nothing on the device."""
+        plan of these only, an update no plan can take costs nothing on the device.
+        The filter comes back too: the kernel tests its masks at every depth."""
         if plans.query is None:
-            return None
+            return None, None
         from ..cpu import tasks_of
-        mask = self._filter(plans.query).masks(view, self.graph)
+        filt = self._filter(plans.query)
+        mask = filt.masks(view, self.graph)
         upd, _plan, _sign = tasks_of(view, plans, mask)
-        return np.unique(upd).astype(np.int32)
+        return np.unique(upd).astype(np.int32), filt
 
-    def _uniform(self, plans: DeltaPlans) -> DeltaPlans:
-        """``plans``, or the same query's counting plans without groups (one weight)."""
+    def effective_plans(self, plans: DeltaPlans) -> DeltaPlans:
+        """The plans the kernel runs for ``plans``: themselves, or the same query's
+        counting plans without groups (the kernel knows one weight per plan and no
+        group counting)."""
         if plans.uniform_weight is not None:
             return plans
         hit = self._flat.get(id(plans))
@@ -703,6 +738,9 @@ class _DeviceState:
         self.events = (cp.cuda.Event(), cp.cuda.Event())   # the counting pass's timing
         self.full_blocks: dict[Any, int] = {}   # resident blocks per kernel (_blocks)
         self.plans_of: Any = None            # the plans packed in plan_buf
+        self.qm: Any = None                  # candidate filter masks (_qmask)
+        self.qm_owner: Any = None
+        self.qm_calls = -1
         self.plan_buf = np.zeros(0, np.int32)
 
     def close(self) -> None:
@@ -741,6 +779,27 @@ class _DeviceState:
                     new[: self.n_dev] = arrs[d][: self.n_dev]
                 arrs[d] = new
         self.n_dev = cap
+
+    def _qmask(self, filt: NlfFilter | None, n: int) -> int:
+        """Device copy of the candidate filter's masks (its address; 0: no filter).
+
+        Kept across batches: a batch sends only the vertices whose masks changed
+        since the copy (:attr:`NlfFilter.changed`), everything after a rebuild or
+        when the copy missed a call."""
+        if filt is None:
+            return 0
+        cp = self.cp
+        host = filt.mask
+        if (self.qm is None or self.qm_owner is not filt or filt.changed is None
+                or self.qm_calls != filt.calls - 1 or self.qm.size < n):
+            if self.qm is None or self.qm.size < n:
+                self.qm = cp.empty(max(n, int(n * 1.25), 64), dtype=cp.uint64)
+            self.qm[:n].set(np.ascontiguousarray(host[:n]))
+        elif filt.changed.size:
+            ids = filt.changed[filt.changed < n]
+            self.qm[cp.asarray(ids)] = cp.asarray(host[ids])
+        self.qm_owner, self.qm_calls = filt, filt.calls
+        return int(self.qm.data.ptr)
 
     def _vlab(self, view: BatchView) -> int:
         """Device vertex labels (labels never change: only new vertices are copied)."""
@@ -1162,8 +1221,7 @@ class _DeviceState:
                        dtype=np.uint64)
         for name, val in (("wm_s_acc", np.array([self.est.data.ptr], dtype=np.uint64)),
                           ("wm_s_w", w), ("wm_s_thr", thr),
-                          ("wm_s_seed", np.array([(eng.seed * 0x9E3779B97F4A7C15
-                                                   + eng._batches) % (1 << 64)],
+                          ("wm_s_seed", np.array([_mix64(_mix64(eng.seed) + eng._batches)],
                                                  dtype=np.uint64))):
             cp.ndarray((val.size,), dtype=val.dtype, memptr=mod.get_global(name)).set(val)
         sub_ptr = self._subtasks(mod, T)
@@ -1328,7 +1386,7 @@ class _DeviceState:
 
     # ------------------------------------------------------------------- run
     def run(self, view: BatchView, plans: DeltaPlans, want_matches: bool,
-            updates: np.ndarray | None = None) -> RawDelta:
+            updates: np.ndarray | None = None, filt: NlfFilter | None = None) -> RawDelta:
         cp = self.cp
         eng = self.eng
         st: dict[str, Any] = {"policy": eng.cache, "copy_bytes": 0}
@@ -1423,6 +1481,7 @@ class _DeviceState:
         # ---- vertex labels, storage entries (host-mapped or mirrored), cache refresh
         t = time.perf_counter()
         vlab = self._vlab(view)
+        qmask = self._qmask(filt, n)
         keep: list[Any] = []
         if policy == "device":
             entries = self._mirror(view, dirs, st, keep)
@@ -1482,11 +1541,11 @@ class _DeviceState:
             vals += [ovl[0]["ins"], ovl[1]["ins"], ovl[0]["dl"], ovl[1]["dl"]]
             vals += [vlab] + upd
             slot = len(vals)
-            vals += [0, cptr(acc)]
-            ptrs = np.zeros(39, dtype=np.uint64)
+            vals += [0, cptr(acc), qmask]
+            ptrs = np.zeros(40, dtype=np.uint64)
             ptrs[: len(vals)] = np.array(vals, dtype=np.uint64)
-            ptrs[36] = np.uint64(valid.size)
-            tail = ptrs[37:].view(np.int32)
+            ptrs[37] = np.uint64(valid.size)
+            tail = ptrs[38:].view(np.int32)
             tail[0] = P
             tail[1] = n
             tail[2] = n_store
@@ -1712,6 +1771,21 @@ def _pack_plans(plans: DeltaPlans) -> np.ndarray:
     buf[:14] = offs
     buf[14:pos] = np.concatenate(flat)
     return buf
+
+
+def _mix64(x: int) -> int:
+    """splitmix64's finaliser on the host: the sampler's seed per (engine seed, batch).
+
+    The kernel's coins hash ``seed + a * golden + b * c2`` (kernels/delta.cu
+    ``wm_coin``), linear in the sub-task id ``a``: a seed that were itself
+    ``engine_seed * golden`` would make seed ``s + 1``'s coins those of seed ``s``
+    shifted by one sub-task, so runs with nearby seeds would share their samples.
+    """
+    m = (1 << 64) - 1
+    z = (int(x) + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
 
 
 def _set_const(cp: Any, mod: Any, ptrs: np.ndarray, plan_buf: np.ndarray) -> None:

@@ -125,7 +125,7 @@ def _edge(a, b, p, lab, w, acc, V):
     storage row is on the device (policy "device")."""
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, dev, cfg) = V
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, dev, cfg, _qm) = V
     host, credit = cfg[_HOST], cfg[_CREDIT]
     ova, loa, hia = _row(a, b_start, b_deg, o_idx, o_off)
     ovb, lob, hib = _row(b, bi_start, bi_deg, oi_idx, oi_off)
@@ -149,12 +149,15 @@ def _edge(a, b, p, lab, w, acc, V):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cheap(d, c, j, M, vl, P):
-    """Plan rules 1, 4, 5 for candidate ``c`` at depth ``d``: label, symmetry
-    restrictions, distinctness (the tests that read no row)."""
+def _cheap(d, c, j, M, vl, P, qm):
+    """Plan rules 1, 4, 5 for candidate ``c`` at depth ``d``: label, candidate
+    filter mask ``qm`` (empty: none), symmetry restrictions, distinctness (the
+    tests that read no row)."""
     pvl, res_ptr, res_pos, res_sign = P.vlabel, P.res_ptr, P.res_pos, P.res_sign
     want = pvl[j, d]
     if want != -1 and vl.shape[0] > 0 and vl[c] != want:
+        return False
+    if qm.shape[0] > 0 and (qm[c] >> np.uint64(P.order[j, d])) & np.uint64(1) == 0:
         return False
     for t in range(res_ptr[j, d], res_ptr[j, d + 1]):
         mj = M[res_pos[t]]
@@ -174,7 +177,7 @@ def _accept(d, c, skip, j, p, M, vl, P, w, acc, V):
     """Plan rules 1, 4-7 for candidate ``c`` at depth ``d`` (cheap tests first)."""
     (order, pvl, bn_ptr, bn_pos, bn_dir, bn_elabel, na_ptr, na_pos, na_dir,
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
-    if not _cheap(d, c, j, M, vl, P):
+    if not _cheap(d, c, j, M, vl, P, V.qm):
         return False
     for t in range(bn_ptr[j, d], bn_ptr[j, d + 1]):
         if t == skip:
@@ -217,7 +220,7 @@ def _expand(d, j, p, M, vl, P, w, acc, V, out, base, best, bov, blo, bhi):
      res_ptr, res_pos, res_sign, pair_kind, pair_elabel) = P
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, cfg) = V
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, cfg, _qm) = V
     if cfg[_CREDIT] == 0 or bov == 0:      # ranking for the cache: storage rows only
         _add(acc, M[bn_pos[best]], w)
     dr = bn_dir[best]
@@ -288,7 +291,7 @@ def _look(d, j, p, M, vl, P, w, acc, V, best, bov, blo, bhi):
     na_ptr = P.na_ptr
     (b_start, b_deg, b_nbr, b_elab, bi_start, bi_deg, bi_nbr, bi_elab,
      o_idx, o_off, o_nbr, o_elab, o_ins, o_dl,
-     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _) = V
+     oi_idx, oi_off, oi_nbr, oi_elab, oi_ins, oi_dl, _, _, _qm) = V
     if bov == 0:                     # storage rows only: the cache holds no other
         _add(acc, M[bn_pos[best]], w)
     n = bhi - blo
@@ -315,7 +318,7 @@ def _look(d, j, p, M, vl, P, w, acc, V, best, bov, blo, bhi):
             el = oi_elab[z] if oi_elab.shape[0] > 0 else 0
         if not (ins < p and p <= dl) or (glab != -1 and el != glab):
             continue
-        if not _cheap(d, c, j, M, vl, P):
+        if not _cheap(d, c, j, M, vl, P, V.qm):
             continue
         pairs = 0
         for t in range(bn_ptr[j, d], end):
@@ -424,6 +427,8 @@ def _walk_tasks(t0, t1, task_upd, task_plan, u_src, u_dst, u_op, u_elab, vl, V, 
         if s0 == s1:
             continue
         if vl.shape[0] > 0 and pvl[j, 0] != -1 and vl[s0] != pvl[j, 0]:
+            continue
+        if V.qm.shape[0] > 0 and (V.qm[s0] >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
             continue
         if kind == 1 and pair_elabel[j] != -1 and u_elab[u] != pair_elabel[j]:
             continue
@@ -540,7 +545,7 @@ def _merge(rec_v, rec_w, rec_n, cap, a, ids, nids):
 _View = namedtuple("_View", [
     "b_start", "b_deg", "b_nbr", "b_elab", "bi_start", "bi_deg", "bi_nbr", "bi_elab",
     "o_idx", "o_off", "o_nbr", "o_elab", "o_ins", "o_dl",
-    "oi_idx", "oi_off", "oi_nbr", "oi_elab", "oi_ins", "oi_dl", "dev", "cfg"])
+    "oi_idx", "oi_off", "oi_nbr", "oi_elab", "oi_ins", "oi_dl", "dev", "cfg", "qm"])
 _HOST, _CREDIT = 0, 1
 #: the delta plans' arrays (:func:`_plan_tuple`)
 _Plan = namedtuple("_Plan", [
@@ -549,10 +554,11 @@ _Plan = namedtuple("_Plan", [
 
 
 def _view_tuple(view: BatchView, cached: np.ndarray | None = None, host: bool = True,
-                credit: bool = False) -> _View:
+                credit: bool = False, masks: np.ndarray | None = None) -> _View:
     """The view's arrays for the numba traversal, plus the kernel's memory model:
     the vertices whose rows are cached, whether storage rows are in host memory,
-    and whether a search counts for both storage rows (:func:`_edge`)."""
+    and whether a search counts for both storage rows (:func:`_edge`); and the
+    candidate filter's masks the kernel tests (``None``: no filter)."""
     i32, i64 = np.int32, np.int64
 
     def a(x, dt):
@@ -569,7 +575,8 @@ def _view_tuple(view: BatchView, cached: np.ndarray | None = None, host: bool = 
         a(view.o_ins, i32), a(view.o_dl, i32),
         a(view.oi_idx, i32), a(view.oi_off, i64), a(view.oi_nbr, i32), a(view.oi_elab, i32),
         a(view.oi_ins, i32), a(view.oi_dl, i32),
-        dev, np.array([int(bool(host)), int(bool(credit))], dtype=i64))
+        dev, np.array([int(bool(host)), int(bool(credit))], dtype=i64),
+        np.zeros(0, np.uint64) if masks is None else a(masks, np.uint64))
 
 
 def _plan_tuple(plans: DeltaPlans) -> _Plan:
@@ -584,8 +591,10 @@ def _plan_tuple(plans: DeltaPlans) -> _Plan:
                  a(plans.pair_kind, i8), a(plans.pair_elabel, i32))
 
 
-def _tasks(view: BatchView, plans: DeltaPlans) -> tuple[np.ndarray, np.ndarray]:
-    valid = np.flatnonzero(np.asarray(view.batch.valid, dtype=bool)).astype(np.int64)
+def _tasks(view: BatchView, plans: DeltaPlans, updates: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    valid = (np.flatnonzero(np.asarray(view.batch.valid, dtype=bool)).astype(np.int64)
+             if updates is None else np.asarray(updates, dtype=np.int64))
     P = plans.num_plans
     return np.repeat(valid, P), np.tile(np.arange(P, dtype=np.int64), valid.size)
 
@@ -699,7 +708,8 @@ class Workspace:
 
 def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
          D: int | None = None, ws: Workspace | None = None, cached: np.ndarray | None = None,
-         host: bool = True, credit: bool = False
+         host: bool = True, credit: bool = False, updates: np.ndarray | None = None,
+         masks: np.ndarray | None = None
          ) -> tuple[Workspace, np.ndarray, np.ndarray, np.ndarray]:
     """Traverse the batch's execution forest (``mode``: see :func:`_walk_tasks`; the
     memory model ``cached``, ``host``, ``credit``: see :func:`_view_tuple`).
@@ -711,7 +721,7 @@ def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
     the result does not depend on the thread count or the buffer size.
     """
     b = view.batch
-    task_upd, task_plan = _tasks(view, plans)
+    task_upd, task_plan = _tasks(view, plans, updates)
     if ws is None:
         ws = Workspace(view.n)
     ws.reset()
@@ -727,7 +737,8 @@ def _run(view: BatchView, plans: DeltaPlans, mode: int, walks: int, seed: int,
     args = (task_upd, task_plan, np.ascontiguousarray(b.src, np.int64),
             np.ascontiguousarray(b.dst, np.int64), np.ascontiguousarray(b.op, np.int8),
             np.ascontiguousarray(b.elabel, np.int32),
-            np.ascontiguousarray(view.vlabel, np.int32), _view_tuple(view, cached, host, credit),
+            np.ascontiguousarray(view.vlabel, np.int32),
+            _view_tuple(view, cached, host, credit, masks),
             _plan_tuple(plans))
     C = int(min(T, 4 * numba.get_num_threads()))
     bounds = np.linspace(0, T, C + 1).astype(np.int64)
@@ -828,7 +839,8 @@ def estimate_access_sparse(view: BatchView, plans: DeltaPlans, walks: int | None
 
 
 def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None = None,
-                 host_storage: bool = True, for_cache: bool = False
+                 host_storage: bool = True, for_cache: bool = False,
+                 updates: np.ndarray | None = None, masks: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray | None]:
     """True row reads per vertex, and raw matches per task, of one batch.
 
@@ -853,6 +865,13 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         rows only, a search between two storage rows for both, and the last
         level by look-ahead, not run (see :func:`estimate_access`). The
         default is ``False``.
+    updates : numpy.ndarray or None, optional
+        The updates whose tasks run (the GPU engine's ``last_updates``: the valid
+        updates its candidate filter lets through). The default is ``None``: every
+        valid update.
+    masks : numpy.ndarray or None, optional
+        The candidate filter's masks the kernel tests (the GPU engine's
+        ``last_masks``). The default is ``None``: no filter.
 
     Returns
     -------
@@ -872,7 +891,8 @@ def exact_access(view: BatchView, plans: DeltaPlans, cached: np.ndarray | None =
         raise ValueError("for_cache models the GPU sampler, which reads no cache: "
                          "pass cached=None with it")
     ws, counts, task_upd, task_plan = _run(view, plans, 0, 1, 0, cached=cached,
-                                           host=host_storage, credit=for_cache)
+                                           host=host_storage, credit=for_cache,
+                                           updates=updates, masks=masks)
     acc = _dense(ws, view.n)
     if for_cache:
         return acc, None

@@ -91,6 +91,8 @@ struct WmDelta {
   const int* upd;             // valid update ids, in order
   const long long* row_base;  // list mode: first output row of each update
   unsigned long long* acc;    // WM_PROFILE: row reads per vertex
+  const unsigned long long* qmask;  // candidate filter: bit u of qmask[v] = v may be query
+                              // vertex u (stream/filter.py); nullptr: no filter
   long long n_upd;            // valid updates
   int n_plan;
   int n;                      // vertices (after the batch)
@@ -310,6 +312,7 @@ __device__ bool wm_edge(int a, int b, int el, int p, WmCnt& c) {
 __device__ __forceinline__ bool wm_cheap(int d, int c, int j, const int (&m)[WM_K]) {
   const int want = WM_PK(WM_O_VLABEL, j, d);
   if (want != -1 && g.vlab != nullptr && g.vlab[c] != want) return false;
+  if (g.qmask != nullptr && !((g.qmask[c] >> WM_PK(WM_O_ORDER, j, d)) & 1ull)) return false;
   const int r0 = WM_PJ(WM_O_RESPTR, j, d), r1 = WM_PJ(WM_O_RESPTR, j, d + 1);
   for (int t = r0; t < r1; ++t) {
     const int mj = wm_get(m, WM_PA(WM_O_RESPOS, t));
@@ -483,6 +486,7 @@ __device__ bool wm_root(long long t, int& u, int& j, int& p, int& sign, int (&m)
   const int want0 = WM_PK(WM_O_VLABEL, j, 0);
   const int pel = WM_PA(WM_O_PEL, j);
   if (s0 == s1 || (want0 != -1 && g.vlab != nullptr && g.vlab[s0] != want0)
+      || (g.qmask != nullptr && !((g.qmask[s0] >> WM_PK(WM_O_ORDER, j, 0)) & 1ull))
       || (kind == 1 && pel != -1 && g.u_lab[u] != pel)) return false;
   wm_put(m, 0, s0);
   if (!wm_accept(1, s1, -1, j, p, m, cnt)) return false;
