@@ -1,0 +1,22 @@
+"""The ``warpmatch`` command line (click).
+
+Map: :mod:`._common` (the group, one-line error handling, shared options and
+helpers) < one module per command group, each a thin layer over
+:mod:`warpmatch.api` and the readers/generators in :mod:`warpmatch.graph`:
+
+- :mod:`.search`: ``count``, ``match``, ``explain``;
+- :mod:`.graphs`: ``info``, ``convert``, ``generate``, ``patterns``;
+- :mod:`.demo`: ``demo``;
+- :mod:`.stream`: ``stream``, ``stream-gen``.
+
+Each command parses options, calls the library, prints a result that says its
+semantics (``triangle: 1,234 embeddings (non-induced)``) and, with ``--json``,
+one JSON object as the last line of stdout. A new command goes in the module of
+its group (or a new module imported below), registered on :data:`cli`.
+"""
+from __future__ import annotations
+
+from . import demo, graphs, search, stream  # noqa: F401  (register the commands)
+from ._common import cli, main, parse_anchors, read_id_file
+
+__all__ = ["cli", "main", "parse_anchors", "read_id_file"]

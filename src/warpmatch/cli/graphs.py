@@ -1,0 +1,228 @@
+"""``info``, ``convert``, ``generate``, ``patterns``: graphs and patterns."""
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from typing import Any, Callable
+
+import click
+
+from ._common import (
+    CONTEXT_SETTINGS,
+    _debug_option,
+    _emit_json,
+    _graph_line,
+    _graph_options,
+    _json_option,
+    _load_graph,
+    cli,
+)
+
+
+# ---------------------------------------------------------------------- info
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("graph")
+@_graph_options
+@_json_option
+@_debug_option
+def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
+         as_json: bool) -> None:
+    """Describe GRAPH: size, degrees, labels, what was dropped while reading.
+
+    \b
+    Examples:
+      warpmatch info web.txt
+      warpmatch info votes.txt --directed --json
+    """
+    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    facts = dict(g.summary())
+    rep = g.report
+    facts.update(self_loops_dropped=int(rep.self_loops), duplicates_dropped=int(rep.duplicates),
+                 load_seconds=round(load_s, 6))
+    width = max(len(k) for k in facts)
+    for key, val in facts.items():
+        shown = f"{val:,}" if isinstance(val, int) and not isinstance(val, bool) else (
+            f"{val:.3f}" if isinstance(val, float) else val)
+        click.echo(f"{key.replace('_', ' '):<{width}} : {shown}")
+    if as_json:
+        facts["graph"] = graph
+        _emit_json(facts)
+
+
+# ------------------------------------------------------------------- convert
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("source")
+@click.argument("target")
+@click.option("--from", "from_fmt", default=None, metavar="FORMAT",
+              help="Input format (default: from the extension/content).")
+@click.option("--to", "to_fmt", default=None, metavar="FORMAT",
+              help="Output format (default: from TARGET's extension; .wmg = binary cache).")
+@click.option("--directed", is_flag=True, help="Read SOURCE as directed.")
+@click.option("--vertex-labels", type=click.Path(dir_okay=False), default=None,
+              help="File with one label per vertex.")
+@_debug_option
+def convert(source: str, target: str, from_fmt: str | None, to_fmt: str | None,
+            directed: bool, vertex_labels: str | None) -> None:
+    """Convert graph SOURCE to TARGET (e.g. an edge list to the fast .wmg binary cache).
+
+    The binary cache loads memory-mapped, near-instantly; use it for graphs
+    you query more than once.
+
+    \b
+    Examples:
+      warpmatch convert web.txt web.wmg
+      warpmatch convert yeast.graph yeast.parquet
+    """
+    from ..graph.formats import output_graph_format
+    out_fmt = output_graph_format(target, to_fmt)     # fail before reading SOURCE
+    g, load_s = _load_graph(source, from_fmt, directed, vertex_labels)
+    t0 = time.perf_counter()
+    _write_graph_atomic(g, target, out_fmt)
+    click.echo(f"wrote {target}: {_graph_line(g)}; read {load_s:.2f} s, "
+               f"wrote {time.perf_counter() - t0:.2f} s")
+
+
+# ------------------------------------------------------------------ generate
+@cli.group(context_settings=CONTEXT_SETTINGS)
+def generate() -> None:
+    """Generate a seeded random graph (power-law RMAT or Barabási–Albert).
+
+    \b
+    Examples:
+      warpmatch generate rmat big.wmg --scale 20 --edge-factor 16 --seed 1
+      warpmatch generate ba ba.txt --n 100000 --m 8 --labels 16 --zipf
+    """
+
+
+def _label_options(f: Callable) -> Callable:
+    f = click.option("--zipf", is_flag=True,
+                     help="Zipf-skewed labels (default: uniform).")(f)
+    f = click.option("--labels", type=click.IntRange(min=1), default=None,
+                     help="Give vertices random labels 0..N-1.")(f)
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(f)
+    return f
+
+
+#: output formats that keep vertex labels (edge lists and Matrix Market drop them)
+_LABEL_FORMATS = ("binary", "tve", "parquet", "csv")
+
+
+def _write_graph_atomic(g: Any, target: str, fmt: str) -> None:
+    """Write ``g`` to ``target`` atomically; warnings name ``target``, not the temporary file."""
+    from .._writers import atomic_path
+    from ..graph import write_graph
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with atomic_path(target) as tmp:
+            write_graph(g, tmp, format=fmt)
+    for w in caught:
+        warnings.warn(str(w.message).replace(os.fspath(tmp), target), w.category)
+
+
+def _check_generate_target(out: str, labels: int | None) -> str:
+    """OUT's format, checked before generating (a bad name must not cost the generation)."""
+    from ..graph.formats import output_graph_format
+    fmt = output_graph_format(out)
+    if labels and fmt not in _LABEL_FORMATS:
+        raise click.UsageError(f"--labels needs an output format that keeps vertex labels "
+                               f"(.wmg, .graph, .parquet or .csv); {out} would drop them")
+    return fmt
+
+
+def _finish_generated(g: Any, out: str, fmt: str, labels: int | None, zipf: bool, seed: int,
+                      t0: float) -> None:
+    import dataclasses
+
+    from ..graph import random_labels
+    if labels:
+        vl = random_labels(g.n, labels, "zipf" if zipf else "uniform", seed)
+        g = dataclasses.replace(g, vertex_labels=vl)
+    _write_graph_atomic(g, out, fmt)
+    lab = f", {labels} {'zipf' if zipf else 'uniform'} labels" if labels else ""
+    click.echo(f"wrote {out}: {_graph_line(g)}{lab}; {time.perf_counter() - t0:.2f} s")
+
+
+@generate.command("rmat", context_settings=CONTEXT_SETTINGS)
+@click.argument("out")
+@click.option("--scale", type=click.IntRange(1, 34), default=16, show_default=True,
+              help="2**scale vertices.")
+@click.option("--edge-factor", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Edges per vertex (before duplicates are dropped).")
+@_label_options
+@_debug_option
+def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int | None,
+                  zipf: bool) -> None:
+    """A power-law RMAT/Kronecker graph with 2**SCALE vertices, written to OUT.
+
+    OUT's extension picks the format; .wmg (the binary cache) loads fastest.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+
+    \b
+    Examples:
+      warpmatch generate rmat big.wmg --scale 20 --edge-factor 16 --seed 1
+      warpmatch generate rmat labeled.wmg --scale 16 --labels 8 --zipf
+      warpmatch generate rmat small.txt --scale 10
+    """
+    from ..graph import rmat
+    fmt = _check_generate_target(out, labels)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():   # RMAT draws duplicates by design; not worth a warning
+        warnings.simplefilter("ignore")
+        g = rmat(scale, edge_factor, seed=seed)
+    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
+
+
+@generate.command("ba", context_settings=CONTEXT_SETTINGS)
+@click.argument("out")
+@click.option("--n", "n", type=click.IntRange(min=2), default=100_000, show_default=True,
+              help="Number of vertices.")
+@click.option("--m", "m", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Edges each new vertex attaches.")
+@_label_options
+@_debug_option
+def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None, zipf: bool) -> None:
+    """A Barabási–Albert preferential-attachment graph, written to OUT.
+
+    OUT's extension picks the format; .wmg (the binary cache) loads fastest.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+
+    \b
+    Examples:
+      warpmatch generate ba ba.wmg --n 100000 --m 8 --seed 1
+      warpmatch generate ba ba.graph --n 20000 --m 5 --labels 16 --zipf
+    """
+    from ..graph import barabasi_albert
+    fmt = _check_generate_target(out, labels)
+    t0 = time.perf_counter()
+    g = barabasi_albert(n, m, seed=seed)
+    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
+
+
+# ------------------------------------------------------------------ patterns
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@_json_option
+@_debug_option
+def patterns(as_json: bool) -> None:
+    """List the named patterns usable as QUERY.
+
+    \b
+    Examples:
+      warpmatch patterns
+      warpmatch patterns --json
+      warpmatch count web.txt tailed-triangle
+    """
+    from ..query import get_pattern, list_patterns
+    rows = []
+    for name, desc in list_patterns():
+        q = get_pattern(name)
+        rows.append({"name": name, "vertices": int(q.k), "edges": int(q.m),
+                     "description": desc, "dsl": q.to_dsl()})
+    w = max([len(r["name"]) for r in rows] + [7])
+    click.echo(f"{'pattern':<{w}}  {'k':>2}  {'m':>3}  description")
+    for r in rows:
+        click.echo(f"{r['name']:<{w}}  {r['vertices']:>2}  {r['edges']:>3}  {r['description']}")
+    if as_json:
+        _emit_json({"patterns": rows})
+
+
