@@ -36,6 +36,28 @@ Grammar
 Every syntax error is a :class:`~warpmatch.errors.QueryError` whose message
 shows the offending line with a caret under the column.
 
+Text that reads as a pattern name
+---------------------------------
+A pattern name such as ``4-clique`` or ``tailed-triangle`` is also valid
+grammar (an edge between the vertices ``4`` and ``clique``), so a mistyped
+name would silently count a one-edge query. The parser therefore rejects,
+with the closest pattern names suggested, a whole text made only of names,
+``-`` and blanks (no label, bracket, arrow, separator or comment) that is
+
+* a single name that is not an integer (``"triangle"``, ``"trinagle"``,
+  ``"a"``): one unlabeled vertex is never what was meant; a one-vertex query
+  carries a label (``"a:3"``);
+* one edge ``x-y`` where one end is an integer and the other a word of four
+  or more letters (``"4-clqiue"``, ``"cycel-5"``, ``"4-kite"``), or where an
+  end is a pattern or family word (``"k-clique"``, ``"n-cycle"``), or where
+  the text is within a small edit distance of a pattern name (difflib ratio
+  of at least 0.8: ``"tailed-triangel"``, ``"bow-tie"``);
+* words separated by blanks (not DSL at all) close to a pattern name in the
+  same sense (``"tailed triangel"``).
+
+Every other text is DSL: ``"a-b"``, ``"7-3"``, ``"alice-bob"``,
+``"start-end"``, ``"a-b-c-a"`` and ``"a:3"`` parse as written.
+
 Examples
 --------
 >>> q = parse_query("a-b-c, c-a")
@@ -54,6 +76,7 @@ warpmatch.errors.QueryError: cannot mix directed ('->', '<-') and undirected ('-
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,8 +84,9 @@ import numpy as np
 from ..errors import QueryError
 from ..graph.csr import INT32_MAX
 from .model import ANY, Query
+from .patterns import is_pattern_name, pattern_similarity, pattern_words, unknown_pattern_message
 
-__all__ = ["parse_query"]
+__all__ = ["parse_query", "pattern_name_error"]
 
 _SEPARATORS = ",;\n"
 
@@ -294,6 +318,94 @@ class _Parser:
                     f"expected ',', ';', a newline or an edge ('-', '->', '<-'), found {c!r}")
 
 
+# Names, '-' and blanks only: the texts a pattern name (or a typo of one) can be.
+_BARE = re.compile(r"\w+(?:[ \t]*-[ \t]*\w+|[ \t]+\w+)*")
+# A difflib ratio this high is a typo: legitimate one-edge queries ("start-end",
+# "alice-bob", "a-b") stay below 0.7 against every pattern name.
+_TYPO_RATIO = 0.8
+
+
+def _pattern_intent(text: str) -> str | None:
+    """Why ``text`` must have been meant as a pattern name, or None if it is DSL text.
+
+    The rule is the one in the module docstring; it looks at the whole text
+    because only a whole text can be a name.
+    """
+    t = text.strip()
+    if not _BARE.fullmatch(t):
+        return None
+    if is_pattern_name(t):
+        return "pattern"
+    ends = [e.strip() for e in t.split("-")]
+    blank_separated = any(c.isspace() for e in ends for c in e)
+    if blank_separated:
+        # not DSL at all; a name written with spaces if it is close to one,
+        # else the parser's syntax error (with its caret) is the better message
+        close = pattern_similarity(t)
+        return "words" if close and close[0][1] >= _TYPO_RATIO else None
+    if len(ends) == 1:
+        return None if t.isdigit() else "vertex"
+    if len(ends) != 2:
+        return None   # a chain "a-b-c-a" is a query
+    x, y = (e.lower() for e in ends)
+    if (x.isdigit() and y.isalpha() and len(y) >= 4) or (y.isdigit() and x.isalpha()
+                                                         and len(x) >= 4):
+        return "edge"   # the shape of a family name: "4-clqiue", "cycel-5"
+    if {x, y} & pattern_words():
+        return "edge"   # "k-clique", "n-cycle": a family with its k unwritten
+    close = pattern_similarity(t)
+    return "edge" if close and close[0][1] >= _TYPO_RATIO else None
+
+
+def pattern_name_error(text: str, also: str = "") -> QueryError | None:
+    """The error for a text that reads as a pattern name or a typo of one, else None.
+
+    The rule is in the module docstring; :func:`parse_query` raises this error,
+    and :func:`~warpmatch.query.io.resolve_query` raises it first with ``also``
+    saying that no file of that name exists either.
+
+    Parameters
+    ----------
+    text : str
+        The whole query text.
+    also : str, optional
+        A clause added after the unknown pattern's name (e.g. ``"(and no file
+        of that name exists)"``). The default is ``""``.
+
+    Returns
+    -------
+    QueryError or None
+        None if ``text`` is DSL text to parse.
+
+    Examples
+    --------
+    >>> print(pattern_name_error("a-b"))
+    None
+    >>> str(pattern_name_error("4-clqiue")).startswith(
+    ...     "unknown pattern '4-clqiue'; did you mean '4-clique'?")
+    True
+    """
+    intent = _pattern_intent(text)
+    if intent is None:
+        return None
+    t = text.strip()
+    if intent == "pattern":
+        return QueryError(
+            f"{t!r} is a named pattern, not query DSL text; pass it where names are "
+            f"accepted: Query.parse({t!r}), "
+            f"get_pattern({t!r}), or the QUERY argument of the command line")
+    if intent == "vertex":
+        why = (f"As query DSL text {t!r} would be one unlabeled vertex: a query names its "
+               "edges ('a-b, b-c, c-a'), and a one-vertex query carries a label ('a:3')")
+    elif intent == "edge":
+        x, y = (e.strip() for e in t.split("-"))
+        why = (f"It is not read as query DSL text, where it would be the single edge between "
+               f"vertices {x!r} and {y!r} (write a one-edge query as e.g. 'a-b')")
+    else:
+        why = "It is not query DSL text either (DSL joins vertex names by edges: 'a-b, b-c')"
+    return QueryError(f"{unknown_pattern_message(t, also)}. {why}")
+
+
 def parse_query(text: str, name: str = "query") -> Query:
     """Parse query DSL text into a :class:`~warpmatch.query.Query`.
 
@@ -317,7 +429,9 @@ def parse_query(text: str, name: str = "query") -> Query:
     QueryError
         On a syntax error (the message shows the text with a caret under the
         column), an inconsistent vertex or edge label, a self-loop, mixed
-        directed and undirected edges, or an empty or disconnected query.
+        directed and undirected edges, or an empty or disconnected query; and
+        for a text that reads as a pattern name or a typo of one (see the
+        module docstring), with the closest names suggested.
 
     Examples
     --------
@@ -328,6 +442,9 @@ def parse_query(text: str, name: str = "query") -> Query:
     """
     if not isinstance(text, str):
         raise TypeError(f"query text must be a str, not {type(text).__name__}")
+    err = pattern_name_error(text)
+    if err is not None:
+        raise err
     p = _Parser(text)
     p.query()
     b = p.b

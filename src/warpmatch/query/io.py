@@ -11,7 +11,6 @@ documented there.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import warnings
@@ -21,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputCleanupWarning, InputFormatError, QueryError
-from .dsl import parse_query
+from .dsl import parse_query, pattern_name_error
 from .model import ANY, Query
-from .patterns import get_pattern, is_pattern_name, pattern_names, read_pattern_collection
+from .patterns import get_pattern, is_pattern_name, read_pattern_collection
 
 __all__ = ["read_query_file", "resolve_query", "check_direction"]
 
@@ -151,9 +150,22 @@ def _first_content_line(path: str) -> str:
     return ""
 
 
+def _not_a_file(path: str) -> OSError:
+    """The error for a query path that is not a file: a directory, or nothing at all."""
+    if os.path.isdir(path):
+        return IsADirectoryError(f"{path!r} is a directory, not a query file")
+    return FileNotFoundError(f"no such query file: {path}")
+
+
 def _read_path(path: str) -> Query:
     """A query from an existing file, by content: t/v/e, pattern collection or DSL."""
     first = _first_content_line(path)
+    if not first:
+        # said here, naming the file: the DSL parser would only say "the query text is empty"
+        blank = not Path(path).read_text(encoding="utf-8", errors="replace").strip()
+        what = "is empty" if blank else "holds only comments"
+        raise InputFormatError(path, None, f"the query file {what}: write DSL text "
+                               "('a-b, b-c, c-a'), t/v/e lines or one pattern line in it")
     if _TVE_LINE.match(first):
         return read_query_file(path)
     if _COLLECTION_LINE.match(first):
@@ -164,7 +176,11 @@ def _read_path(path: str) -> Query:
                              "one pattern (read them with read_pattern_collection)")
         return qs[0]
     with open(path, encoding="utf-8") as fh:
-        return parse_query(fh.read(), name=Path(path).stem)
+        text = fh.read()
+    try:
+        return parse_query(text, name=Path(path).stem)
+    except QueryError as e:
+        raise QueryError(f"{path}: {e}") from None   # the caret shows the line, not the file
 
 
 def _looks_like_path(text: str) -> bool:
@@ -192,11 +208,15 @@ def resolve_query(spec: Any, directed: bool | None = None) -> Query:
            pattern collection that must hold exactly one pattern, anything
            else DSL text;
         5. any other string is DSL text (:func:`~warpmatch.query.dsl.parse_query`).
-           A string that looks like a path (it holds a ``/``, ``\\`` or
-           ``.``, which DSL text cannot) but does not exist is reported as a
-           missing file, and a single bare word that is neither a pattern nor
-           a file is reported as an unknown pattern (a one-vertex DSL query
-           must carry a label, e.g. ``"a:3"``).
+           A string naming a directory is an error, and so is one that looks
+           like a path (it holds a ``/``, ``\\`` or ``.``, which DSL text
+           cannot) but does not exist. Text that reads as a pattern name, or
+           a typo of one, is an unknown pattern with the closest names
+           suggested, never a one-vertex or one-edge query: a lone bare word
+           (``"trinagle"``; a one-vertex query carries a label, ``"a:3"``) or
+           a single edge shaped like a name (``"4-clqiue"``, ``"k-clique"``,
+           ``"tailed-triangel"``); the exact rule is in
+           :mod:`warpmatch.query.dsl`.
     directed : bool or None, optional
         The data graph's direction. ``True`` rejects an undirected query
         (a directed graph needs ``->`` edges); ``None`` and ``False`` accept
@@ -211,12 +231,15 @@ def resolve_query(spec: Any, directed: bool | None = None) -> Query:
     Raises
     ------
     QueryError
-        For unknown pattern names, DSL errors, a collection with several
-        patterns, or a direction mismatch.
+        For unknown pattern names (with the closest names suggested), DSL
+        errors (from a file: the message starts with its path), a collection
+        with several patterns, or a direction mismatch.
     InputFormatError
-        For a malformed query file.
+        For a malformed or empty query file.
     FileNotFoundError
         For a path that does not exist.
+    IsADirectoryError
+        For a path that is a directory.
     TypeError
         For any other type of ``spec``.
 
@@ -226,6 +249,10 @@ def resolve_query(spec: Any, directed: bool | None = None) -> Query:
     5
     >>> resolve_query("a-b, b-c, c-a").names
     ('a', 'b', 'c')
+    >>> resolve_query("4-clqiue")
+    Traceback (most recent call last):
+    ...
+    warpmatch.errors.QueryError: unknown pattern '4-clqiue'; did you mean '4-clique'? ...
     """
     if isinstance(spec, Query):
         q = spec
@@ -234,7 +261,7 @@ def resolve_query(spec: Any, directed: bool | None = None) -> Query:
     elif isinstance(spec, os.PathLike):
         path = os.fspath(spec)
         if not os.path.isfile(path):
-            raise FileNotFoundError(f"no such query file: {path}")
+            raise _not_a_file(path)
         q = _read_path(path)
     elif isinstance(spec, str):
         text = spec.strip()
@@ -242,16 +269,15 @@ def resolve_query(spec: Any, directed: bool | None = None) -> Query:
             q = get_pattern(text)
         elif os.path.isfile(text):
             q = _read_path(text)
-        elif _looks_like_path(text):
-            raise FileNotFoundError(f"no such query file: {text}")
-        elif re.fullmatch(r"[^\W\d]\w*", text):
-            close = difflib.get_close_matches(text.lower(), pattern_names(), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise QueryError(
-                f"{text!r} is not a named pattern, a query file or a query with edges; {hint}"
-                f"known patterns: {', '.join(pattern_names())} (for a one-vertex query give "
-                "it a label, e.g. 'a:3')")
+        elif os.path.isdir(text) or _looks_like_path(text):
+            raise _not_a_file(text)
         else:
+            # a lone word may also have been meant as a file without an extension:
+            # say there is none, which the parser alone could not
+            also = "" if re.search(r"[-\s]", text) else "(and no query file of that name exists)"
+            err = pattern_name_error(text, also)
+            if err is not None:
+                raise err
             q = parse_query(spec)
     else:
         raise TypeError(f"a query must be a Query, a networkx graph, a pattern name, a path or "

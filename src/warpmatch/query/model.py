@@ -4,10 +4,11 @@ A :class:`Query` is a small graph (k ≤ 64 vertices) with optional vertex and
 edge labels, undirected or directed. ``-1`` as a label means "any label"
 (a wildcard): an unlabeled query vertex matches data vertices of any label.
 
-Queries are built by the DSL (:meth:`Query.parse`), by name
+Queries are built by the DSL, by name
 (:func:`warpmatch.query.patterns.get_pattern`), from ``t/v/e`` files, or from
-networkx (:meth:`Query.from_networkx`). Validation (empty, disconnected, bad
-vertex ids) happens here, once, in :meth:`Query.__post_init__`.
+networkx (:meth:`Query.from_networkx`); :meth:`Query.parse` takes any of these.
+Validation (empty, disconnected, bad vertex ids) happens here, once, in
+:meth:`Query.__post_init__`.
 """
 from __future__ import annotations
 
@@ -140,10 +141,51 @@ class Query:
                    names=tuple(names) if names else (), name=name)
 
     @classmethod
-    def parse(cls, text: str) -> "Query":
-        """Parse the query DSL (``"a-b, b-c, c-a"``; see :mod:`warpmatch.query.dsl`)."""
-        from .dsl import parse_query
-        return parse_query(text)
+    def parse(cls, spec: Any) -> "Query":
+        """A query from DSL text, a pattern name, a query file or a networkx graph.
+
+        The same resolution as the API's and the command line's QUERY argument
+        (:func:`warpmatch.query.io.resolve_query`), so that ``Query.parse(x)``
+        and ``wm.count(g, x)`` never read ``x`` two ways.
+
+        Parameters
+        ----------
+        spec : str, os.PathLike or networkx graph
+            DSL text (``"a-b, b-c, c-a"``, see :mod:`warpmatch.query.dsl`), a
+            named pattern (``"triangle"``, ``"4-clique"``), the path of a query
+            file (``t``/``v``/``e`` lines, a one-pattern collection line, or
+            DSL text), or a networkx ``Graph``/``DiGraph``
+            (:meth:`from_networkx`). A name wins over a file of that name
+            (write ``"./triangle"`` for the file).
+
+        Returns
+        -------
+        Query
+
+        Raises
+        ------
+        QueryError
+            For DSL errors, and for an unknown pattern name or a typo of one
+            (``"4-clqiue"`` is not read as a one-edge query), with the closest
+            names suggested.
+        InputFormatError
+            For a malformed or empty query file.
+        FileNotFoundError, IsADirectoryError
+            For a path (a string holding ``/``, ``\\`` or ``.``) that does not
+            exist or is a directory.
+
+        Examples
+        --------
+        >>> Query.parse("a-b, b-c, c-a").names
+        ('a', 'b', 'c')
+        >>> Query.parse("triangle").m
+        3
+        >>> import networkx as nx
+        >>> Query.parse(nx.cycle_graph(4)).m
+        4
+        """
+        from .io import resolve_query   # io imports this module
+        return resolve_query(spec)
 
     @classmethod
     def from_networkx(cls, G: Any, label: str = "label", edge_label: str = "label",

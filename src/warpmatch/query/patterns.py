@@ -57,7 +57,8 @@ from typing import NamedTuple
 from ..errors import InputFormatError, QueryError
 from .model import MAX_QUERY_VERTICES, Query
 
-__all__ = ["get_pattern", "list_patterns", "read_pattern_collection", "pattern_names"]
+__all__ = ["get_pattern", "list_patterns", "read_pattern_collection", "pattern_names",
+           "is_pattern_name", "close_pattern_names", "unknown_pattern_message"]
 
 _ALIASES = {"paw": "tailed-triangle", "claw": "4-star", "wedge": "3-path"}
 
@@ -216,10 +217,7 @@ def get_pattern(name: str) -> Query:
     if m is not None:
         k = int(m.group(1) or m.group(4))
         return _family(m.group(2) or m.group(3), k)
-    close = difflib.get_close_matches(key, [*named, *_ALIASES], n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise QueryError(f"unknown pattern {name!r}; {hint}known patterns: "
-                     f"{', '.join(pattern_names())} (k = number of vertices, e.g. '5-clique')")
+    raise QueryError(unknown_pattern_message(name))
 
 
 def is_pattern_name(name: str) -> bool:
@@ -227,6 +225,117 @@ def is_pattern_name(name: str) -> bool:
     key = _normalise(name)
     key = _ALIASES.get(key, key)
     return key in _named() or _FAMILY_RE.match(key) is not None
+
+
+def _spellings(key: str) -> dict[str, str]:
+    """Every spelling a name could be a typo of, mapped to the canonical name to suggest.
+
+    Family names are spelled with the k written in ``key`` (so ``"10-clqiue"`` is
+    compared with ``"10-clique"``), or with the listing's k and with a literal
+    ``k`` when ``key`` has no usable number (``"k-clique"`` suggests ``"4-clique"``).
+    """
+    out = {e.name.lower(): e.name for e in _named().values()}
+    out.update({a: a for a in _ALIASES})
+    digits = re.search(r"\d+", key)
+    for f, (lo, shown, _) in _FAMILIES.items():
+        k = int(digits.group()) if digits else shown
+        k = k if lo <= k <= MAX_QUERY_VERTICES else shown
+        canonical = f"{k}-{f}"
+        for spelling in (canonical, f"{f}-{k}", f"{f}{k}", f"k-{f}"):
+            out.setdefault(spelling, canonical)
+    return out
+
+
+def pattern_similarity(name: str) -> list[tuple[str, float]]:
+    """Known pattern names ranked by their similarity to ``name``, best first.
+
+    Parameters
+    ----------
+    name : str
+        Any text; it is compared case-insensitively, with ``_`` and spaces
+        read as ``-`` (as :func:`get_pattern` reads names).
+
+    Returns
+    -------
+    list of (str, float)
+        ``(canonical name, difflib ratio in [0, 1])`` for every fixed pattern,
+        alias and parametric family (spelled with the k found in ``name``).
+
+    Examples
+    --------
+    >>> pattern_similarity("4-clqiue")[0]
+    ('4-clique', 0.875)
+    """
+    key = _normalise(name)
+    best: dict[str, float] = {}
+    for spelling, canonical in _spellings(key).items():
+        r = difflib.SequenceMatcher(None, key, spelling).ratio()
+        best[canonical] = max(best.get(canonical, 0.0), r)
+    return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+
+def close_pattern_names(name: str, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The pattern names to suggest for a mistyped ``name`` ("did you mean ...?").
+
+    Parameters
+    ----------
+    name : str
+        The unknown name.
+    n : int, optional
+        At most this many suggestions. The default is 3.
+    cutoff : float, optional
+        The least difflib similarity ratio of a suggestion. The default is
+        0.6, :func:`difflib.get_close_matches`'s.
+
+    Returns
+    -------
+    list of str
+        Canonical names, best first. Names much less similar than the best
+        one (by more than 0.1) are left out, so a clear typo gets one answer.
+
+    Examples
+    --------
+    >>> close_pattern_names("tailed-triangel")
+    ['tailed-triangle']
+    >>> close_pattern_names("nothing-alike")
+    []
+    """
+    ranked = [(c, r) for c, r in pattern_similarity(name) if r >= cutoff]
+    if not ranked:
+        return []
+    return [c for c, r in ranked[:n] if r >= ranked[0][1] - 0.1]
+
+
+def unknown_pattern_message(name: str, also: str = "") -> str:
+    """The one wording of "no pattern has this name": the closest names, then the registry.
+
+    Parameters
+    ----------
+    name : str
+        The name as the user wrote it.
+    also : str, optional
+        A clause shown right after the name, e.g. ``"(and no file of that
+        name exists)"``. The default is ``""``.
+
+    Returns
+    -------
+    str
+        ``"unknown pattern '4-clqiue'; did you mean '4-clique'? known patterns: ..."``.
+    """
+    close = [repr(c) for c in close_pattern_names(name)]
+    if close:
+        hint = "did you mean " + (close[0] if len(close) == 1
+                                  else ", ".join(close[:-1]) + " or " + close[-1]) + "? "
+    else:
+        hint = ""
+    also = f" {also}" if also else ""
+    return (f"unknown pattern {name!r}{also}; {hint}known patterns: {', '.join(pattern_names())} "
+            "(k = number of vertices, e.g. '5-clique')")
+
+
+def pattern_words() -> frozenset[str]:
+    """The single words that name a fixed pattern, an alias or a family (``"clique"``)."""
+    return frozenset(w for w in (*_named(), *_ALIASES, *_FAMILIES) if "-" not in w)
 
 
 def list_patterns() -> list[tuple[str, str]]:
