@@ -7,7 +7,8 @@ helpers) < one module per command group, each a thin layer over
 - :mod:`.search`: ``count``, ``match``, ``explain``;
 - :mod:`.graphs`: ``info``, ``convert``, ``generate``, ``patterns``;
 - :mod:`.demo`: ``demo``;
-- :mod:`.stream`: ``stream``, ``stream-gen``.
+- :mod:`.stream`: ``stream``, ``stream-gen``;
+- :mod:`.show`: ``show``, ``plot-stream`` (pictures, over :mod:`warpmatch.viz`).
 
 Each command parses options, calls the library, prints a result that says its
 semantics (``triangle: 1,234 embeddings (non-induced)``) and, with ``--json``,
@@ -16,7 +17,7 @@ its group (or a new module imported below), registered on :data:`cli`.
 """
 from __future__ import annotations
 
-from . import demo, graphs, search, stream  # noqa: F401  (register the commands)
+from . import demo, graphs, search, show, stream  # noqa: F401  (register the commands)
 from ._common import cli, main, parse_anchors, read_id_file
 
 __all__ = ["cli", "main", "parse_anchors", "read_id_file"]
