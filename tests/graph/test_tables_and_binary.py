@@ -219,9 +219,10 @@ def test_binary_validate_catches_bad_payload(tmp_path: Path) -> None:
     bad[0] = 99
     data[pos:pos + len(raw)] = bad.tobytes()
     p.write_bytes(bytes(data))
-    load_binary(p)                       # the cheap checks cannot see it ...
+    with pytest.raises(InputFormatError, match="checksum of array 'indices'"):
+        load_binary(p)                   # the checksum sees it ...
     with pytest.raises(InputFormatError, match="outside"):
-        load_binary(p, validate=True)    # ... the full validation does
+        load_binary(p, verify=False)     # ... and so do the structural checks, always
 
 
 def test_binary_direction_request(tmp_path: Path) -> None:
@@ -296,12 +297,12 @@ def test_parquet_foreign_table_and_column_options(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("table,kw,fragment", [
-    ({"src": [1, -2], "dst": [2, 3]}, {}, "row 1: column 'src': -2 is negative"),
+    ({"src": [1, -2], "dst": [2, 3]}, {}, "row 2: column 'src': -2 is negative"),
     ({"src": [1, 2], "dst": [2, None]}, {"vertex_label_col": "x"}, "no vertex label column"),
-    ({"a": [1, 2], "b": [2, None]}, {}, "row 1: column 'b' is empty (null); an edge needs"),
-    ({"src": [1, None], "dst": [2, 3]}, {}, "row 1: column 'src' is empty"),
+    ({"a": [1, 2], "b": [2, None]}, {}, "row 2: column 'b' is empty (null); an edge needs"),
+    ({"src": [1, None], "dst": [2, 3]}, {}, "row 2: column 'src' is empty"),
     ({"src": pa.array([1, 2**64 - 1], pa.uint64()), "dst": [2, 3]}, {}, "too large for int64"),
-    ({"src": [1.0, 2.5], "dst": [2, 3]}, {}, "row 1: column 'src': 2.5 is not an integer"),
+    ({"src": [1.0, 2.5], "dst": [2, 3]}, {}, "row 2: column 'src': 2.5 is not an integer"),
     ({"src": ["a", "b"], "dst": [2, 3]}, {}, "has type string; expected integers"),
     ({"src": [1, 2], "dst": [2, 3]}, {"dst_col": "to"}, "no target column 'to'"),
     ({"x": [1, 2]}, {}, "at least 2 columns"),

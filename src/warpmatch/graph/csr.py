@@ -18,10 +18,14 @@ directly (numba and CUDA kernels take the arrays, never the object):
 Building goes through :func:`Graph.from_edges`, the one place that validates
 edge arrays, drops self-loops and duplicate edges, and reports what it dropped
 (``graph.report`` and an :class:`~warpmatch.errors.InputCleanupWarning`).
+Arrays that arrive already built (the ``.wmg`` cache) are checked instead by
+:func:`check_csr` and :func:`check_labels`: the invariants above that the
+kernels index by, in linear time and bounded memory.
 """
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -383,6 +387,136 @@ class Graph:
         kind = "directed" if self.directed else "undirected"
         lab = ", labeled" if self.labeled else ""
         return f"<Graph {self.name!r}: {self.n} vertices, {self.num_edges} edges, {kind}{lab}>"
+
+
+#: elements per slice in :func:`check_csr` / :func:`check_labels`: the checks of
+#: a billion-entry memory-mapped array then need a few MB of temporaries, not GBs
+CHECK_CHUNK = 1 << 20
+
+
+def _slices(size: int, overlap: int = 0) -> Iterator[tuple[int, int]]:
+    """``[a, b)`` slices covering ``0..size``, each reaching ``overlap`` back into the last."""
+    for a in range(0, size, CHECK_CHUNK):
+        yield max(a - overlap, 0), min(a + CHECK_CHUNK, size)
+
+
+def check_csr(n: int, indptr: np.ndarray, indices: np.ndarray,
+              names: tuple[str, str] = ("indptr", "indices")) -> None:
+    """Check that ``(indptr, indices)`` is a CSR adjacency the engines may index by.
+
+    These are the invariants a numba or CUDA kernel relies on without bounds
+    checks (an id out of range is a read outside the arrays, i.e. a crash, and
+    an unsorted row breaks the galloping intersections): ``indptr`` holds
+    ``n + 1`` non-decreasing offsets from 0 to ``indices.size``, every id in
+    ``indices`` is in ``0..n-1``, and each row is strictly increasing (sorted,
+    no duplicate neighbours). Linear time, vectorised over slices of
+    :data:`CHECK_CHUNK` elements, so memory stays bounded for memory-mapped
+    arrays of any size.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices.
+    indptr, indices : numpy.ndarray
+        One-dimensional integer arrays.
+    names : tuple of str, optional
+        How the arrays are called in messages. The default is
+        ``("indptr", "indices")``.
+
+    Raises
+    ------
+    GraphError
+        Naming the array, the vertex or position, and what is wrong.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_csr(3, np.array([0, 1, 2, 2]), np.array([1, 0]))
+    >>> check_csr(3, np.array([0, 1, 2, 2]), np.array([1, 7]))
+    Traceback (most recent call last):
+    ...
+    warpmatch.errors.GraphError: indices holds the id 7 at position 1, outside 0..2
+    """
+    p, i = names
+    n = int(n)
+    m = int(indices.size)
+    for name, arr in ((p, indptr), (i, indices)):
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise GraphError(f"{name} must be a one-dimensional integer array "
+                             f"(got {arr.dtype}, {arr.ndim} dimensions)")
+    if indptr.size != n + 1:
+        raise GraphError(f"{p} has {indptr.size} offsets for n={n} vertices (expected {n + 1})")
+    if int(indptr[0]) != 0 or int(indptr[-1]) != m:
+        raise GraphError(f"{p} runs from {int(indptr[0])} to {int(indptr[-1])}, expected "
+                         f"0 to {m} (the length of {i})")
+    for a, b in _slices(indptr.size, overlap=1):
+        c = indptr[a:b]
+        # values in range first: then c[1:] < c[:-1] compares, nothing can overflow
+        if int(c.min()) < 0 or int(c.max()) > m:
+            bad = a + int(np.flatnonzero((c < 0) | (c > m))[0])
+            raise GraphError(f"{p} holds the offset {int(indptr[bad])} at vertex {bad}, "
+                             f"outside 0..{m}")
+        down = np.flatnonzero(c[1:] < c[:-1])
+        if down.size:
+            v = a + int(down[0])
+            raise GraphError(f"{p} decreases at vertex {v} ({int(indptr[v])} then "
+                             f"{int(indptr[v + 1])})")
+    if m == 0:
+        return
+    for a, b in _slices(m, overlap=1):
+        c = indices[a:b]
+        lo, hi = int(c.min()), int(c.max())
+        if lo < 0 or hi >= n:
+            bad = a + int(np.flatnonzero((c < 0) | (c >= n))[0])
+            raise GraphError(f"{i} holds the id {int(indices[bad])} at position {bad}, "
+                             f"outside 0..{n - 1}")
+        # a step that does not increase is allowed only where a new row starts
+        q = a + 1 + np.flatnonzero(c[1:] <= c[:-1])
+        if q.size:
+            r = np.searchsorted(indptr, q)          # first row starting at or after q
+            inside = indptr[np.minimum(r, n)] != q
+            if np.any(inside):
+                pos = int(q[np.argmax(inside)])
+                v = int(np.searchsorted(indptr, pos, side="right")) - 1
+                raise GraphError(f"the row of vertex {v} in {i} is not strictly increasing "
+                                 f"(position {pos}: {int(indices[pos - 1])} then "
+                                 f"{int(indices[pos])})")
+
+
+def check_labels(labels: np.ndarray, size: int, name: str) -> None:
+    """Check a label array: one-dimensional integers, ``size`` of them, in ``0..INT32_MAX``.
+
+    Parameters
+    ----------
+    labels : numpy.ndarray
+        Vertex or edge labels.
+    size : int
+        The length it must have (n for vertex labels, the adjacency length for
+        edge labels).
+    name : str
+        How the array is called in messages.
+
+    Raises
+    ------
+    GraphError
+        Naming the array and what is wrong.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_labels(np.array([0, 3, 1], dtype=np.int32), 3, "vertex_labels")
+    """
+    if labels.ndim != 1 or labels.dtype.kind not in "iu":
+        raise GraphError(f"{name} must be a one-dimensional integer array "
+                         f"(got {labels.dtype}, {labels.ndim} dimensions)")
+    if labels.size != size:
+        raise GraphError(f"{name} has {labels.size} entries, expected {size}")
+    for a, b in _slices(labels.size):
+        c = labels[a:b]
+        lo, hi = int(c.min()), int(c.max())
+        if lo < 0 or hi > INT32_MAX:
+            raise GraphError(f"{name} holds the label {lo if lo < 0 else hi}, outside "
+                             f"0..{INT32_MAX}")
 
 
 def _as_int_array(x: Any, what: str, allow_negative: bool = False) -> np.ndarray:
