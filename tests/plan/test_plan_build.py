@@ -105,7 +105,7 @@ def test_anchor_errors():
     g = Graph.from_edges([0, 1, 2], [1, 2, 0], ids=[10, 20, 30])
     with pytest.raises(QueryError, match="unknown query vertex 'z'"):
         build_plan(g, TRIANGLE, anchors={"z": [10]})
-    with pytest.raises(GraphError, match="anchor id for a 11 is not a vertex"):
+    with pytest.raises(GraphError, match="anchor a=11: no vertex with this id in graph 'graph'"):
         build_plan(g, TRIANGLE, anchors={"a": [10, 11]})
     with pytest.raises(QueryError, match="anchored twice"):
         build_plan(g, TRIANGLE, anchors={"a": [10], 0: [20]})

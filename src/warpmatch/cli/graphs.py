@@ -61,25 +61,49 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
 @click.option("--directed", is_flag=True, help="Read SOURCE as directed.")
 @click.option("--vertex-labels", type=click.Path(dir_okay=False), default=None,
               help="File with one label per vertex.")
+@click.option("--drop-labels", is_flag=True,
+              help="Write a labeled graph to a format that cannot hold its labels (.txt "
+                   "edge lists: vertex labels; .mtx: vertex and edge labels) without them. "
+                   "Without this flag such a conversion is refused.")
 @_debug_option
 def convert(source: str, target: str, from_fmt: str | None, to_fmt: str | None,
-            directed: bool, vertex_labels: str | None) -> None:
+            directed: bool, vertex_labels: str | None, drop_labels: bool) -> None:
     """Convert graph SOURCE to TARGET (e.g. an edge list to the fast .wmg binary cache).
 
     The binary cache loads memory-mapped, near-instantly; use it for graphs
-    you query more than once.
+    you query more than once. Labels are never dropped silently: a labeled
+    graph converts to .wmg, .graph, .parquet or .csv, which keep them; to an
+    edge list or Matrix Market only with --drop-labels (as 'generate' refuses
+    --labels for those formats).
 
     \b
     Examples:
       warpmatch convert web.txt web.wmg
       warpmatch convert yeast.graph yeast.parquet
+      warpmatch convert yeast.graph yeast.txt --drop-labels   (the structure only)
     """
+    import dataclasses
+
     from ..graph.formats import output_graph_format
     out_fmt = output_graph_format(target, to_fmt)     # fail before reading SOURCE
+    if vertex_labels and not drop_labels:             # labeled for sure: fail before reading too
+        _refuse_lossy(_labels_lost(out_fmt, True, False), target, source)
     g, load_s = _load_graph(source, from_fmt, directed, vertex_labels)
+    lost = _labels_lost(out_fmt, g.vertex_labels is not None, g.edge_labels is not None)
+    if lost and not drop_labels:
+        _refuse_lossy(lost, target, source)
+    if lost:
+        # dropped here, as asked, so that write_graph has nothing left to warn about
+        drop: dict[str, Any] = {}
+        if "vertex labels" in lost:
+            drop["vertex_labels"] = None
+        if "edge labels" in lost:
+            drop.update(edge_labels=None, in_edge_labels=None)
+        g = dataclasses.replace(g, **drop)
     t0 = time.perf_counter()
     _write_graph_atomic(g, target, out_fmt)
-    click.echo(f"wrote {target}: {_graph_line(g)}; read {load_s:.2f} s, "
+    dropped = f"; {' and '.join(lost)} dropped (--drop-labels)" if lost else ""
+    click.echo(f"wrote {target}: {_graph_line(g)}{dropped}; read {load_s:.2f} s, "
                f"wrote {time.perf_counter() - t0:.2f} s")
 
 
@@ -106,6 +130,29 @@ def _label_options(f: Callable) -> Callable:
 
 #: output formats that keep vertex labels (edge lists and Matrix Market drop them)
 _LABEL_FORMATS = ("binary", "tve", "parquet", "csv")
+#: output formats that keep edge labels (an edge list writes them as a third column)
+_EDGE_LABEL_FORMATS = _LABEL_FORMATS + ("edgelist",)
+#: the extensions of _LABEL_FORMATS, for messages
+_LABEL_EXTENSIONS = ".wmg, .graph, .parquet or .csv"
+
+
+def _labels_lost(fmt: str, vertex_labels: bool, edge_labels: bool) -> list[str]:
+    """What of a graph's labels format ``fmt`` cannot hold (one rule for convert and generate)."""
+    lost = []
+    if vertex_labels and fmt not in _LABEL_FORMATS:
+        lost.append("vertex labels")
+    if edge_labels and fmt not in _EDGE_LABEL_FORMATS:
+        lost.append("edge labels")
+    return lost
+
+
+def _refuse_lossy(lost: list[str], target: str, whose: str) -> None:
+    """Refuse a conversion that would drop labels, saying what and how to keep them."""
+    if lost:
+        raise click.UsageError(
+            f"{target} cannot hold the {' and '.join(lost)} of {whose} (an edge list keeps "
+            f"edge labels only, Matrix Market none); write {_LABEL_EXTENSIONS} to keep them, "
+            "or pass --drop-labels to write the graph without them")
 
 
 def _write_graph_atomic(g: Any, target: str, fmt: str) -> None:
@@ -124,9 +171,9 @@ def _check_generate_target(out: str, labels: int | None) -> str:
     """OUT's format, checked before generating (a bad name must not cost the generation)."""
     from ..graph.formats import output_graph_format
     fmt = output_graph_format(out)
-    if labels and fmt not in _LABEL_FORMATS:
+    if _labels_lost(fmt, bool(labels), False):
         raise click.UsageError(f"--labels needs an output format that keeps vertex labels "
-                               f"(.wmg, .graph, .parquet or .csv); {out} would drop them")
+                               f"({_LABEL_EXTENSIONS}); {out} would drop them")
     return fmt
 
 

@@ -620,8 +620,8 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
                     locate: Callable[[int, str], InputFormatError]) -> Graph:
     """Build a graph from a pyarrow edge table (shared by CSV and Parquet).
 
-    ``locate(row, message)`` makes the error for data row ``row`` (a CSV line
-    number, a Parquet row index).
+    ``locate(row, message)`` makes the error for data row ``row`` (0-based; the
+    message names a CSV line number, or a Parquet row counted from 1).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -738,9 +738,13 @@ def _table_to_graph(table: Any, source: str, *, directed: bool, name: str,
         r = _first_repeat(vids)
         if r is not None:
             raise locate(int(vrows[r]), f"vertex {int(vids[r])} has more than one vertex row")
+    def edge_where(r: int) -> str:
+        # "line 7" of a CSV file; "row 3" (counted from 1) of a Parquet table, which has no lines
+        line = locate(int(erows[r]), "").line
+        return f"line {line}" if line is not None else f"row {int(erows[r]) + 1}"
+
     return _assemble(src[erows], dst[erows], el, directed=directed, name=name, source=source,
-                     vids=vids, vlabels=vlabels,
-                     edge_where=lambda r: str(locate(int(erows[r]), "").line or ""))
+                     vids=vids, vlabels=vlabels, edge_where=edge_where)
 
 
 def _csv_first_line(path: str) -> str:
@@ -928,7 +932,7 @@ def read_parquet(path: PathLike, directed: bool = False, *, src_col: str | None 
     InputFormatError
         For a file that is not Parquet (or truncated), a missing column, a
         non-integer column, a null, negative or over-int64 value (naming the
-        row, 0-based).
+        row, counted from 1).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -952,7 +956,8 @@ def read_parquet(path: PathLike, directed: bool = False, *, src_col: str | None 
 
     def locate(row: int, message: str) -> InputFormatError:
         vals = {c: table.column(c)[row].as_py() for c in table.column_names[:4]}
-        return InputFormatError(source, None, f"row {row}: {message}", json.dumps(vals))
+        # rows counted from 1, like lines (and like the update-stream reader's rows)
+        return InputFormatError(source, None, f"row {row + 1}: {message}", json.dumps(vals))
 
     return _table_to_graph(table, source, directed=directed, name=name or _stem(path),
                            src_col=src_col, dst_col=dst_col, label_col=label_col,

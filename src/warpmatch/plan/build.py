@@ -36,7 +36,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..errors import QueryError, UnknownLabelWarning
+from ..errors import GraphError, QueryError, UnknownLabelWarning
 from ..graph.csr import Graph
 from ..query.model import ANY, Query
 from ..query.symmetry import symmetry_breaking
@@ -100,7 +100,8 @@ def build_plan(
         Mode or purpose unknown, directedness mismatch, labels the graph cannot
         have, unknown anchor vertex names, unknown order.
     GraphError
-        An anchor id is not a vertex of the graph.
+        An anchor id is not a vertex of the graph ("anchor a=99: no vertex
+        with this id in graph 'web'").
 
     Examples
     --------
@@ -314,11 +315,35 @@ def _resolve_anchors(graph: Graph, query: Query,
                              f"not the string {ids!r}")
         if isinstance(ids, (int, np.integer)):
             ids = [ids]
-        # to_internal converts to int64 itself and names an id beyond that range
         ext = ids if isinstance(ids, np.ndarray) else list(ids)
-        internal = graph.to_internal(ext, what=f"anchor id for {query.names[u]}")
+        try:
+            internal = graph.to_internal(ext, what="anchor id")
+        except GraphError:
+            raise GraphError(_missing_anchor(graph, query.names[u], ext)) from None
         out[u] = np.unique(internal).astype(graph.indices.dtype)
     return out
+
+
+def _missing_anchor(graph: Graph, name: str, ids: Iterable[int]) -> str:
+    """The message for the first of ``ids`` that is not a vertex (error path only).
+
+    It reads as the ``--anchor`` option is written ("anchor a=99999999: ...")
+    so that neither the query vertex nor the id can be taken for the other.
+    """
+    for x in np.asarray(ids, dtype=object).ravel().tolist():
+        x = int(x)
+        if not -2**63 <= x < 2**63:
+            why = " (outside the int64 range of vertex ids)"
+        elif graph.ids is None:
+            if 0 <= x < graph.n:
+                continue
+            why = f" (its ids are 0..{graph.n - 1})"
+        elif np.any(graph.ids == x):
+            continue
+        else:
+            why = ""
+        return f"anchor {name}={x}: no vertex with this id in graph {graph.name!r}{why}"
+    return f"anchor {name}: an id is not a vertex of graph {graph.name!r}"   # not reached
 
 
 def _anchor_colors(k: int, anchor_sets: dict[int, np.ndarray]) -> list[int] | None:
