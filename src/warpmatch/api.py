@@ -30,13 +30,13 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from .errors import QueryError, WarpmatchError
+from .errors import BackendUnavailableError, QueryError, WarpmatchError
 from .graph import Graph, read_graph
 from .plan import Plan, build_plan
 from .query import Query, resolve_query
 
 __all__ = ["count", "match", "explain", "count_result", "CountResult", "describe_count",
-           "as_graph", "as_query", "MODES"]
+           "as_graph", "as_query", "warm_up", "MODES"]
 
 #: the two counting modes (DESIGN.md, "Semantics")
 MODES = ("embeddings", "subgraphs")
@@ -119,7 +119,8 @@ def _plan(graph: Graph, query: Query, mode: str, induced: bool,
                       purpose=purpose)
 
 
-def describe_count(value: int, mode: str, induced: bool, name: str | None = None) -> str:
+def describe_count(value: int, mode: str, induced: bool, name: str | None = None,
+                   partial: str | None = None) -> str:
     """The sentence every printed count uses, so its semantics are never ambiguous.
 
     Parameters
@@ -130,6 +131,10 @@ def describe_count(value: int, mode: str, induced: bool, name: str | None = None
     induced : bool
     name : str, optional
         The query's name, printed first.
+    partial : str, optional
+        Why the count stopped early (``"time limit 5 s reached"``): the value
+        is then a lower bound, and the sentence says so. The default is
+        ``None``: a complete count.
 
     Returns
     -------
@@ -141,9 +146,15 @@ def describe_count(value: int, mode: str, induced: bool, name: str | None = None
     'triangle: 1,234 embeddings (non-induced)'
     >>> describe_count(1, "subgraphs", True)
     '1 subgraph (induced)'
+    >>> describe_count(1234, "embeddings", False, "triangle", partial="time limit 5 s reached")
+    'triangle: at least 1,234 embeddings (non-induced; partial: time limit 5 s reached)'
     """
     noun = mode if value != 1 else mode[:-1]
-    text = f"{value:,} {noun} ({'induced' if induced else 'non-induced'})"
+    kind = "induced" if induced else "non-induced"
+    if partial:
+        text = f"at least {value:,} {noun} ({kind}; partial: {partial})"
+    else:
+        text = f"{value:,} {noun} ({kind})"
     return f"{name}: {text}" if name else text
 
 
@@ -162,12 +173,20 @@ class CountResult:
         The engine that ran (``"cpu"``, ``"gpu"``, ``"reference"``), or
         ``"planner"`` when planning alone proved the answer is 0.
     seconds : float
-        Time in the engine (excluding planning).
+        Time in the engine (excluding planning and warm-up).
     plan_seconds : float
         Time to build the plan.
     plan : Plan
     query : Query
     graph : Graph
+    warmup_seconds : float
+        One-time set-up of the engine that this call paid before counting
+        (see :func:`warm_up`), 0.0 once the process has paid it. The default
+        is 0.0.
+    partial : str or None
+        Why the count stopped before the end (``"limit 1,000 reached"``,
+        ``"time limit 5 s reached"``): ``count`` is then a lower bound.
+        ``None`` (the default) for a complete count.
     """
 
     count: int
@@ -179,10 +198,13 @@ class CountResult:
     plan: Plan
     query: Query
     graph: Graph
+    warmup_seconds: float = 0.0
+    partial: str | None = None
 
     def describe(self) -> str:
-        """``"triangle: 1,234 embeddings (non-induced)"``."""
-        return describe_count(self.count, self.mode, self.induced, self.query.name)
+        """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
+        return describe_count(self.count, self.mode, self.induced, self.query.name,
+                              partial=self.partial)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready facts (what ``warpmatch count --json`` prints)."""
@@ -193,6 +215,7 @@ class CountResult:
             "backend": self.backend,
             "seconds": round(self.seconds, 6),
             "plan_seconds": round(self.plan_seconds, 6),
+            "warmup_seconds": round(self.warmup_seconds, 6),
             "multiplier": int(self.plan.multiplier),
             "query": self.query.name,
             "query_dsl": self.query.to_dsl(),
@@ -205,6 +228,8 @@ class CountResult:
             "anchors": {self.query.names[int(u)]: int(n) for u, n in self.plan.anchors.items()}
             if self.plan.anchors else {},
             "empty_reason": self.plan.empty_reason,
+            "partial": self.partial is not None,
+            "partial_reason": self.partial,
             "semantics": self.describe(),
         }
 
@@ -216,19 +241,118 @@ def _make_progress(progress: ProgressArg, desc: str) -> tuple[Callable[[int, int
         return None, lambda: None
     if progress is True:
         from ._progress import ProgressBar
-        bar = ProgressBar(desc, enabled=True)
+        bar = ProgressBar(desc, enabled=True, percent=True)   # engines' units mean nothing
         return bar, bar.close
     if callable(progress):
         return progress, lambda: None
     raise TypeError("progress must be True, False or a callable(done, total)")
 
 
+#: (engine name, index dtype) pairs whose one-time set-up this process has done
+_WARMED: set[tuple[str, str]] = set()
+
+
+def warm_up(engine: Any, graph: Graph) -> float:
+    """Do an engine's one-time, per-process set-up now, so that counts time only the search.
+
+    The first search of a process pays costs that no later one does: for the
+    numba CPU engine, numba's own initialisation (its typing and target
+    registries import ``numba.np.arraymath``, which imports ``scipy.linalg``)
+    plus loading the compiled kernels from numba's on-disk cache and starting
+    its thread pool, 0.2-0.5 s on a 2-core machine; for the GPU engine,
+    creating the CUDA context. A text reader pays the numba part while parsing (its tokenizer
+    is compiled with numba), a ``.wmg`` load runs no compiled code, so without
+    this the first count on a ``.wmg`` looked 0.4 s slower than the same count
+    on its text source.
+
+    An engine with a ``warm_up(graph)`` method is asked to do it; any other
+    runs one count of a triangle on a triangle whose index dtype is the
+    graph's (the CPU kernels' signature depends on nothing else; the GPU
+    engine also compiles that tiny plan's kernel, once, as CuPy caches it on
+    disk). Per-query costs, such as compiling the GPU kernel of the query's
+    own plan, stay in the count.
+
+    Parameters
+    ----------
+    engine : Engine
+        The engine about to count.
+    graph : Graph
+        The graph it will count in (only its index dtype matters).
+
+    Returns
+    -------
+    float
+        Seconds spent, 0.0 if this process had already warmed ``engine`` up
+        for graphs of this index dtype.
+
+    Examples
+    --------
+    >>> from warpmatch.engine import get_engine
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    >>> _ = warm_up(get_engine("reference"), g)
+    >>> warm_up(get_engine("reference"), g)      # once per process
+    0.0
+    """
+    key = (str(engine.name), graph.indices.dtype.str)
+    if key in _WARMED:
+        return 0.0
+    t0 = time.perf_counter()
+    hook = getattr(engine, "warm_up", None)
+    if callable(hook):
+        hook(graph)
+    else:
+        itype = graph.indices.dtype
+        tiny = Graph(n=3, indptr=np.array([0, 2, 4, 6], dtype=np.int64),
+                     indices=np.array([1, 2, 0, 2, 0, 1], dtype=itype), name="warm-up")
+        tri = Query.from_edges([(0, 1), (1, 2), (2, 0)], name="warm-up")
+        engine.count(tiny, build_plan(tiny, tri, purpose="count"))
+    _WARMED.add(key)
+    return time.perf_counter() - t0
+
+
+def _early_stop(limit: int | None, time_limit: float | None, multiplier: int,
+                start: float) -> tuple[Callable[[int], bool] | None, list[str]]:
+    """An engine ``stop`` callback for ``limit``/``time_limit``, and the list it writes
+    the reason into when it fires (``None`` and ``[]`` without limits)."""
+    if limit is None and time_limit is None:
+        return None, []
+    why: list[str] = []
+
+    def stop(raw: int) -> bool:
+        if limit is not None and raw * multiplier >= limit:
+            why.append(f"limit {limit:,} reached")
+        elif time_limit is not None and time.perf_counter() - start >= time_limit:
+            why.append(f"time limit {time_limit:g} s reached")
+        return bool(why)
+    return stop, why
+
+
 def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
                  backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-                 order: str = "ri", progress: ProgressArg = False) -> CountResult:
+                 order: str = "ri", progress: ProgressArg = False, limit: int | None = None,
+                 time_limit: float | None = None) -> CountResult:
     """Like :func:`count`, but return a :class:`CountResult` with the plan, backend and timings.
 
-    Parameters are those of :func:`count`.
+    Parameters are those of :func:`count`, and:
+
+    limit : int or None, optional
+        Stop once at least ``limit`` matches are counted. The default,
+        ``None``, counts all.
+    time_limit : float or None, optional
+        Stop after about ``time_limit`` seconds of search (checked several
+        times a second). The default, ``None``, has no limit.
+
+    A count that stopped early is a lower bound: ``partial`` says why, and
+    :meth:`CountResult.describe` says "at least". One that finished first is
+    exact, whatever the limits.
+
+    Raises
+    ------
+    QueryError
+        As :func:`count`; also for ``limit < 1`` or ``time_limit <= 0``.
+    BackendUnavailableError
+        As :func:`count`; also if limits are given to a registered engine
+        that cannot stop early.
 
     Examples
     --------
@@ -237,9 +361,18 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     >>> r = count_result(g, "triangle", backend="reference")
     >>> r.describe(), r.backend
     ('triangle: 6 embeddings (non-induced)', 'reference')
+    >>> k5 = wm.Graph.from_edges(*zip(*[(a, b) for a in range(5) for b in range(a)]))
+    >>> count_result(k5, "triangle", backend="reference", limit=6).describe()  # K5 has 60
+    'triangle: at least 36 embeddings (non-induced; partial: limit 6 reached)'
     """
+    import inspect
+
     from .engine import resolve_backend
 
+    if limit is not None and int(limit) < 1:
+        raise QueryError(f"limit must be at least 1, not {limit}")
+    if time_limit is not None and not float(time_limit) > 0:
+        raise QueryError(f"time_limit must be positive, not {time_limit}")
     g = as_graph(graph)
     q = as_query(query, g)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
@@ -248,14 +381,27 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     t1 = time.perf_counter()
     if plan.empty_reason is not None:
         return CountResult(0, mode, bool(induced), engine.name, 0.0, t1 - t0, plan, q, g)
+    warm_s = warm_up(engine, g)     # timed apart: a one-time cost is not the count's
     callback, close = _make_progress(progress, q.name)
+    t2 = time.perf_counter()
+    stop, why = _early_stop(None if limit is None else int(limit),
+                            None if time_limit is None else float(time_limit),
+                            int(plan.multiplier), t2)
+    extra: dict[str, Any] = {}
+    if stop is not None:
+        params = inspect.signature(engine.count).parameters
+        if "stop" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise BackendUnavailableError(f"backend {engine.name!r} cannot stop a count "
+                                          "early (limit, time_limit)")
+        extra["stop"] = stop
     try:
-        raw = int(engine.count(g, plan, progress=callback))
+        raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
         close()
-    t2 = time.perf_counter()
+    t3 = time.perf_counter()
     return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
-                       t2 - t1, t1 - t0, plan, q, g)
+                       t3 - t2, t1 - t0, plan, q, g, warmup_seconds=warm_s,
+                       partial=why[0] if why else None)
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
@@ -294,7 +440,8 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         Matching-order strategy. The default is ``"ri"`` (Bonnici et al. 2013).
     progress : bool or callable, optional
         ``True`` shows a progress bar on stderr; a callable receives
-        ``(roots done, roots total)``. The default is ``False``.
+        ``(work done, work total)`` several times a second (the unit is the
+        engine's: only the ratio means something). The default is ``False``.
 
     Returns
     -------

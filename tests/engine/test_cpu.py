@@ -270,11 +270,66 @@ def test_progress_reaches_total() -> None:
     calls: list[tuple[int, int]] = []
     c = CPU.count(g, plan, progress=lambda d, t: calls.append((d, t)))
     assert c == REF.count(g, plan)
-    assert calls[-1] == (plan.roots.size, plan.roots.size)
-    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
+    total = calls[-1][1]          # units of estimated work, the same in every call
+    assert calls[0] == (0, total) and calls[-1] == (total, total)
+    assert all(a[0] <= b[0] and a[1] == b[1] for a, b in zip(calls, calls[1:]))
     calls.clear()
     rows = _rows(CPU.match(g, plan, batch_size=5, progress=lambda d, t: calls.append((d, t))), 4)
-    assert len(rows) == c and calls[-1] == (plan.roots.size, plan.roots.size)
+    assert len(rows) == c and calls[-1][0] == calls[-1][1] > 0
+
+
+# ------------------------------------------------- bounded kernel calls
+@pytest.fixture
+def one_step_calls(monkeypatch):
+    """Every kernel call ends after one step per lane: the lanes stop and resume at
+    every point a search can stop at (scan steps, counted last depths, item ends)."""
+    from warpmatch.engine import cpu
+    monkeypatch.setattr(cpu, "FIRST_BUDGET", 1)
+    monkeypatch.setattr(cpu, "CALL_S", 0.0)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cpu_resumes_exactly_after_any_step(one_step_calls, data) -> None:
+    g = data.draw(graphs())
+    q = data.draw(queries(g, 3, 5))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    purpose = data.draw(st.sampled_from(["count", "list"]))
+    plan = build_plan(g, q, mode=mode, induced=data.draw(st.booleans()), purpose=purpose)
+    _check_same(g, plan, batch_size=data.draw(st.integers(1, 5)))
+
+
+def test_hub_subtree_is_cut_into_many_calls(one_step_calls) -> None:
+    g = _hub_graph()
+    for name in ("triangle", "diamond", "tailed-triangle"):
+        plan = build_plan(g, get_pattern(name))
+        calls: list[tuple[int, int]] = []
+        assert CPU.count(g, plan, progress=lambda d, t, c=calls: c.append((d, t))) == \
+            REF.count(g, plan)
+        assert len(calls) > 100        # one hub, yet many calls, each moving the search on
+
+
+def test_stop_ends_a_count_early() -> None:
+    from warpmatch.engine import cpu
+    g = _hub_graph()
+    plan = build_plan(g, get_pattern("diamond"))
+    full = REF.count(g, plan)
+    seen: list[int] = []
+
+    def stop(n: int) -> bool:
+        seen.append(n)
+        return True
+
+    old = cpu.FIRST_BUDGET, cpu.CALL_S
+    try:
+        cpu.FIRST_BUDGET, cpu.CALL_S = 1, 0.0
+        partial = CPU.count(g, plan, stop=stop)
+    finally:
+        cpu.FIRST_BUDGET, cpu.CALL_S = old
+    assert seen == [partial] and 0 <= partial < full     # asked once, stopped at once
+    assert CPU.count(g, plan, stop=lambda n: False) == full
 
 
 # ------------------------------------------------------------ edge cases

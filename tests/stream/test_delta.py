@@ -452,6 +452,26 @@ def test_new_vertices_and_threads():
     assert np.array_equal(one.minus_counts, rc.minus_counts)
 
 
+@pytest.mark.parametrize("name", ["triangle", "4-clique", "tailed-triangle"])
+def test_many_short_parallel_regions(monkeypatch, name):
+    """A batch cut into parallel regions of a few tasks each (what a heavy batch gets,
+    so that Ctrl-C is served between regions) gives the same deltas and rows."""
+    from warpmatch.stream import cpu
+    model, ups, n_new, _ = random_case(11, False, 0, 0, n=12, m=40, B=40, new=0)
+    view, _, _ = build_view(model, ups, n_new, random.Random(0))
+    q = get_pattern(name)
+    plans = [compile_delta_plans(q, purpose=p) for p in ("count", "list")]
+    want = [CpuDeltaEngine(threads=2).run(view, p, i == 1) for i, p in enumerate(plans)]
+    monkeypatch.setattr(cpu, "PROBE_TASKS", 1)     # one serial task, then parallel regions
+    monkeypatch.setattr(cpu, "PARALLEL_S", 0.0)
+    monkeypatch.setattr(cpu, "CALL_S", 0.0)        # of `threads` tasks each
+    got = [CpuDeltaEngine(threads=2).run(view, p, i == 1) for i, p in enumerate(plans)]
+    for w, g in zip(want, got):
+        assert np.array_equal(w.plus_counts, g.plus_counts)
+        assert np.array_equal(w.minus_counts, g.minus_counts)
+    assert want[1].matches.shape[0] > 0 and np.array_equal(want[1].matches, got[1].matches)
+
+
 def test_all_invalid_and_empty_batch():
     model = Model(3, {(0, 1): 0}, False, None, False)
     view, _, _ = build_view(model, [(0, 1, 1, 0), (1, 2, -1, 0)], 0, random.Random(0))

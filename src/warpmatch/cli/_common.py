@@ -8,18 +8,25 @@ Conventions (DESIGN.md, "Interfaces users expect"):
   traceback; ``--debug`` (or ``WARPMATCH_DEBUG=1``) shows it;
 - warnings (dropped self-loops, unknown labels) print one line each on stderr;
 - progress bars go to stderr, only when stderr is a terminal;
+- Ctrl-C (SIGINT) and SIGTERM stop every command within about a second (the
+  engines return to Python between short kernel calls), with one line on
+  stderr, exit status 130 or 143 (128 + the signal, as a shell reports), and
+  no partial output file: both signals raise :class:`Interrupted`, so
+  ``finally`` blocks and context managers clean up;
 - files are written atomically (temporary file, then rename).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 
@@ -27,6 +34,9 @@ from .._version import __version__
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 BACKENDS = ("auto", "cpu", "gpu", "reference")
+#: the matching orders of warpmatch.plan.order (not imported here: it would slow every command's
+#: start); tests/test_output_files.py checks that the two lists agree
+ORDERS = ("ri", "gql", "input")
 
 
 # ------------------------------------------------------------ error handling
@@ -59,6 +69,114 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     click.echo(f"warpmatch: warning: {_one_line(str(message))}", err=True)
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread while a command runs (:class:`_SignalGuard`).
+
+    Raising it makes ``finally`` blocks and context managers (temporary output
+    files, progress bars) clean up. A ``BaseException``, like
+    ``KeyboardInterrupt``, so ``except Exception`` handlers let it through;
+    not a ``KeyboardInterrupt``, which click would turn into an abort after
+    printing a blank line.
+
+    Parameters
+    ----------
+    signum : int
+        The signal received.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+    @property
+    def message(self) -> str:
+        """``"interrupted"`` (SIGINT) or ``"terminated"`` (SIGTERM)."""
+        return "terminated" if self.signum == signal.SIGTERM else "interrupted"
+
+
+class _SignalGuard:
+    """SIGINT and SIGTERM raise :class:`Interrupted` while a command runs (main thread only).
+
+    Two details make the interruption reliable:
+
+    - A handler can run inside a callback from C (llvmlite calls Python while
+      numba compiles), where ctypes swallows the exception ("Exception
+      ignored ..."). ``sys.unraisablehook`` sees that: it hides the message
+      and sends the signal again 20 ms later, so that the exception is raised
+      anew in Python code outside such a callback (or later again, while an
+      error is already on its way); and :attr:`signum` lets
+      :meth:`WarpmatchGroup.main` report any error that follows (a library
+      left half-way) as the interruption it is.
+    - Once the exception is on its way, more signals (a second Ctrl-C,
+      ``timeout`` repeating its signal) are ignored, so they cannot interrupt
+      the removal of a temporary file.
+    """
+
+    def __init__(self) -> None:
+        import threading
+        self.signum: int | None = None      # the first signal received, if any
+        self._lost = False                  # its exception was swallowed (see above)
+        self._active = False
+        self._lock = threading.Lock()
+        self._timer: Any = None
+        self._old: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if not self._active:
+            return                          # a resent signal that arrived on the way out
+        if self.signum is not None and not self._lost:
+            return                          # already stopping: let the clean-up finish
+        self.signum = self.signum or signum
+        if self._lost and sys.exc_info()[1] is not None:
+            self._resend()                  # an error is on its way: not in its clean-up
+            return
+        self._lost = False
+        raise Interrupted(self.signum)
+
+    def _resend(self) -> None:
+        """Send :attr:`signum` to this process in 20 ms, from another thread."""
+        import threading
+
+        def send() -> None:
+            with self._lock:
+                if self._active and self.signum is not None:
+                    os.kill(os.getpid(), self.signum)
+        self._timer = threading.Timer(0.02, send)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _unraisable(self, info: Any) -> None:
+        if isinstance(info.exc_value, Interrupted):
+            self._lost = True
+            self._resend()
+        else:
+            self._previous_hook(info)
+
+    def __enter__(self) -> "_SignalGuard":
+        import threading
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self._old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self._active = True
+        for sig in self._old:
+            signal.signal(sig, self._handler)
+        self._previous_hook = sys.unraisablehook
+        sys.unraisablehook = self._unraisable
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._old:
+            return
+        with self._lock:                    # no resent signal after this point
+            self._active = False
+            if self._timer is not None:
+                self._timer.cancel()
+        sys.unraisablehook = self._previous_hook
+        for sig, handler in self._old.items():
+            if handler is not None:          # None: installed outside Python, leave it
+                signal.signal(sig, handler)
+
+
 class WarpmatchGroup(click.Group):
     """The top-level group; its :meth:`main` is where every error becomes one line.
 
@@ -83,21 +201,34 @@ class WarpmatchGroup(click.Group):
             warnings.simplefilter("always", InputCleanupWarning)
             warnings.simplefilter("always", UnknownLabelWarning)
             warnings.showwarning = _show_warning
+            guard = _SignalGuard()
             try:
-                rv = super().main(args, prog_name or "warpmatch", complete_var,
-                                  standalone_mode=False, **extra)
+                try:
+                    with guard:
+                        rv = super().main(args, prog_name or "warpmatch", complete_var,
+                                          standalone_mode=False, **extra)
+                except Exception as e:
+                    if guard.signum is not None:   # what a library left half-way raised next
+                        raise Interrupted(guard.signum) from e
+                    raise
                 code = rv if isinstance(rv, int) else 0
             except click.exceptions.Exit as e:   # --help, --version
                 code = e.exit_code
+            except Interrupted as e:
+                from .._progress import stderr_is_terminal
+                # on a terminal, '\r' writes over the '^C' that Ctrl-C echoed
+                click.echo(f"{chr(13) if stderr_is_terminal() else ''}warpmatch: {e.message}",
+                           err=True)
+                code = 128 + e.signum
             except click.ClickException as e:
                 ctx = getattr(e, "ctx", None)
                 where = ctx.command_path if ctx is not None else "warpmatch"
                 hint = f" (see '{where} --help')" if isinstance(e, click.UsageError) else ""
                 click.echo(f"{where}: error: {_one_line(e.format_message())}{hint}", err=True)
                 code = e.exit_code
-            except (click.Abort, KeyboardInterrupt):
+            except (click.Abort, KeyboardInterrupt):   # SIGINT outside the main thread
                 click.echo("warpmatch: interrupted", err=True)
-                code = 130
+                code = 128 + signal.SIGINT
             except (WarpmatchError, OSError, ValueError, KeyError, TypeError) as e:
                 # OSError covers missing/unreadable files; ValueError/KeyError/TypeError
                 # come from bad user values that slipped past our own checks
@@ -134,6 +265,41 @@ def _debug_option(f: Callable) -> Callable:
                         help="Show the full traceback on errors.")(f)
 
 
+def _threads_option(f: Callable) -> Callable:
+    return click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
+                         help="CPU threads of the numba engines (default: one per core).")(f)
+
+
+@contextlib.contextmanager
+def running(threads: int | None = None) -> Iterator[None]:
+    """The set-up of a command that searches: ``--threads``, and the compile notice.
+
+    Sets numba's thread count for the block (restored after: tests run
+    commands in one process), and shows a spinner on a terminal while
+    kernels compile on their first use (:func:`warpmatch._progress.compile_notice`).
+
+    Raises
+    ------
+    click.BadParameter
+        For more threads than numba may start (``NUMBA_NUM_THREADS``, by
+        default the number of cores).
+    """
+    from .._progress import compile_notice
+    with contextlib.ExitStack() as stack:
+        if threads is not None:
+            import numba
+            most = int(numba.config.NUMBA_NUM_THREADS)
+            if threads > most:
+                raise click.BadParameter(
+                    f"{threads} is more than the {most} threads numba may use here (one per "
+                    f"core; set NUMBA_NUM_THREADS to allow more)", param_hint="'--threads'")
+            old = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            stack.callback(numba.set_num_threads, old)
+        stack.enter_context(compile_notice())
+        yield
+
+
 def _json_option(f: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True,
                         help="Also print one JSON object as the last line of stdout.")(f)
@@ -151,8 +317,10 @@ def _graph_options(f: Callable) -> Callable:
 
 
 def _search_options(f: Callable) -> Callable:
-    f = click.option("--order", default="ri", show_default=True,
-                     help="Matching-order strategy.")(f)
+    f = click.option("--order", type=click.Choice(ORDERS), default="ri", show_default=True,
+                     help="Matching order: ri (RI's greatest-constraint-first: most edges to "
+                          "vertices already placed), gql (fewest candidates first), input "
+                          "(breadth-first from query vertex 0).")(f)
     f = click.option("--anchor", "anchors", multiple=True, metavar="V=IDS",
                      help="Restrict query vertex V to data vertices IDS, given as "
                           "'a=1,2,3' or 'a=@ids.txt' (ids in the graph file's id space; "

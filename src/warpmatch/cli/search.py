@@ -14,31 +14,48 @@ from ._common import (
     _json_option,
     _load_graph,
     _search_options,
+    _threads_option,
     cli,
     parse_anchors,
+    running,
 )
 
 
 # --------------------------------------------------------------------- count
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("graph")
-@click.argument("query")
+@click.argument("queries", metavar="QUERY...", nargs=-1, required=True)
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop each query's count once at least N matches are found; the count "
+                   "printed is then a lower bound, and says so (\"at least\", \"partial\").")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Stop each query's search after SECONDS; a partial count says so.")
+@_threads_option
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
-def count(graph: str, query: str, mode: str, induced: bool, backend: str,
+def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: float | None,
+          threads: int | None, mode: str, induced: bool, backend: str,
           anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
           vertex_labels: str | None, as_json: bool) -> None:
-    """Count the embeddings (or subgraphs) of QUERY in GRAPH.
+    """Count the embeddings (or subgraphs) of each QUERY in GRAPH.
 
     Counting never materialises matches. The printed line says what was
-    counted, e.g. "triangle: 1,234 embeddings (non-induced)".
+    counted, e.g. "triangle: 1,234 embeddings (non-induced)"; several queries
+    are counted one after the other (the graph is read once), one result line
+    each, and with --json each query's JSON object follows its lines (one
+    query: the last line of stdout). A count stopped by --limit or
+    --time-limit reads "triangle: at least 1,234 embeddings (non-induced;
+    partial: time limit 5 s reached)" and has "partial": true in its JSON.
 
     \b
     Examples:
       warpmatch count web.txt triangle
+      warpmatch count web.txt triangle square house     (one line per query)
       warpmatch count web.txt 4-clique --mode subgraphs --json
+      warpmatch count web.txt 5-clique --time-limit 10 --threads 4
       warpmatch count yeast.graph "a:3-b:5, b-c, c-a" --induced
       warpmatch count votes.txt "a->b, b->c, c->a" --directed
       warpmatch count web.txt "a-b, b-c, c-d, d-a" --anchor a=1,2,3 --anchor c=@ids.txt
@@ -49,49 +66,62 @@ def count(graph: str, query: str, mode: str, induced: bool, backend: str,
 
     anchor_map = parse_anchors(anchors)
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
-    q = as_query(query, g)
-    with ProgressBar(q.name) as bar:
-        res = count_result(g, q, mode=mode, induced=induced, backend=backend,
-                           anchors=anchor_map or None, order=order,
-                           # engines split work into chunks only when watched
-                           progress=bar if bar.enabled else None)
-    click.echo(res.describe())
-    anchored = "".join(f", {v} anchored to {n:,} ids" for v, n in res.as_dict()["anchors"].items())
-    click.echo(f"  in {_graph_line(g)}{anchored}; backend {res.backend}, "
-               f"{res.seconds:.3f} s"
-               + (f" (planner: {res.plan.empty_reason})" if res.plan.empty_reason else ""))
-    if as_json:
-        d = res.as_dict()
-        d.update(graph=graph, graph_name=g.name, load_seconds=round(load_s, 6))
-        _emit_json(d)
+    qs = [as_query(query, g) for query in queries]     # every query checked before any count
+    with running(threads):
+        for q in qs:
+            with ProgressBar(q.name, percent=True) as bar:
+                res = count_result(g, q, mode=mode, induced=induced, backend=backend,
+                                   anchors=anchor_map or None, order=order,
+                                   progress=bar if bar.enabled else None,
+                                   limit=limit, time_limit=time_limit)
+            click.echo(res.describe())
+            anchored = "".join(f", {v} anchored to {n:,} ids"
+                               for v, n in res.as_dict()["anchors"].items())
+            click.echo(f"  in {_graph_line(g)}{anchored}; backend {res.backend}, "
+                       f"{res.seconds:.3f} s"
+                       # one-time engine set-up, apart so the count's seconds compare across
+                       # inputs
+                       + (f" (+{res.warmup_seconds:.3f} s one-time warm-up)"
+                          if res.warmup_seconds >= 0.0005 else "")
+                       + (f" (planner: {res.plan.empty_reason})"
+                          if res.plan.empty_reason else ""))
+            if as_json:
+                d = res.as_dict()
+                d.update(graph=graph, graph_name=g.name, load_seconds=round(load_s, 6))
+                _emit_json(d)
 
 
 # --------------------------------------------------------------------- match
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("graph")
 @click.argument("query")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file: .parquet, .csv or .npy (one column per query vertex).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output file: .parquet, .csv or .npy (one column per query vertex); "
+                   "'-' streams CSV to stdout (the summary then goes to stderr). Symlinks "
+                   "are written through; /dev/null or a FIFO is written into directly.")
 @click.option("--limit", type=click.IntRange(min=0), default=None,
               help="Stop after N matches (default: all).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=65536, show_default=True,
               help="Matches per batch held in memory.")
 @click.option("--output-format", type=click.Choice(["parquet", "csv", "npy"]), default=None,
               help="Override the format implied by the extension.")
+@_threads_option
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
 def match(graph: str, query: str, output: str, limit: int | None, batch_size: int,
-          output_format: str | None, mode: str, induced: bool, backend: str,
-          anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
+          output_format: str | None, threads: int | None, mode: str, induced: bool,
+          backend: str, anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
           vertex_labels: str | None, as_json: bool) -> None:
     """List the matches of QUERY in GRAPH into a file.
 
     Columns are named by the query's vertex names and hold data vertex ids in
     the graph file's id space. Matches stream to the file in batches (memory
     stays bounded); the file appears only when complete (written to a
-    temporary file, then renamed).
+    temporary file, then renamed; an existing file keeps its permissions, a
+    new one gets the umask's). With -o - the CSV rows stream to stdout as
+    they are found.
 
     \b
     Examples:
@@ -99,39 +129,47 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
       warpmatch match web.txt "a-b, b-c, c-d, d-a" -o squares.csv --mode subgraphs
       warpmatch match web.txt 4-clique -o first.npy --limit 1000
       warpmatch match web.txt "a-b, b-c, c-a" -o t.parquet --anchor a=@accounts.txt
+      warpmatch match web.txt triangle -o - --limit 10 | sort -n
     """
     from .._progress import ProgressBar
-    from .._writers import atomic_path, open_match_writer
+    from .._writers import open_match_writer
     from .._writers import output_format as out_fmt
     from ..api import as_query, describe_count
     from ..api import match as api_match
     from ..engine import resolve_backend
+    from ._output import check_output_target, output_sink
 
     ofmt = out_fmt(output, output_format)
+    # stdout carries the rows: the summary goes to stderr
+    to_stdout = check_output_target(output, ofmt, as_json)
     anchor_map = parse_anchors(anchors)
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     q = as_query(query, g)
     engine_name = resolve_backend(backend).name
+    click.get_current_context().with_resource(running(threads))   # until the command ends
+    # the bar shows the search's progress (rows can be rare), the rows written after it
+    bar = ProgressBar(q.name, percent=True)
     t0 = time.perf_counter()
     batches = api_match(g, q, mode=mode, induced=induced, backend=backend,
                         anchors=anchor_map or None, limit=limit, batch_size=batch_size,
-                        order=order)
-    with atomic_path(output) as tmp:
-        writer = open_match_writer(tmp, q.names, ofmt)
+                        order=order, progress=bar if bar.enabled else None)
+    with output_sink(output) as sink:
+        writer = open_match_writer(sink, q.names, ofmt)
         try:
-            with ProgressBar(q.name, unit="rows", total=limit) as bar:
+            with bar:
                 for batch in batches:
                     writer.write(batch)
-                    bar.update(len(batch))
+                    bar.note(f"{writer.rows:,} rows")
         finally:
             writer.close()
     seconds = time.perf_counter() - t0
     rows = writer.rows
     limit_reached = limit is not None and rows >= limit
-    click.echo(f"{describe_count(rows, mode, induced, q.name)} written to {output}"
-               + (f" (stopped at --limit {limit:,})" if limit_reached else ""))
+    where = "stdout" if output == "-" else output
+    click.echo(f"{describe_count(rows, mode, induced, q.name)} written to {where}"
+               + (f" (stopped at --limit {limit:,})" if limit_reached else ""), err=to_stdout)
     click.echo(f"  in {_graph_line(g)}; backend {engine_name}, {seconds:.3f} s; "
-               f"columns {', '.join(q.names)}")
+               f"columns {', '.join(q.names)}", err=to_stdout)
     if as_json:
         _emit_json({
             "count": rows, "mode": mode, "induced": induced, "backend": engine_name,

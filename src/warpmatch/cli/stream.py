@@ -6,7 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, BinaryIO, Callable, Sequence
 
 import click
 
@@ -18,7 +18,9 @@ from ._common import (
     _graph_options,
     _json_option,
     _load_graph,
+    _threads_option,
     cli,
+    running,
 )
 from .graphs import _write_graph_atomic
 
@@ -29,12 +31,18 @@ DELTA_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl",
                  ".ndjson": "jsonl", ".csv": "csv"}
 
 
-def _delta_format(path: str) -> str:
+def _delta_format(path: str, fmt: str | None = None) -> str:
+    """The deltas file's format: ``fmt``, else by extension; stdout and pipes get JSON lines."""
+    from .._writers import is_stdout, special_file
+    if fmt:
+        return fmt
     ext = Path(path).suffix.lower()
-    if ext not in DELTA_FORMATS:
-        raise click.BadParameter(f"{path!r}: use a .parquet, .jsonl or .csv file",
-                                 param_hint="'--output'")
-    return DELTA_FORMATS[ext]
+    if ext in DELTA_FORMATS:
+        return DELTA_FORMATS[ext]
+    if is_stdout(path) or special_file(path):
+        return "jsonl"             # one self-describing line per row: what a pipe reader wants
+    raise click.BadParameter(f"{path!r}: use a .parquet, .jsonl or .csv file (or "
+                             "--output-format)", param_hint="'--output'")
 
 
 def _delta_columns(query_names: Sequence[str], counts_only: bool,
@@ -57,12 +65,18 @@ class DeltaWriter:
     ``counts_only`` one row per update: ``update``, ``time``, ``plus``,
     ``minus``, ``valid``. The schema is fixed by the first batch (which tells
     whether the stream has timestamps and their type).
+
+    ``path`` is a file the writer opens (a temporary file, a FIFO) or an open
+    binary stream (stdout, for CSV and JSON lines), which it flushes after
+    every batch, so a reader downstream sees each batch's rows as it is
+    matched, and leaves open.
     """
 
-    def __init__(self, path: Path, fmt: str, query_names: Sequence[str],
+    def __init__(self, path: Path | BinaryIO, fmt: str, query_names: Sequence[str],
                  counts_only: bool) -> None:
         self.path, self.fmt, self.names = path, fmt, list(query_names)
         self.counts_only = counts_only
+        self._stream = not isinstance(path, (str, os.PathLike))
         self.rows = 0
         self.columns: list[str] | None = None
         self._w: Any = None
@@ -80,16 +94,18 @@ class DeltaWriter:
         if time_dtype is not None:
             types["time"] = pa.from_numpy_dtype(np.dtype(time_dtype))
         self._schema = pa.schema([(c, types.get(c, pa.int64())) for c in self.columns])
+        # a stream (stdout) is written through pyarrow's PythonFile, which leaves it open
+        sink = pa.PythonFile(self.path, mode="w") if self._stream else os.fspath(self.path)
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
-            self._w = pq.ParquetWriter(os.fspath(self.path), self._schema, compression="zstd")
+            self._w = pq.ParquetWriter(sink, self._schema, compression="zstd")
         elif self.fmt == "csv":
             import pyarrow.csv as pcsv
-            self._w = pcsv.CSVWriter(os.fspath(self.path), self._schema,
+            self._w = pcsv.CSVWriter(sink, self._schema,
                                      write_options=pcsv.WriteOptions(quoting_header="none"))
             self._w.write_table(self._schema.empty_table())   # the header, even for no rows
         else:
-            self._fh = open(self.path, "wb")
+            self._fh = self.path if self._stream else open(self.path, "wb")
 
     def write(self, delta: Any, offset: int, time: Any) -> None:
         """Append the rows of one ``ContinuousMatcher.apply`` result (``offset``: its first
@@ -130,11 +146,13 @@ class DeltaWriter:
         self.rows += int(upd.size)
         if self._fh is not None:
             self._fh.write(_jsonl(self.columns, cols))
-            return
-        import pyarrow as pa
-        table = pa.Table.from_arrays([pa.array(np.ascontiguousarray(c)) for c in cols],
-                                     schema=self._schema)
-        self._w.write_table(table)
+        else:
+            import pyarrow as pa
+            table = pa.Table.from_arrays([pa.array(np.ascontiguousarray(c)) for c in cols],
+                                         schema=self._schema)
+            self._w.write_table(table)
+        if self._stream:
+            self.path.flush()  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Finish the file (Parquet footer); a stream without batches gets an empty table."""
@@ -144,8 +162,11 @@ class DeltaWriter:
             self._w.close()
             self._w = None
         if self._fh is not None:
-            self._fh.close()
+            if not self._stream:      # stdout is not ours to close
+                self._fh.close()
             self._fh = None
+        if self._stream:
+            self.path.flush()  # type: ignore[union-attr]
 
 
 def _jsonl(names: Sequence[str], cols: Sequence[Any], chunk: int = 1 << 20) -> bytes:
@@ -191,10 +212,14 @@ def _stream_options(f: Callable) -> Callable:
 @click.argument("updates")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Updates matched together (in parallel); results do not depend on it.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Deltas file (.parquet, .jsonl or .csv): one row per match that appears "
                    "(sign +1) or disappears (sign -1), with the update's index and time; "
-                   "with --counts-only one row per update.")
+                   "with --counts-only one row per update. '-' streams JSON lines (or CSV) "
+                   "to stdout batch by batch (the summary then goes to stderr); symlinks are "
+                   "written through, a FIFO is written into directly.")
+@click.option("--output-format", type=click.Choice(["parquet", "jsonl", "csv"]), default=None,
+              help="Override the format implied by --output's extension.")
 @click.option("--counts-only", is_flag=True,
               help="Compute per-update counts only, never the matches themselves.")
 @click.option("--on-invalid", type=click.Choice(["error", "skip"]), default="error",
@@ -209,14 +234,17 @@ def _stream_options(f: Callable) -> Callable:
 @click.option("--updates-format", type=click.Choice(["text", "parquet", "csv"]), default=None,
               help="Format of UPDATES (default: from the extension; stdin: Parquet if it "
                    "starts with its magic bytes, else text).")
+@_threads_option
 @_stream_options
 @_graph_options
 @_json_option
 @_debug_option
 def stream(graph: str, query: str, updates: str, batch_size: int, output: str | None,
-           counts_only: bool, on_invalid: str, update_labels: bool | None,
-           updates_format: str | None, mode: str, induced: bool, backend: str,
-           fmt: str | None, directed: bool, vertex_labels: str | None, as_json: bool) -> None:
+           output_format: str | None, counts_only: bool, on_invalid: str,
+           update_labels: bool | None, updates_format: str | None, threads: int | None,
+           mode: str, induced: bool,
+           backend: str, fmt: str | None, directed: bool, vertex_labels: str | None,
+           as_json: bool) -> None:
     """Keep the matches of QUERY in GRAPH up to date while UPDATES change it.
 
     UPDATES holds one edge update per line, in GRAPH's vertex id space:
@@ -235,6 +263,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     Examples:
       warpmatch stream web.txt triangle updates.txt
       warpmatch stream web.txt "a-b, b-c, c-d, d-a" updates.parquet -o deltas.parquet
+      warpmatch stream web.txt triangle updates.txt -o - | consumer   (JSON lines on stdout)
       producer | warpmatch stream g0.wmg triangle - --counts-only --json
       warpmatch stream-gen web.txt --out ups.txt --initial g0.wmg   (make a test stream)
       warpmatch stream-gen CollegeMsg.txt --temporal --out msg.txt --initial g0.wmg
@@ -243,12 +272,16 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     import numpy as np
 
     from .._progress import ProgressBar
-    from .._writers import atomic_path
     from ..api import as_query, describe_count
     from ..stream.matcher import ContinuousMatcher
     from ..stream.updates import iter_update_batches, read_updates, split_batches
+    from ._output import check_output_target, output_sink
 
-    ofmt = _delta_format(output) if output else None
+    if output_format and output is None:
+        raise click.UsageError("--output-format applies to --output only")
+    ofmt = _delta_format(output, output_format) if output else None
+    # stdout carries the rows: the summary goes to stderr
+    to_stdout = output is not None and check_output_target(output, ofmt, as_json)
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     q = as_query(query, g)
     if updates == "-":
@@ -258,9 +291,12 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
         ups = read_updates(updates, labels=update_labels, fmt=updates_format)
         total = len(ups)
         batches = split_batches(ups, batch_size)
+    click.get_current_context().with_resource(running(threads))   # until the command ends
     t0 = time.perf_counter()
-    cm = ContinuousMatcher(g, q, mode=mode, induced=induced, backend=backend,
-                           on_invalid=on_invalid)
+    with ProgressBar(f"{q.name} (initial count)", percent=True) as init_bar:
+        cm = ContinuousMatcher(g, q, mode=mode, induced=induced, backend=backend,
+                               on_invalid=on_invalid,
+                               progress=init_bar if init_bar.enabled else None)
     initial = int(cm.initial_count)
     init_s = time.perf_counter() - t0
     want_rows = output is not None and not counts_only
@@ -272,8 +308,8 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
         writer = None
         if output is not None:
             assert ofmt is not None
-            tmp = stack.enter_context(atomic_path(output))
-            writer = DeltaWriter(tmp, ofmt, q.names, counts_only)
+            sink = stack.enter_context(output_sink(output))
+            writer = DeltaWriter(sink, ofmt, q.names, counts_only)
             stack.callback(writer.close)       # before the rename (or the cleanup)
         bar = stack.enter_context(ProgressBar(q.name, unit="updates", total=total))
         for batch in batches:
@@ -303,20 +339,22 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     backend_name = str(cm.backend)
     rate = n_upd / seconds if seconds > 0 else float("inf")
     click.echo(f"{describe_count(initial, mode, induced, q.name)} before the stream, "
-               f"{final:,} after {n_upd:,} updates")
+               f"{final:,} after {n_upd:,} updates", err=to_stdout)
     click.echo(f"  matches: +{added:,} appeared, -{removed:,} disappeared "
-               f"({initial:,} + {added:,} - {removed:,} = {initial + added - removed:,})")
+               f"({initial:,} + {added:,} - {removed:,} = {initial + added - removed:,})",
+               err=to_stdout)
     click.echo(f"  updates: {ins:,} insertions, {dels:,} deletions"
                + (f", {invalid:,} invalid skipped" if invalid else "")
                + f"; {seconds:.3f} s, {rate:,.0f} updates/s (batch size {batch_size:,}, "
-                 f"{nbatch:,} batch{'' if nbatch == 1 else 'es'})")
+                 f"{nbatch:,} batch{'' if nbatch == 1 else 'es'})", err=to_stdout)
     click.echo(f"  in {_graph_line(g)}; backend {backend_name}; initial count "
-               f"{init_s:.3f} s")
+               f"{init_s:.3f} s", err=to_stdout)
     if writer is not None:
         assert writer.columns is not None
         what = "per-update counts" if counts_only else "delta matches"
-        click.echo(f"  {writer.rows:,} rows of {what} written to {output} "
-                   f"(columns {', '.join(writer.columns)})")
+        click.echo(f"  {writer.rows:,} rows of {what} written to "
+                   f"{'stdout' if output == '-' else output} "
+                   f"(columns {', '.join(writer.columns)})", err=to_stdout)
     if as_json:
         _emit_json({
             "initial_count": initial, "final_count": final, "added": added,

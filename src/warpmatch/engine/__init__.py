@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 
 from ..errors import BackendUnavailableError
-from .base import Engine, Progress
+from .base import Engine, Progress, Stop
 
 #: the order in which ``auto`` tries backends
 AUTO_PREFERENCE = ("gpu", "cpu", "reference")
@@ -176,5 +176,5 @@ def resolve_backend(name: str = "auto") -> Engine:
     return get_engine(name)
 
 
-__all__ = ["Engine", "Progress", "get_engine", "resolve_backend", "available_backends",
-           "register_engine", "backend_names", "AUTO_PREFERENCE"]
+__all__ = ["Engine", "Progress", "Stop", "get_engine", "resolve_backend",
+           "available_backends", "register_engine", "backend_names", "AUTO_PREFERENCE"]

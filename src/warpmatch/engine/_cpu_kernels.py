@@ -26,6 +26,13 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   and ends, cursors, ``M``) lives in arrays, so a listing worker can stop when
   its output slice is full and continue on the next call; memory is bounded by
   the batch size however many matches one root has.
+- **Bounded calls**: a lane also stops once it has done ``budget`` steps
+  (candidate positions scanned, plus the list lengths of counted last
+  depths), wherever it is in the tree. A numba parallel region cannot be
+  interrupted, so the engine calls the kernel again and again with a budget
+  sized to take a fraction of a second: between calls Python reports
+  progress, handles Ctrl-C and SIGTERM, and checks ``--limit`` and
+  ``--time-limit``, even inside the subtree of one hub.
 - **Load balance**: the work is a list of *items* — a root plus a slice of the
   depth-1 scan positions, so one hub is split into many items — sorted by
   estimated cost (descending); lane ``t`` of ``T`` takes items ``t, t+T,
@@ -147,13 +154,18 @@ def _has_edge(ip, ix, iip, iix, u, v, direction):
 
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, cap, count_only):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, cap, count_only, budget,
+              flag):
     """Run one lane's DFS over items ``st[ST_W], st[ST_W] + lane_step, ...`` below ``item_hi``.
 
     ``st[ST_D]`` is the current depth (-1: between items) and ``st[ST_W]`` the
-    next item; the whole state is saved in ``st``, so a listing lane resumes
-    where it stopped. Counting returns the raw count; listing writes up to
-    ``cap`` rows to ``out`` and returns how many it wrote.
+    next item; the whole state is saved in ``st``, so a lane resumes where it
+    stopped. Counting returns the raw count; listing writes up to ``cap`` rows
+    to ``out`` and returns how many it wrote. Either stops early, at the next
+    resumable point, once ``budget`` steps are done, and then sets ``flag[0]``;
+    a lane that sees the flag set stops too once it has done an eighth of its
+    budget (so lanes end a call together rather than wait for the slowest, and
+    a lane that started late still moves on).
 
     The depth initialisation and the candidate scan are written inline, in
     this one function, on purpose: numba increfs and decrefs every array
@@ -194,12 +206,16 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     check_vlab0 = has_vlab and vlabel0 != -1
     total = np.int64(0)
     nout = np.int64(0)
+    steps = np.int64(0)
     d = st[ST_D]
     w = st[ST_W]
-    # a lane stops only between items or right after emitting a row, never
-    # with a depth waiting to be initialised, so `init` need not be saved
+    # a lane stops only where no depth waits to be initialised (between items,
+    # after a scan step or an emitted row), so `init` need not be saved
     init = False
     while True:
+        if not init and (steps >= budget or (flag[0] != 0 and 8 * steps >= budget)):
+            flag[0] = 1
+            break
         a_off = np.int64(0)
         b_off = BIG
         if d < 0:
@@ -210,6 +226,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             a_off = item_a[w]
             b_off = item_b[w]
             w += lane_step
+            steps += 1
             # rules 1-2 for the root (depth 0 has no backward edge or restriction)
             if check_vlab0 and vl[r] != vlabel0:
                 continue
@@ -333,6 +350,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                     if ok:
                         n_last -= 1
                 total += n_last
+                steps += q - s + 1
                 d -= 1
                 if d == 0:
                     d = -1
@@ -361,6 +379,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
         t0 = prog[o_bn_ptr + d]
         t1 = prog[o_bn_ptr + d + 1]
         found = np.int64(-1)
+        p0 = p
+        rest_dead = False             # no later candidate fits: the scan is over
         while p < e:
             if g < 0:
                 c = np.int64(cids[p])
@@ -369,7 +389,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             else:
                 c = np.int64(iix[p])
             if c >= hi:
-                p = e
+                rest_dead = True
                 break
             p += 1
             if g_lab != -1:
@@ -380,7 +400,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 q = _gallop(cids, st[o_ccur + d], c_end, c)
                 st[o_ccur + d] = q
                 if q == c_end:        # no larger candidate is in the set
-                    p = e
+                    rest_dead = True
                     break
                 if cids[q] != c:
                     continue
@@ -412,7 +432,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                         ok = False
                         break
             if dead:                  # a cursor ran off its list: no later candidate fits
-                p = e
+                rest_dead = True
                 break
             if not ok:
                 continue
@@ -437,6 +457,11 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 continue
             found = c
             break
+        # the positions scanned, plus one for the step itself (counted here rather
+        # than in the loop, which is the innermost of the search)
+        steps += p - p0 + 1
+        if rest_dead:
+            p = e
         st[o_pos + d] = p
 
         if found < 0:
@@ -464,13 +489,17 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
 @njit(parallel=True, cache=True, nogil=True)
 def run_lanes(item_root, item_a, item_b, item_hi, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, res, cap, count_only):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, res, cap, count_only, budget,
+              flag):
     """One round of every lane, in parallel (``prange`` over lanes).
 
     Lane ``t`` resumes from its state row ``st[t]`` and takes items
     ``st[t, ST_W] + j * lanes``. ``res[t]`` receives its raw count
     (``count_only``) or the number of rows it wrote to ``out[t]`` (at most
-    ``cap``); ``out`` is (lanes × rows × k).
+    ``cap``); ``out`` is (lanes × rows × k). Each lane returns after about
+    ``budget`` steps (``BIG``: when its items are done or ``out`` is full);
+    ``flag`` (int64[1], zero on entry) ends the call for every lane once one
+    has used its budget (see :func:`_run_lane`).
     """
     nlanes = st.shape[0]
     for lane in prange(nlanes):
@@ -479,5 +508,5 @@ def run_lanes(item_root, item_a, item_b, item_hi, roots,
         local = st[lane].copy()
         res[lane] = _run_lane(nlanes, item_hi, item_root, item_a, item_b, roots,
                               ip, ix, iip, iix, el, iel, vl, cids, prog,
-                              local, out[lane], cap, count_only)
+                              local, out[lane], cap, count_only, budget, flag)
         st[lane, :] = local

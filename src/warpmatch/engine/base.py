@@ -14,8 +14,13 @@ import numpy as np
 from ..graph.csr import Graph
 from ..plan.plan import Plan
 
-#: progress callback: called with (roots done, roots total) from time to time
+#: progress callback: called with (work done, work total) from time to time; the
+#: unit is the engine's own (roots, weighted work items, pool rows): only the
+#: ratio means something to the caller
 Progress = Callable[[int, int], None]
+#: early stop: called with the raw count so far between chunks of work; True ends
+#: the count, which then returns that (partial) count
+Stop = Callable[[int], bool]
 
 
 class Engine(Protocol):
@@ -27,8 +32,15 @@ class Engine(Protocol):
         """(True, "") if the engine can run here, else (False, reason)."""
         ...
 
-    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
-        """Number of raw matches of ``plan`` (NOT multiplied by ``plan.multiplier``)."""
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
+              stop: Stop | None = None) -> int:
+        """Number of raw matches of ``plan`` (NOT multiplied by ``plan.multiplier``).
+
+        Long counts return to Python at least every second or so (between
+        kernel calls or launches), so that signals are handled, ``progress``
+        moves, and ``stop`` is asked; an engine may ignore ``stop`` only if it
+        cannot stop early (the count is then complete).
+        """
         ...
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,

@@ -5,9 +5,20 @@ RI (Bonnici et al. 2013, Alg. 1), generating each depth's candidates by
 intersecting the sorted adjacency lists of the matched backward neighbours
 (galloping cursors, see :mod:`warpmatch.engine._cpu_kernels`). This module is
 the Python side: it prepares read-only array bundles, splits the roots into
-balanced work items, and drives the kernels — one call for a count without a
-progress callback, chunks of items between callbacks otherwise, and resumable
-rounds of bounded output for listing.
+balanced work items, and drives the kernels in short resumable calls.
+
+Bounded calls (why the search is driven from Python): a numba parallel region
+cannot be interrupted, and one call over all the work ran for minutes with
+Ctrl-C ignored and progress reported a few times (items are large and skewed:
+the heaviest go first). So every lane stops after a budget of steps, wherever
+it is in its subtree, saves its DFS state, and the next call resumes it
+(:mod:`~warpmatch.engine._cpu_kernels`). The budget adapts to aim at
+``CALL_S`` seconds per call; between calls Python handles signals, reports
+progress and asks ``stop`` whether to end early (``--limit``, ``--time-limit``).
+Progress is in units of estimated work: an item weighs ``slice length x
+sqrt(root degree)``, which tracked measured per-item times within ~20% of the
+total on RMAT graphs for triangles, 4-cycles and 4-cliques (item count alone,
+or roots, were off by 30-50%: the heavy hubs come first).
 
 Work items (the load-balancing unit): a root whose depth-1 scan list is long
 (a hub of a power-law graph) is split into items of at most ``split`` scan
@@ -28,19 +39,29 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Iterator
+import time
+from typing import Callable, Iterator
 
 import numpy as np
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
-from .base import Progress
+from .base import Progress, Stop
 
 #: smallest number of depth-1 scan positions per work item: large enough that
 #: the per-item set-up (a root check and one depth initialisation) is noise
 MIN_SPLIT = 32
-#: a counting call with a progress callback covers about 1/PROGRESS_STEPS of the items
-PROGRESS_STEPS = 64
+#: seconds one kernel call aims at: short enough that Ctrl-C, progress and the
+#: stop checks come several times a second, long enough that a call's fixed cost
+#: (starting the parallel region; the lanes end a call together, see the flag of
+#: ``_cpu_kernels._run_lane``) stays small: counts took within ±2% of one call
+#: over all the work (RMAT 2**16-2**18, triangles and 4-cliques, 1 and 2 threads)
+CALL_S = 0.1
+#: step budget of the first call (well under a millisecond); later calls scale it
+FIRST_BUDGET = 1 << 12
+#: most a budget grows from one call to the next (a call that ended because the
+#: lanes ran out of work says little about the speed)
+MAX_GROWTH = 8
 
 
 def _ro(a: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
@@ -149,11 +170,12 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
 def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
     """Split the roots into work items, heaviest first.
 
-    Returns ``(item_root, item_a, item_b, root_last)``: item ``w`` scans offsets
+    Returns ``(item_root, item_a, item_b, weight)``: item ``w`` scans offsets
     ``[item_a[w], item_b[w])`` of root ``item_root[w]``'s depth-1 generator
     list (the kernel picks the same shortest list estimated here, and the
     slices of one root partition ``[0, inf)``, so any list is covered exactly
-    once); ``root_last[w]`` is True for a root's last item (for progress).
+    once); ``weight[w] >= 1`` is its estimated cost (module docstring), the
+    unit of progress.
     """
     roots = plan.roots
     nr = int(roots.size)
@@ -161,7 +183,7 @@ def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
     if plan.k == 1 or nr == 0:
         z = np.zeros(nr, dtype=np.int64)
         return (np.arange(nr, dtype=np.int64), z, np.full(nr, big, np.int64),
-                np.ones(nr, dtype=bool))
+                np.ones(nr, dtype=np.int64))
     r = roots.astype(np.int64)
     length = np.full(nr, np.iinfo(np.int64).max, dtype=np.int64)
     for t in range(int(plan.bn_ptr[1]), int(plan.bn_ptr[2])):
@@ -182,7 +204,69 @@ def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
     root_last = np.zeros(item_root.size, dtype=bool)
     root_last[np.cumsum(reps) - 1] = True
     item_b[root_last] = big
-    return item_root, item_a, item_b, root_last
+    ln = length[item_root]
+    weight = np.minimum(item_b, ln) - item_a
+    weight = np.maximum(1, weight * np.sqrt(ln)).astype(np.int64)
+    return item_root, item_a, item_b, weight
+
+
+class _Lanes:
+    """The lanes' DFS states between kernel calls, the adaptive budget, and progress.
+
+    Lane ``t`` of ``T`` owns items ``t, t+T, ...`` (the kernel's static
+    assignment); its state row says which item it is in or takes next, so the
+    work done is the weight of the items below that, per lane.
+
+    Parameters
+    ----------
+    weight : numpy.ndarray
+        int64 estimated cost per item (:func:`_work_items`).
+    lanes : int
+    width : int
+        The state row's length (:func:`~._cpu_kernels.state_width`).
+    """
+
+    def __init__(self, weight: np.ndarray, lanes: int, width: int) -> None:
+        self.nitems = int(weight.size)
+        self.lanes = lanes
+        self.st = np.zeros((lanes, width), dtype=np.int64)
+        self.st[:, 0] = -1                    # between items
+        self.st[:, 1] = np.arange(lanes)      # each lane's first item
+        rows = -(-self.nitems // lanes)
+        per_lane = np.zeros(rows * lanes, dtype=np.int64)
+        per_lane[:self.nitems] = weight
+        # cum[m, t]: weight of lane t's first m items
+        self.cum = np.zeros((rows + 1, lanes), dtype=np.int64)
+        np.cumsum(per_lane.reshape(rows, lanes), axis=0, out=self.cum[1:])
+        self.total = int(weight.sum())
+        self.budget = FIRST_BUDGET
+        self.flag = np.zeros(1, dtype=np.int64)   # set by the first lane out of budget
+
+    @property
+    def finished(self) -> bool:
+        """Every lane is between items with none left."""
+        st = self.st
+        return bool(np.all((st[:, 0] < 0) & (st[:, 1] >= self.nitems)))
+
+    def done(self) -> int:
+        """Weight of the items finished so far."""
+        st = self.st
+        # inside an item, the lane took it already: its next item is st[1]
+        current = np.where(st[:, 0] >= 0, st[:, 1] - self.lanes, st[:, 1])
+        current = np.minimum(current, self.nitems)
+        t = np.arange(self.lanes)
+        mine = np.maximum(0, (current - t + self.lanes - 1) // self.lanes)
+        return int(self.cum[mine, t].sum())
+
+    def call(self, kernel: Callable[[int], None]) -> None:
+        """Run ``kernel(budget)`` once, then size the next budget to take ``CALL_S``."""
+        t0 = time.perf_counter()
+        self.flag[0] = 0
+        kernel(self.budget)
+        dt = time.perf_counter() - t0
+        grow = MAX_GROWTH if dt <= 0 else min(MAX_GROWTH, CALL_S / dt)
+        # capped: calls that end early (lanes out of work or output) grow it every time
+        self.budget = min(1 << 48, max(FIRST_BUDGET, int(self.budget * grow)))
 
 
 def numba_available() -> tuple[bool, str]:
@@ -225,7 +309,8 @@ class CpuEngine:
         roots = cids[int(plan.cand_ptr[0]):int(plan.cand_ptr[1])]
         return garr + (cids, _program(plan, graph)), roots
 
-    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
+              stop: Stop | None = None) -> int:
         """Raw number of matches of ``plan`` in ``graph`` (not multiplied by the multiplier).
 
         Parameters
@@ -233,8 +318,13 @@ class CpuEngine:
         graph : Graph
         plan : Plan
         progress : callable, optional
-            Called as ``progress(roots_done, roots_total)`` between chunks of
-            work. The default is ``None``: the whole count is one kernel call.
+            Called as ``progress(work_done, work_total)`` between kernel calls,
+            several times a second (units of estimated work, see the module
+            docstring). The default is ``None``.
+        stop : callable, optional
+            Called as ``stop(raw_count_so_far)`` between kernel calls; when it
+            returns True the search ends and the count so far (a lower bound)
+            is returned. The default is ``None``: count everything.
 
         Returns
         -------
@@ -248,24 +338,30 @@ class CpuEngine:
             return 0
         lanes = self._lanes()
         args, roots = self._prepare(graph, plan)
-        item_root, item_a, item_b, root_last = _work_items(graph, plan, lanes)
+        item_root, item_a, item_b, weight = _work_items(graph, plan, lanes)
         nitems = int(item_root.size)
-        st = np.zeros((lanes, state_width(plan.k, int(plan.bn_pos.size))), dtype=np.int64)
+        run = _Lanes(weight, lanes, state_width(plan.k, int(plan.bn_pos.size)))
         out = np.zeros((lanes, 1, plan.k), dtype=np.int64)   # unused when counting
         res = np.zeros(lanes, dtype=np.int64)
-        step = nitems if progress is None else max(lanes * 256, -(-nitems // PROGRESS_STEPS))
-        roots_done = np.cumsum(root_last)
         total = 0
+
+        def kernel(budget: int) -> None:
+            run_lanes(item_root, item_a, item_b, nitems, roots, *args, run.st, out, res, 0,
+                      True, budget, run.flag)
+
+        # an empty first call: compiling (or loading the cached kernel) happens
+        # here, so it never counts as the first call's search time
+        run_lanes(item_root, item_a, item_b, 0, roots, *args, run.st, out, res, 0, True, 0,
+                  run.flag)
         if progress is not None:
-            progress(0, nroots)
-        for lo in range(0, nitems, step):
-            hi = min(nitems, lo + step)
-            st[:, 0] = -1
-            st[:, 1] = lo + np.arange(lanes)
-            run_lanes(item_root, item_a, item_b, hi, roots, *args, st, out, res, 0, True)
+            progress(0, run.total)
+        while not run.finished:
+            run.call(kernel)
             total += int(res.sum())
             if progress is not None:
-                progress(int(roots_done[hi - 1]), nroots)
+                progress(run.done(), run.total)
+            if stop is not None and not run.finished and stop(total):
+                break
         return total
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
@@ -273,9 +369,11 @@ class CpuEngine:
               progress: Progress | None = None) -> Iterator[np.ndarray]:
         """Yield raw matches as int64 arrays (rows × k), depth order, internal ids.
 
-        Each lane keeps its DFS state between kernel rounds and writes at most
-        ``batch_size // lanes`` rows per round, so memory is bounded by the
-        batch size however many matches one root has.
+        Each lane keeps its DFS state between kernel calls and writes at most
+        ``batch_size // lanes`` rows per call, so memory is bounded by the
+        batch size however many matches one root has. A call also ends after
+        a step budget (module docstring), so Python runs (signals, progress)
+        several times a second even while no match is found.
 
         Parameters
         ----------
@@ -286,7 +384,7 @@ class CpuEngine:
         limit : int, optional
             Stop after this many rows. The default is ``None``: all matches.
         progress : callable, optional
-            Called as ``progress(roots_done, roots_total)`` after each round.
+            Called as ``progress(work_done, work_total)`` after each call.
 
         Yields
         ------
@@ -304,31 +402,30 @@ class CpuEngine:
             return
         k = plan.k
         args, roots = self._prepare(graph, plan)
-        item_root, item_a, item_b, root_last = _work_items(graph, plan, self._lanes())
+        item_root, item_a, item_b, weight = _work_items(graph, plan, self._lanes())
         nitems = int(item_root.size)
         lanes = max(1, min(self._lanes(), nitems))
-        roots_done = np.cumsum(root_last)
-        st = np.zeros((lanes, state_width(k, int(plan.bn_pos.size))), dtype=np.int64)
-        st[:, 0] = -1
-        st[:, 1] = np.arange(lanes)
+        run = _Lanes(weight, lanes, state_width(k, int(plan.bn_pos.size)))
         cap = max(1, batch_size // lanes)
         out = np.empty((lanes, cap, k), dtype=np.int64)
         res = np.zeros(lanes, dtype=np.int64)
+        cap_now = cap
+
+        def kernel(budget: int) -> None:
+            run_lanes(item_root, item_a, item_b, nitems, roots, *args, run.st, out, res,
+                      cap_now, False, budget, run.flag)
+
+        run_lanes(item_root, item_a, item_b, 0, roots, *args, run.st, out, res, 1, False, 0,
+                  run.flag)
         if progress is not None:
-            progress(0, nroots)
+            progress(0, run.total)
         while True:
             cap_now = cap if remaining < 0 else min(cap, remaining)
-            run_lanes(item_root, item_a, item_b, nitems, roots, *args, st, out, res,
-                      cap_now, False)
+            run.call(kernel)
             rows = np.concatenate([out[t, :res[t]] for t in range(lanes)])
-            finished = bool(np.all((st[:, 0] < 0) & (st[:, 1] >= nitems)))
+            finished = run.finished
             if progress is not None:
-                # a lane has finished all its items below the one it is in
-                # (st[1] - lanes while inside an item), so every item below
-                # the smallest of those is done
-                current = np.where(st[:, 0] >= 0, st[:, 1] - lanes, st[:, 1])
-                done_to = min(nitems, int(current.min()))
-                progress(int(roots_done[done_to - 1]) if done_to else 0, nroots)
+                progress(run.done(), run.total)
             if remaining >= 0 and rows.shape[0] > remaining:
                 rows = rows[:remaining]
             for s in range(0, rows.shape[0], batch_size):

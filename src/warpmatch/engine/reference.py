@@ -26,7 +26,7 @@ import numpy as np
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
-from .base import Progress
+from .base import Progress, Stop
 
 
 class _Adjacency:
@@ -137,6 +137,10 @@ class _Search:
                 progress(done, total)
 
 
+class _Stopped(Exception):
+    """Raised by the root callback to end a count early (``stop`` said so)."""
+
+
 class ReferenceEngine:
     """Pure-Python backtracking over a Plan (see the module docstring)."""
 
@@ -146,7 +150,8 @@ class ReferenceEngine:
         """Always ``(True, "")``: it needs nothing but numpy."""
         return True, ""
 
-    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
+              stop: Stop | None = None) -> int:
         """Number of raw matches of ``plan`` (NOT multiplied by ``plan.multiplier``).
 
         Parameters
@@ -157,12 +162,29 @@ class ReferenceEngine:
             The plan.
         progress : callable, optional
             Called as ``progress(roots_done, roots_total)`` after each root.
+        stop : callable, optional
+            Called as ``stop(count_so_far)`` after each root; True ends the
+            count there (a lower bound). The default is ``None``.
 
         Returns
         -------
         int
         """
-        return sum(1 for _ in _Search(graph, plan).run(progress))
+        n = 0
+        if stop is None:
+            on_root = progress
+        else:
+            def on_root(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(done, total)
+                if done < total and stop(n):
+                    raise _Stopped
+        try:
+            for _ in _Search(graph, plan).run(on_root):
+                n += 1
+        except _Stopped:
+            pass
+        return n
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
               limit: int | None = None,

@@ -35,6 +35,10 @@ CHUNKS_PER_THREAD = 16
 PROBE_TASKS = 64
 #: estimated serial time of a batch's remaining tasks above which they run in parallel
 PARALLEL_S = 0.005
+#: seconds one parallel region aims at: a region cannot be interrupted, so a heavy
+#: batch (seconds when listing 4-cliques) runs as several, and Ctrl-C and SIGTERM
+#: are served between them; a region costs tens of µs to start
+CALL_S = 0.1
 
 
 def _ro(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -177,7 +181,9 @@ class CpuDeltaEngine:
         the rest is estimated, and only a rest of more than ``PARALLEL_S`` goes to
         a parallel region (which costs tens of µs to start, more while another
         process holds a core), the slice growing geometrically otherwise. So
-        more threads never make a light batch slower than one thread.
+        more threads never make a light batch slower than one thread. The rest
+        runs in consecutive parallel regions of about ``CALL_S`` seconds each,
+        sized from the time per task measured so far (growing at most 8x).
         """
         import numba
 
@@ -206,22 +212,31 @@ class CpuDeltaEngine:
             done = hi
             step *= 4
         if done < T:
-            rest = T - done
-            nchunks = max(1, min(rest, threads * CHUNKS_PER_THREAD))
-            errs = np.zeros(nchunks, np.int64)
             old = numba.get_num_threads()
             numba.set_num_threads(threads)
             # hand the chunks out one at a time as workers free up (dynamic scheduling):
             # a worker that shares its core with another process takes fewer of them
             old_chunk = numba.set_parallel_chunksize(1)
+            # tasks per region: CALL_S of work at the serial rate, on every thread
+            size = max(threads, int(CALL_S * threads * done / max(spent, 1e-9)))
             try:
-                run_tasks(table, pg, task_upd[done:], task_plan[done:], fill, out_off[done:], rows,
-                          counts[done:], nchunks, errs, marks, cnts, flags, src, dst, op)
+                while done < T:
+                    hi = min(T, done + size)
+                    n = hi - done
+                    nchunks = max(1, min(n, threads * CHUNKS_PER_THREAD))
+                    errs = np.zeros(nchunks, np.int64)
+                    t0 = time.perf_counter()
+                    run_tasks(table, pg, task_upd[done:hi], task_plan[done:hi], fill,
+                              out_off[done:hi], rows, counts[done:hi], nchunks, errs, marks,
+                              cnts, flags, src, dst, op)
+                    dt = time.perf_counter() - t0
+                    if errs.any():
+                        raise OverflowError("a delta count does not fit in int64")
+                    done = hi
+                    size = max(threads, int(n * min(8.0, CALL_S / max(dt, 1e-9))))
             finally:
                 numba.set_parallel_chunksize(old_chunk)
                 numba.set_num_threads(old)
-            if errs.any():
-                raise OverflowError("a delta count does not fit in int64")
 
     def run(self, view: BatchView, plans: DeltaPlans, want_matches: bool) -> RawDelta:
         """Per-update deltas of one batch.

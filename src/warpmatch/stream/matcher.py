@@ -222,6 +222,9 @@ class ContinuousMatcher:
         :attr:`count` is the live total. The default is ``True``; with
         ``False`` both :attr:`initial_count` and :attr:`count` are ``None``
         (the deltas are still exact).
+    progress : bool or callable, optional
+        The initial count's progress, as in :func:`warpmatch.count`. The
+        default is ``False``.
     **engine_options
         Passed to the delta engine's constructor.
 
@@ -252,7 +255,8 @@ class ContinuousMatcher:
 
     def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
                  induced: bool = False, backend: str = "auto", on_invalid: str = "error",
-                 count_initial: bool = True, **engine_options: Any) -> None:
+                 count_initial: bool = True, progress: Any = False,
+                 **engine_options: Any) -> None:
         if on_invalid not in ("error", "skip"):
             raise ValueError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
         self.engine = resolve_delta_engine(backend, **engine_options)
@@ -303,7 +307,7 @@ class ContinuousMatcher:
                 warnings.simplefilter("ignore", UnknownLabelWarning)
                 self.initial_count = int(count(g0, self.query, mode=mode, induced=self.induced,
                                                backend="cpu" if self.backend == "cpu"
-                                               else "auto"))
+                                               else "auto", progress=progress))
 
     # -------------------------------------------------------------- plans
     def _compile(self, purpose: str) -> DeltaPlans:

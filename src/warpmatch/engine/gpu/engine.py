@@ -19,7 +19,10 @@ Execution of one plan:
    exploration of gMatch 4.2; with ``steal=True`` idle warps receive half of a
    busy warp's remaining tasks (4.3, "Dynamic Balancing Phase").
 
-Counting accumulates per-lane counters reduced once per warp. Listing uses a
+Counting accumulates per-lane counters reduced once per warp, over consecutive
+slices of the pool sized to take about ``LAUNCH_S`` seconds per launch, so the
+host handles Ctrl-C/SIGTERM, progress and early stops between launches (the
+kernels are unchanged: a launch itself cannot be interrupted). Listing uses a
 device buffer with an atomic cursor; the resumable point is a *slice of the
 pool*: the host launches the DFS on consecutive slices sized so that their
 matches fit the buffer (adapting the size from the rows the previous slice
@@ -45,10 +48,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..._progress import compiling
 from ...errors import BackendUnavailableError, BudgetError, GraphError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
-from ..base import Progress
+from ..base import Progress, Stop
 from .render import (leaf_countable, plan_signature, plan_trims, render_functions,
                      render_plan)
 
@@ -61,6 +65,12 @@ _C_POOL, _C_COUNT, _C_STEPS, _C_TASKS, _C_CURSOR, _C_OVERFLOW, _C_STEALS, _C_ABO
 _C_N = 8
 #: maximum of static shared memory a block may declare
 _SMEM_STATIC = 48 * 1024
+#: seconds a DFS launch aims at: the host gets control back (Ctrl-C, SIGTERM,
+#: progress, early stops) several times a second, while a launch's fixed cost
+#: (its start, the persistent grid's tail) stays a small fraction of it
+LAUNCH_S = 0.25
+#: pool rows in a count's first DFS launch (then sized by time, see count_dfs)
+FIRST_SLICE = 4096
 
 
 def _source(name: str) -> str:
@@ -293,7 +303,8 @@ class GpuEngine:
         """``(True, "")`` if CuPy and a CUDA device are present, else ``(False, reason)``."""
         return cuda_available(self.device)
 
-    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None) -> int:
+    def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
+              stop: Stop | None = None) -> int:
         """Number of raw matches of ``plan`` in ``graph`` (not multiplied).
 
         Parameters
@@ -304,6 +315,9 @@ class GpuEngine:
             The plan, built for ``graph``.
         progress : callable, optional
             Called with (pool items done, pool items) between launches.
+        stop : callable, optional
+            Called with the raw count so far between launches; True ends the
+            count there (a lower bound). The default is ``None``.
 
         Returns
         -------
@@ -320,7 +334,7 @@ class GpuEngine:
             total = run.count_leaves(pool)
             run.finish()
             return total
-        total = run.count_dfs(pool, d, progress)
+        total = run.count_dfs(pool, d, progress, stop)
         run.finish()
         return total
 
@@ -451,7 +465,8 @@ class _Run:
             t = time.perf_counter()
             src = module_source(eng, self.plan, self.list_mode)
             mod = cp.RawModule(code=src, options=NVRTC_OPTIONS)
-            mod.compile()
+            with compiling():         # NVRTC: seconds on a first use (CuPy caches on disk)
+                mod.compile()
             self.stats["compile_s"] = time.perf_counter() - t
             _MODULES[key] = mod
         self._bind(mod)
@@ -639,17 +654,32 @@ class _Run:
         self.stats["search_s"] = time.perf_counter() - t
         return n
 
-    def count_dfs(self, pool: Any, d: int, progress: Progress | None) -> int:
+    def count_dfs(self, pool: Any, d: int, progress: Progress | None,
+                  stop: Stop | None = None) -> int:
+        """Count the pool's subtrees in consecutive slices of about ``LAUNCH_S`` seconds each.
+
+        A launch cannot be interrupted, so one launch over the whole pool kept
+        Ctrl-C and progress waiting until the end. The pool is shuffled, so a
+        slice's time is about proportional to its length: the first slice is
+        small and each next one is sized from the last one's rate (growing at
+        most 8x), which keeps the launches' fixed cost negligible.
+        """
         t = time.perf_counter()
         P = int(pool.shape[0])
-        parts = 1 if progress is None else min(P, 8)
         total = 0
-        for i in range(parts):
-            a, b = P * i // parts, P * (i + 1) // parts
-            n, _, _ = self._dfs(pool[a:b], d)
+        pos, s = 0, max(1, min(P, FIRST_SLICE))
+        while pos < P:
+            s = max(1, min(s, P - pos))
+            t0 = time.perf_counter()
+            n, _, _ = self._dfs(pool[pos:pos + s], d)
+            dt = time.perf_counter() - t0
             total += n
+            pos += s
             if progress is not None:
-                progress(b, P)
+                progress(pos, P)
+            if pos < P and stop is not None and stop(total):
+                break
+            s = int(s * min(8.0, LAUNCH_S / max(dt, 1e-6)))
         self.stats["search_s"] = time.perf_counter() - t
         return total
 
@@ -671,7 +701,9 @@ class _Run:
         pos, s = 0, min(P, 256)
         while pos < P:
             s = max(1, min(s, P - pos))
+            t0 = time.perf_counter()
             _, rows, overflow = self._dfs(pool[pos:pos + s], d, out, cap)
+            dt = time.perf_counter() - t0     # the launch's, not the consumer's time
             if overflow:
                 if s > 1:
                     s = max(1, s // 4)
@@ -690,8 +722,10 @@ class _Run:
             pos += s
             if progress is not None:
                 progress(pos, P)
-            # aim the next slice at half the buffer
-            s = int(min(8 * s, max(1, s * (cap // 2) / max(rows, 1))))
+            # aim the next slice at half the buffer, and at most LAUNCH_S seconds (a
+            # launch that finds few matches must still return often: Ctrl-C, progress)
+            s = int(min(8 * s, max(1, s * (cap // 2) / max(rows, 1)),
+                        max(1, s * LAUNCH_S / max(dt, 1e-6))))
 
     def finish(self) -> None:
         self.stats["total_s"] = time.perf_counter() - self.t0

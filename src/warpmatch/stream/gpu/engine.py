@@ -70,6 +70,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..._progress import compiling
 from ...engine.gpu.engine import cuda_available, resident_blocks
 from ...errors import BackendUnavailableError, BudgetError
 from ..filter import NlfFilter
@@ -761,7 +762,8 @@ class _DeviceState:
                                  f"#define WM_HOST_COST {HOST_COST}",
                                  f"#define WM_PLAN_CAP {PLAN_CAP}"])
             mod = self.cp.RawModule(code=defines + "\n" + _source(), options=("-std=c++17",))
-            mod.compile()
+            with compiling():         # the CLI's first-use notice (NVRTC is not numba)
+                mod.compile()
             eng.stats["compile_s"] = eng.stats.get("compile_s", 0.0) + time.perf_counter() - t
             _MODULES[key] = mod
         return mod
