@@ -439,6 +439,8 @@ Examples:
   warpmatch patterns                               the named patterns
   warpmatch stream g0.wmg triangle updates.txt     matches appearing/disappearing
   warpmatch stream-gen graph.txt --out u.txt --initial g0.wmg
+  warpmatch show graph.txt triangle -o t.svg       matches and their neighbourhood
+  warpmatch plot-stream deltas.parquet -o counts.png
 
 \b
 GRAPH: a SNAP edge list (# comments), a t/v/e labeled graph, Matrix Market
