@@ -188,6 +188,23 @@ def _leaf(T, pg, d, nm, j, p, M):
     return cnt
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _source(T, pg, j, d, M, local, ls, aoff, hiv):
+    """Where depth ``d``'s candidates come from: ``(g, gov, lo, hi, hiv, glab, base,
+    dbit)``, the generating backward edge ``g`` and the range of its list, either the
+    local adjacency list of a local candidate space (``local``: entries at ``base``,
+    flag bit ``dbit``) or the shortest backward row (edge label ``glab``; ``hiv`` as
+    :func:`gen_list` clips it)."""
+    if local:
+        g = ls[AGEN, d]
+        b0 = pv(pg, S_BNPOS, g)
+        a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
+        return (g, 0, aoff[a], aoff[a + 1], hiv, np.int64(-1), ls[CST, d],
+                np.uint64(1) << np.uint64(d))
+    g, gov, lo, hi, hiv = gen_list(T, pg, j, d, M)
+    return g, gov, lo, hi, hiv, pv(pg, S_BNEL, g), np.int64(0), np.uint64(0)
+
+
 @njit(cache=True, nogil=True)
 def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
     """Candidates of depth ``d`` from one list: its local adjacency list in a local
@@ -198,21 +215,7 @@ def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
     aent = borrow(aent)
     lo_val, hiv = bounds(pg, j, d, M)
     local = mark.shape[0] > 0
-    if local:
-        g = ls[AGEN, d]
-        b0 = pv(pg, S_BNPOS, g)
-        a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
-        lo = aoff[a]
-        hi = aoff[a + 1]
-        base = ls[CST, d]
-        dbit = np.uint64(1) << np.uint64(d)
-        gov = 0
-        glab = np.int64(-1)
-    else:
-        g, gov, lo, hi, hiv = gen_list(T, pg, j, d, M)
-        glab = pv(pg, S_BNEL, g)
-        base = np.int64(0)
-        dbit = np.uint64(0)
+    g, gov, lo, hi, hiv, glab, base, dbit = _source(T, pg, j, d, M, local, ls, aoff, hiv)
     nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
     cnt = np.int64(0)
     z = lo
@@ -421,21 +424,7 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
             if pjk(pg, S_GCOMP, j, d) != cc:
                 continue
             lo_val, hiv = bounds(pg, j, d, M)
-            if local:
-                g = ls[AGEN, d]
-                b0 = pv(pg, S_BNPOS, g)
-                a = ls[ABASE, d] + (0 if b0 < 2 else ls[MIDX, b0])
-                lo = aoff[a]
-                hi = aoff[a + 1]
-                base = ls[CST, d]
-                dbit = np.uint64(1) << np.uint64(d)
-                gov = 0
-                glab = np.int64(-1)
-            else:
-                g, gov, lo, hi, hiv = gen_list(T, pg, j, d, M)
-                glab = pv(pg, S_BNEL, g)
-                base = np.int64(0)
-                dbit = np.uint64(0)
+            g, gov, lo, hi, hiv, glab, base, dbit = _source(T, pg, j, d, M, local, ls, aoff, hiv)
             nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
             if hi - lo > gbuf.shape[1]:
                 wider = np.empty((gbuf.shape[0], max(hi - lo, 2 * gbuf.shape[1])), np.int64)

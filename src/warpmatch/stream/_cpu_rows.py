@@ -231,7 +231,6 @@ def _pick_gen(d, j, M, bn_ptr, bn_pos, bn_dir, b_start, b_deg, bi_start, bi_deg,
 
 
 # ------------------------------------------------------------------ the search's rows
-# ------------------------------------------------------------------ the search's rows
 @njit(cache=True, nogil=True, inline="always")
 def mask_bit(T, c, u):
     """Does the filter's mask let data vertex ``c`` be query vertex ``u``?"""
