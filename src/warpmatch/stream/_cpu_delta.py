@@ -110,7 +110,9 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
     pos, end, gen = borrow(pos), borrow(end), borrow(gen)
     gov, hiv, glen = borrow(gov), borrow(hiv), borrow(glen)
     err, mark, flag = borrow(err), borrow(mark), borrow(flag)
-    ls = borrow(ls)
+    ls, T = borrow(ls), borrow(T)
+    # the local candidate space's buffers only grow in build(), never below this call
+    cbuf, aoff, aent = borrow(cbuf), borrow(aoff), borrow(aent)
     gs = pv(pg, S_GS, j)
     local = mark.shape[0] > 0
     if gs == 2:

@@ -22,8 +22,8 @@ from numba import njit
 
 from ..engine._borrow import borrow
 from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
-from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCOMP, S_GTWIN, S_LEAF, S_ORDER,
-                        S_PVL, S_RESPOS, S_RESPTR, _lower, accept, accept_call, alive_at, bounds,
+from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCF, S_GCOMP, S_GCS, S_GDEP,
+                        S_GNC, S_GTWIN, S_LEAF, S_ORDER, S_PVL, _lower, accept, accept_call, alive_at, bounds,
                         gallop, gen_list, mask_bit, next_entry, pjk, pjk1, pv, row_of, row_ptrs)
 from .delta import GROUP_MAX
 
@@ -105,6 +105,13 @@ def _mobius(g, gbuf, glen, err):
     """Injective assignments of ``g`` group vertices with candidate lists ``gbuf[r, :glen[r]]``."""
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     gbuf, glen, err = borrow(gbuf), borrow(glen), borrow(err)
+    if g == 2:                          # |C_0| |C_1| - |C_0 ∩ C_1|, with no scratch array
+        a, b = (0, 1) if glen[0] <= glen[1] else (1, 0)
+        both = np.int64(0)
+        for q in range(glen[a]):
+            if _in_sorted(gbuf, b, glen[b], gbuf[a, q]):
+                both += 1
+        return _mul(glen[0], glen[1], err) - both
     inter = np.zeros(1 << g, np.int64)
     for msk in range(1, 1 << g):
         # the smallest member list drives the intersection; the others are searched
@@ -346,13 +353,8 @@ def _cached(T, pg, d, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent):
     pg, M, mark = borrow(pg), borrow(M), borrow(mark)
     flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
     aoff, aent = borrow(aoff), borrow(aent)
-    # the deepest matched vertex the candidate set depends on
-    x = np.int64(1)
-    for t in range(pjk1(pg, S_BNPTR, j, d), pjk1(pg, S_BNPTR, j, d + 1)):
-        x = max(x, pv(pg, S_BNPOS, t))
-    for t in range(pjk1(pg, S_RESPTR, j, d), pjk1(pg, S_RESPTR, j, d + 1)):
-        x = max(x, pv(pg, S_RESPOS, t))
-    key = ls[STAMP, x]
+    # the deepest matched vertex the candidate set depends on (pack_plans)
+    key = ls[STAMP, pjk(pg, S_GDEP, j, d)]
     if ls[GKEY, d] == key:
         raw = ls[GVAL, d]
     else:
@@ -400,17 +402,9 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
     err = borrow(err)
     local = mark.shape[0] > 0
     total = np.int64(1)
-    nc = 0
-    for d in range(gs, k):
-        nc = max(nc, pjk(pg, S_GCOMP, j, d) + 1)
-    for cc in range(nc):
-        size = 0
-        first = np.int64(-1)
-        for d in range(gs, k):
-            if pjk(pg, S_GCOMP, j, d) == cc:
-                if first < 0:
-                    first = d
-                size += 1
+    for cc in range(pv(pg, S_GNC, j)):
+        size = pjk(pg, S_GCS, j, cc)
+        first = pjk(pg, S_GCF, j, cc)
         if size == 1 or pjk(pg, S_GTWIN, j, first) == 1:
             # one vertex, or twins (the same candidates): X (X-1) ... (X-size+1)
             x = _cached(T, pg, first, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent)

@@ -106,8 +106,9 @@ def view_table(view, mask: np.ndarray, keep: list) -> np.ndarray:
 # s; per-plan rows of k (or k + 1) values, the flat bn/na/res arrays as they are.
 HEAD = 2
 (S_ORDER, S_PVL, S_BNPTR, S_BNPOS, S_BNDIR, S_BNEL, S_NAPTR, S_NAPOS, S_NADIR, S_RESPTR,
- S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN, S_LEAF) = range(18)
-NSEG = 18
+ S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN, S_LEAF, S_GDEP, S_GNC, S_GCF,
+ S_GCS) = range(22)
+NSEG = 22
 
 
 def _leaves(plans) -> np.ndarray:
@@ -124,13 +125,42 @@ def _leaves(plans) -> np.ndarray:
     return ok[np.asarray(plans.order)].astype(np.int64)
 
 
+def _group_tables(plans) -> tuple[np.ndarray, ...]:
+    """What the group count would otherwise work out per call (:mod:`._cpu_group`):
+    ``dep[j, d]``, the deepest matched position a group depth's candidates depend on
+    (backward neighbours and restrictions, at least 1); ``nc[j]``, the number of
+    collision sets; ``first[j, c]`` and ``size[j, c]`` of each."""
+    P, k = plans.num_plans, int(plans.k)
+    dep = np.ones((P, k), np.int64)
+    nc = np.zeros(P, np.int64)
+    first = np.full((P, k), -1, np.int64)
+    size = np.zeros((P, k), np.int64)
+    bn_ptr, bn_pos = np.asarray(plans.bn_ptr), np.asarray(plans.bn_pos)
+    res_ptr, res_pos = np.asarray(plans.res_ptr), np.asarray(plans.res_pos)
+    gcomp = np.asarray(plans.gcomp)
+    for j in range(P):
+        for d in range(int(plans.group_start[j]), k):
+            deps = list(bn_pos[bn_ptr[j, d]:bn_ptr[j, d + 1]])
+            deps += list(res_pos[res_ptr[j, d]:res_ptr[j, d + 1]])
+            dep[j, d] = max([1] + [int(x) for x in deps])
+            c = int(gcomp[j, d])
+            if c < 0:
+                continue
+            nc[j] = max(nc[j], c + 1)
+            if first[j, c] < 0:
+                first[j, c] = d
+            size[j, c] += 1
+    return dep, nc, first, size
+
+
 def pack_plans(plans) -> np.ndarray:
     """The delta plans as one read-only int32 program (segments ``S_*``)."""
     k = int(plans.k)
     parts = [plans.order, plans.vlabel, plans.bn_ptr, plans.bn_pos, plans.bn_dir,
              plans.bn_elabel, plans.na_ptr, plans.na_pos, plans.na_dir, plans.res_ptr,
              plans.res_pos, plans.res_sign, plans.pair_kind, plans.pair_elabel,
-             plans.group_start, plans.gcomp, plans.gtwin, _leaves(plans)]
+             plans.group_start, plans.gcomp, plans.gtwin, _leaves(plans),
+             *_group_tables(plans)]
     flat = [np.ascontiguousarray(a, dtype=np.int64).reshape(-1) for a in parts]
     out = np.empty(HEAD + NSEG + sum(f.size for f in flat), dtype=np.int64)
     out[0], out[1] = k, plans.num_plans

@@ -99,17 +99,24 @@ class CpuDeltaEngine:
         thread count (``numba.get_num_threads()``).
     local : bool or None, optional
         Build each task's local candidate sets before its search
-        (:func:`~warpmatch.stream._cpu_delta._local`). The default, ``None``,
+        (:func:`~warpmatch.stream._cpu_local.build`). The default, ``None``,
         builds them for vertex-labeled queries, where they are small.
+    sequential : bool, optional
+        Let :class:`~warpmatch.stream.matcher.ContinuousMatcher` count batches
+        on the sequential path (:mod:`warpmatch.stream.sequential`: one update
+        at a time, in place) where it is cheaper than this engine's batch path.
+        The default is ``True``; ``False`` always takes the batch path.
     """
 
     name = "cpu"
 
-    def __init__(self, threads: int | None = None, local: bool | None = None) -> None:
+    def __init__(self, threads: int | None = None, local: bool | None = None,
+                 sequential: bool = True) -> None:
         if threads is not None and int(threads) < 1:
             raise ValueError(f"threads must be at least 1, not {threads}")
         self.threads = None if threads is None else int(threads)
         self.local = local
+        self.sequential = bool(sequential)
         self._no_scratch = (np.zeros((1, 0), np.uint64), np.zeros((1, 0), np.int32))
         self._marks, self._cnts = self._no_scratch
         self._flags = np.zeros((1, 0), np.int32)
@@ -134,6 +141,16 @@ class CpuDeltaEngine:
             return
         filt = self._filters[id(q)] = (q, NlfFilter(q, self.graph.directed))
         filt[1].bind(self.graph)
+
+    def filter_for(self, plans: DeltaPlans, graph: Any) -> NlfFilter:
+        """The candidate filter of ``plans``' query, exact for ``graph``'s current state
+        (:meth:`NlfFilter.exact`), for the sequential path that edits it in place."""
+        q = plans.query
+        filt = self._filters.get(id(q))
+        if filt is None or filt[0] is not q:
+            filt = self._filters[id(q)] = (q, NlfFilter(q, graph.directed))
+        filt[1].exact(graph)
+        return filt[1]
 
     def _program(self, plans: DeltaPlans) -> np.ndarray:
         """The plans packed for the kernels (:func:`._cpu_rows.pack_plans`), once per plan set."""
@@ -171,6 +188,11 @@ class CpuDeltaEngine:
     def _threads(self) -> int:
         import numba
         return max(1, int(self.threads or numba.get_num_threads()))
+
+    def threads_used(self) -> int:
+        """The threads a batch's parallel region would use."""
+        import numba
+        return min(self._threads(), int(numba.config.NUMBA_NUM_THREADS))
 
     def _run(self, table: np.ndarray, pg: np.ndarray, task_upd: np.ndarray, task_plan: np.ndarray,
              fill: bool, out_off: np.ndarray, rows: np.ndarray, counts: np.ndarray,

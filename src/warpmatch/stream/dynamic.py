@@ -1032,6 +1032,37 @@ class DynamicGraph:
         st.entries += int((new_deg - st.deg[rows]).sum())
         st.deg[rows] = new_deg
 
+    def reload(self, graph: Graph) -> None:
+        """Replace every stored edge by ``graph``'s, in place (same object, new arrays).
+
+        For callers that kept the edges elsewhere for a while (the sequential
+        path's split mode, :mod:`warpmatch.stream.sequential`).
+
+        Parameters
+        ----------
+        graph : Graph
+            The current edges: same vertices (internal ids), directedness and
+            edge-label presence as this graph.
+
+        Raises
+        ------
+        ValueError
+            A graph of another shape.
+        """
+        if (graph.n != self.n or bool(graph.directed) != self.directed
+                or (graph.edge_labels is not None) != self.has_edge_labels):
+            raise ValueError("reload needs a graph with the same vertices, direction and "
+                             "edge-label presence")
+        n_cap = self._out.start.shape[0]      # (batches prepared before become stale)
+        self._out.build_from_csr(graph.indptr, graph.indices, graph.edge_labels, n_cap,
+                                 self.slack)
+        if self.directed:
+            self._in.build_from_csr(graph.in_indptr, graph.in_indices, graph.in_edge_labels,
+                                    n_cap, self.slack)
+        self.num_edges = int(graph.num_edges)
+        self.storage_version += 1
+        self._state += 1
+
     # ------------------------------------------------------------- queries
     def neighbors(self, v: int) -> np.ndarray:
         """Sorted out-neighbours of internal vertex ``v`` (a copy)."""

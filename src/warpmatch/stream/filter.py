@@ -310,6 +310,46 @@ class NlfFilter:
         self._last_batch = view.batch
         return self.mask
 
+    def exact(self, graph: Any) -> None:
+        """Make the counts and masks those of ``graph``'s current storage, exactly.
+
+        For the sequential path (:mod:`warpmatch.stream.sequential`), which
+        reads and edits them in place: incremental after the filter's last
+        :meth:`masks` or :meth:`synced` call on this graph (the vertices the
+        last batch touched get their exact masks back), else rebuilt
+        (``O(edges)``).
+
+        Parameters
+        ----------
+        graph : DynamicGraph
+        """
+        state = graph._state
+        viewed = self._last_batch is not None
+        applied = viewed and self._last_batch not in graph._pending
+        ok = (graph is self._graph and self._state is not None and graph.n == self.n
+              and ((state == self._state and not viewed)
+                   or (state == self._state + 1 and applied)))
+        if not ok:
+            self.bind(graph)
+            self.changed = None
+        else:
+            _refresh(self._touched, self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
+            self.changed = self._touched
+            self._touched = np.zeros(0, dtype=np.int64)
+            self._state = state
+            self._last_batch = None
+        self.calls += 1
+
+    def synced(self, graph: Any) -> None:
+        """Record that the caller edited the counts and masks along with ``graph``'s
+        storage (exact for its current state); the next call is incremental."""
+        self._graph = graph
+        self._state = graph._state
+        self._last_batch = None
+        self._touched = np.zeros(0, dtype=np.int64)
+        self.changed = None             # a copy kept elsewhere must copy them whole
+        self.calls += 1
+
     def _refresh_new(self, lo: int, hi: int) -> None:
         _refresh(np.arange(lo, hi, dtype=np.int64), self.lab_idx, self.qlab, self.req,
                  self.cnt, self.mask)

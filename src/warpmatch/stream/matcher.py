@@ -39,7 +39,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, QueryError, UnknownLabelWarning
+from ..errors import (BackendUnavailableError, InputFormatError, QueryError,
+                      UnknownLabelWarning)
 from ..graph.csr import Graph
 from ..query.io import check_direction, resolve_query
 from ..query.model import ANY, Query
@@ -274,7 +275,7 @@ class ContinuousMatcher:
                 allocator = getattr(self.engine, "allocator", None)
             dg = (DynamicGraph(static) if allocator is None
                   else DynamicGraph(static, allocator=allocator))
-        self.graph = dg
+        self._dg = dg
         self.query = resolve_query(query, directed=dg.directed)
         check_direction(self.query, dg.directed, dg.name)
         _check_labels(self.query, dg)
@@ -295,6 +296,13 @@ class ContinuousMatcher:
         self.engine.attach(dg if self._relevant is None else self._relevant.graph)
         if hasattr(self.engine, "prepare"):      # per-query state built now, not in a batch
             self.engine.prepare(self._plans["count"])
+        if getattr(self.engine, "sequential", False):
+            # counting on the CPU: the sequential path (stream/sequential.py); with a
+            # relevant subgraph of a graph this matcher owns, in split mode
+            from .sequential import SequentialPath
+            self._seq = SequentialPath(dg, self._relevant, self.engine, self._plans["count"],
+                                       split_from=static if self._relevant is not None
+                                       else None)
         self.added = 0
         self.removed = 0
         self.updates_applied = 0
@@ -312,13 +320,13 @@ class ContinuousMatcher:
     # -------------------------------------------------------------- plans
     def _compile(self, purpose: str) -> DeltaPlans:
         return compile_delta_plans(self.query, mode=self.mode, induced=self.induced,
-                                   purpose=purpose, directed=self.graph.directed,
-                                   has_edge_labels=self.graph.has_edge_labels,
+                                   purpose=purpose, directed=self._dg.directed,
+                                   has_edge_labels=self._dg.has_edge_labels,
                                    label_freq=self._label_freq())
 
     def _label_freq(self) -> dict[int, int] | None:
         """Vertices per label of the graph as given (orders rarer labels first in the plans)."""
-        vl = self.graph.vertex_labels
+        vl = self._dg.vertex_labels
         if vl is None or not self.query.labeled:
             return None
         labs, cnt = np.unique(np.asarray(vl), return_counts=True)
@@ -367,6 +375,19 @@ class ContinuousMatcher:
         return self._plans["orbits"], self._auts
 
     # -------------------------------------------------------------- state
+    @property
+    def graph(self) -> DynamicGraph:
+        """The current data graph (the state after every batch applied so far).
+
+        The sequential path may keep part of it elsewhere for speed
+        (:mod:`warpmatch.stream.sequential`, split mode); reading this
+        attribute brings it up to date first (once, ``O(edges)``).
+        """
+        seq = getattr(self, "_seq", None)
+        if seq is not None and seq.split:
+            seq.sync()
+        return self._dg
+
     @property
     def count(self) -> int | None:
         """The live total: ``initial_count + added - removed`` (``None`` if not counted)."""
@@ -423,7 +444,66 @@ class ContinuousMatcher:
         """
         from .updates import as_updates
         ups = as_updates(updates)
-        dg = self.graph
+        if counts_only:
+            seq = self._sequential_path()
+            if seq is not None:
+                return self._apply_sequential(seq, ups)
+        return self._apply_batch(ups, counts_only)
+
+    # ------------------------------------------------------ the two paths
+    def _sequential_path(self) -> Any:
+        """The CPU engine's sequential path for counting (:mod:`.sequential`), or ``None``."""
+        return getattr(self, "_seq", None)
+
+    def _apply_sequential(self, seq: Any, ups: Updates) -> StreamDelta:
+        """Count a batch on the sequential path; what it leaves goes to the batch path."""
+        import time
+        B = len(ups)
+        threads = self.engine.threads_used()
+        res = None
+        if not seq.prefers_batch(B, threads):
+            res = seq.run(ups, self.on_invalid, threads)
+        if res is None:                 # new vertices, malformed or invalid updates, ...
+            t0 = time.perf_counter()
+            out = self._apply_batch(ups, True)
+            seq.batch_timed(B, time.perf_counter() - t0)
+            return out
+        plus_c, minus_c = res.plus, res.minus
+        valid = res.code == 0
+        reasons = res.reasons(ups)
+        if res.done < B:
+            # several threads, and the rest of the batch is heavy: the batch path shares
+            # its searches between them
+            rest = ups.slice(res.done, B)
+            t0 = time.perf_counter()
+            try:
+                tail = self._apply_batch(rest, True, account=False)
+            except InputFormatError:
+                # an invalid update in the rest under on_invalid="error": nothing of the
+                # batch may stay applied, and the error names the update in this batch
+                seq.undo(res)
+                self._apply_batch(ups, True)
+                raise                   # pragma: no cover - the line above raises
+            seq.batch_timed(B - res.done, time.perf_counter() - t0)
+            plus_c[res.done:] = tail.plus_counts
+            minus_c[res.done:] = tail.minus_counts
+            valid[res.done:] = tail.valid
+            reasons[res.done:] = tail.reasons
+        added, removed = int(plus_c.sum()), int(minus_c.sum())
+        self.added += added
+        self.removed += removed
+        self.updates_applied += B
+        return StreamDelta(plus_c, minus_c, added, removed, None, None, None, None, valid,
+                           reasons, ups, list(self.query.names))
+
+    def _apply_batch(self, ups: Updates, counts_only: bool, account: bool = True
+                     ) -> StreamDelta:
+        """One batch through the overlay of all its states (the batch path).
+
+        ``account=False`` leaves :attr:`added`, :attr:`removed` and
+        :attr:`updates_applied` to the caller.
+        """
+        dg = self.graph                 # (up to date: the batch path reads and edits it)
         batch = dg.prepare(ups, self.on_invalid)
         want = not counts_only
         plans, auts = self._listing_plans() if want else (self.plans(False), None)
@@ -446,9 +526,10 @@ class ContinuousMatcher:
         if auts is not None:                # one row per orbit: |Aut| embeddings each
             plus_c, minus_c = plus_c * auts.shape[0], minus_c * auts.shape[0]
         added, removed = int(plus_c.sum()), int(minus_c.sum())
-        self.added += added
-        self.removed += removed
-        self.updates_applied += len(ups)
+        if account:
+            self.added += added
+            self.removed += removed
+            self.updates_applied += len(ups)
         plus = minus = plus_u = minus_u = None
         if want:
             rows = np.asarray(raw.matches)
@@ -494,6 +575,6 @@ class ContinuousMatcher:
 
     def __repr__(self) -> str:
         live = "?" if self.count is None else f"{self.count:,}"
-        return (f"<ContinuousMatcher {self.query.name!r} on {self.graph.name!r} "
+        return (f"<ContinuousMatcher {self.query.name!r} on {self._dg.name!r} "
                 f"({self.mode}, {'induced' if self.induced else 'non-induced'}, "
                 f"backend {self.backend}): {live} matches after {self.updates_applied} updates>")

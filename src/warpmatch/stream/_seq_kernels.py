@@ -1,0 +1,489 @@
+"""numba kernels of the sequential CPU path: one call applies and matches a run of updates.
+
+Map: row edits in place (:func:`_find`, :func:`_relocated_cap`, :func:`_insert`,
+:func:`_delete`) < one edge in every row it occupies (:func:`_edge_room`,
+:func:`_edge_insert`, :func:`_edge_delete`) < the candidate filter's counts of one
+edge (:func:`_nlf_edge`) < one update's delta searches (:func:`_searches`, the
+batch engine's :func:`~warpmatch.stream._cpu_delta._task` per plan) <
+:func:`seq_run` (updates ``i0..i1-1`` in arrival order) and :func:`seq_undo`
+(take them back, for ``on_invalid="error"``). The Python side is
+:mod:`warpmatch.stream.sequential`.
+
+RapidFlow (Sun et al., VLDB 2022, Alg. 1) handles a stream one update at a
+time: validate it against the graph, update the graph and its index, search
+from the update edge. This is that loop, fused into one numba call per run of
+updates, over the stores the batch path keeps (the gapped sorted CSR of
+:mod:`warpmatch.stream.dynamic`, the relevant subgraph of
+:mod:`warpmatch.stream.relevant` and the masks of
+:mod:`warpmatch.stream.filter`):
+
+- Each update is checked against the whole graph's row (self-loop, insert of an
+  existing edge, delete of a missing one) and applied there in place (sorted
+  insert or delete; a full row moves to the free tail of the array).
+- An update whose endpoint labels make it irrelevant to the query (a label
+  pair no query edge has, :func:`~warpmatch.stream.relevant.relevant_pairs`)
+  stops there: a table lookup, tens of nanoseconds.
+- A relevant update is applied to the relevant subgraph too, the filter's
+  counts and masks of its two endpoints are updated (exact, not the batch
+  path's union over a batch's states), and each plan whose first two query
+  vertices the endpoints' masks allow is searched on the stores as they are:
+  before the edit for a plan that needs the state before it (a deleted query
+  edge, an inserted non-edge of an induced query), after it otherwise. Reading
+  storage rows directly, the searches need no per-batch overlay.
+
+Status codes tell the caller to make room (a row must move and the edge array
+is full), that an update was invalid under ``on_invalid="error"`` (the caller
+undoes the run), or that a count overflowed int64.
+
+What differs from RapidFlow: no per-query-edge candidate relations are kept
+(the masks are the index, and each task builds its local candidate space,
+:mod:`warpmatch.stream._cpu_local`); one search per plan of the query's
+edge-pair orbits, counted from set sizes at the last levels
+(:mod:`warpmatch.stream._cpu_group`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..engine._borrow import borrow
+from ._cpu_delta import _task
+from ._cpu_group import INT64_MAX
+from ._cpu_local import LS_ROWS
+from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
+from ._edgeset import E_BITS, edge_key, es_delete, es_full, es_insert, es_slot
+from .delta import GROUP_MAX
+from .filter import _mask_of
+
+#: :func:`seq_run`'s status: every update done; a row must move and the edge array of
+#: store ``ROOM_*`` lacks room (``ctl[C_ROOM]`` slots); an invalid update under
+#: ``on_invalid="error"`` (``ctl[C_NEXT]`` is its index); an int64 overflow
+DONE, ROOM_FULL_OUT, ROOM_FULL_IN, ROOM_REL_OUT, ROOM_REL_IN, INVALID, OVERFLOW, ROOM_SET = \
+    range(8)
+#: slots of the control array ``ctl`` (int64): the next update to process, room
+#: needed, updates applied (valid), net edge change of the whole graph and of the
+#: relevant subgraph, relevant updates, tasks searched
+C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS = range(7)
+CTL_SIZE = 8
+#: slots of a store's ``meta`` array (int64): used slots, live (allocated) slots,
+#: entries; mirrored into :class:`~warpmatch.stream.dynamic._Store` after a call
+M_USED, M_LIVE, M_ENTRIES = range(3)
+#: smallest capacity a moved row gets (as :mod:`warpmatch.stream.dynamic`)
+MIN_ROW_CAP = 2
+
+
+# ------------------------------------------------------------------ one row
+@njit(cache=True, nogil=True, inline="always")
+def _find(start, deg, nbr, x, y):
+    """``(position, found)`` of ``y`` in the sorted row of ``x`` (insert position if absent).
+
+    Inlined, on borrowed arrays: a call per probe with reference-counted
+    arrays cost more than the whole edit of a short row."""
+    lo = start[x]
+    e = lo + deg[x]
+    hi = e
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if nbr[mid] < y:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo, lo < e and nbr[lo] == y
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relocated_cap(d, cap, slack):
+    """Capacity a full row of degree ``d`` gets when it moves (dynamic._apply_store's rule)."""
+    want = np.int64(np.ceil((d + 1) * (1.0 + slack)))
+    return max(max(2 * cap, want), MIN_ROW_CAP)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _room(x, start, deg, cap, nbr, meta, slack):
+    """Slots row ``x`` takes from the free tail to receive one more entry (0: it fits)."""
+    if deg[x] < cap[x]:
+        return np.int64(0)
+    return _relocated_cap(np.int64(deg[x]), cap[x], slack)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shift(arr, lo, hi, by):
+    """``arr[lo + by : hi + by] = arr[lo:hi]`` for ``by`` of +1 or -1 (one overlapping move).
+
+    A loop per array (not one loop over both) so that each compiles to a
+    plain memory move: edits land on high-degree rows most of the time."""
+    if by > 0:
+        for z in range(hi - 1, lo - 1, -1):
+            arr[z + 1] = arr[z]
+    else:
+        for z in range(lo, hi):
+            arr[z - 1] = arr[z]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert(x, y, lab, start, deg, cap, nbr, elab, has_elab, meta, slack):
+    """Insert ``y`` (label ``lab``) into the sorted row of ``x``; the caller made room."""
+    d = np.int64(deg[x])
+    s = start[x]
+    q, _ = _find(start, deg, nbr, x, y)
+    if d >= cap[x]:
+        # move the row to the free tail with a larger capacity, inserting on the way
+        nc = _relocated_cap(d, cap[x], slack)
+        t = meta[M_USED]
+        nbr[t:t + q - s] = nbr[s:q]
+        nbr[t + q - s + 1:t + d + 1] = nbr[q:s + d]
+        nbr[t + q - s] = y
+        if has_elab:
+            elab[t:t + q - s] = elab[s:q]
+            elab[t + q - s + 1:t + d + 1] = elab[q:s + d]
+            elab[t + q - s] = lab
+        meta[M_USED] = t + nc
+        meta[M_LIVE] += nc - cap[x]
+        start[x] = t
+        cap[x] = nc
+    else:
+        _shift(nbr, q, s + d, 1)
+        nbr[q] = y
+        if has_elab:
+            _shift(elab, q, s + d, 1)
+            elab[q] = lab
+    deg[x] = d + 1
+    meta[M_ENTRIES] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _delete(x, y, start, deg, nbr, elab, has_elab, meta):
+    """Remove ``y`` from the row of ``x``; returns its label (0 without labels), -1 if absent."""
+    q, found = _find(start, deg, nbr, x, y)
+    if not found:
+        return np.int64(-1)
+    lab = np.int64(elab[q]) if has_elab else np.int64(0)
+    e = start[x] + deg[x]
+    _shift(nbr, q + 1, e, -1)
+    if has_elab:
+        _shift(elab, q + 1, e, -1)
+    deg[x] -= 1
+    meta[M_ENTRIES] -= 1
+    return lab
+
+
+# ---------------------------------------------------------- one edge, both rows
+@njit(cache=True, nogil=True, inline="always")
+def _edge_room(a, b, o_start, o_deg, o_cap, o_nbr, o_meta, i_start, i_deg, i_cap, i_nbr,
+               i_meta, directed, slack):
+    """``(store, slots)`` of the first store whose tail cannot take the moved rows of an
+    insertion ``a -> b`` (store 0 out, 1 in), or ``(-1, 0)``."""
+    ra = _room(a, o_start, o_deg, o_cap, o_nbr, o_meta, slack)
+    rb = _room(b, i_start, i_deg, i_cap, i_nbr, i_meta, slack)
+    if directed:
+        if o_meta[M_USED] + ra > o_nbr.shape[0]:
+            return 0, ra
+        if i_meta[M_USED] + rb > i_nbr.shape[0]:
+            return 1, rb
+    elif o_meta[M_USED] + ra + rb > o_nbr.shape[0]:
+        return 0, ra + rb
+    return -1, np.int64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _edge_insert(a, b, lab, o_start, o_deg, o_cap, o_nbr, o_elab, o_meta, i_start, i_deg,
+                 i_cap, i_nbr, i_elab, i_meta, has_elab, slack):
+    """Insert edge ``a -> b``: ``b`` into ``a``'s out-row, ``a`` into ``b``'s in-row (the same
+    store for an undirected graph, whose in-rows are its rows)."""
+    _insert(a, b, lab, o_start, o_deg, o_cap, o_nbr, o_elab, has_elab, o_meta, slack)
+    _insert(b, a, lab, i_start, i_deg, i_cap, i_nbr, i_elab, has_elab, i_meta, slack)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _edge_delete(a, b, o_start, o_deg, o_nbr, o_elab, o_meta, i_start, i_deg, i_nbr, i_elab,
+                 i_meta, has_elab):
+    """Delete edge ``a -> b`` from both rows; returns its stored label."""
+    lab = _delete(a, b, o_start, o_deg, o_nbr, o_elab, has_elab, o_meta)
+    _delete(b, a, i_start, i_deg, i_nbr, i_elab, has_elab, i_meta)
+    return lab
+
+
+# ---------------------------------------------------------------- the filter
+@njit(cache=True, nogil=True, inline="always")
+def _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, cnt, mask):
+    """Count edge ``a -> b`` in (``sgn`` +1) or out of (-1) the filter's counts of both
+    endpoints and recompute their masks (:mod:`warpmatch.stream.filter`)."""
+    off_b = nq1 if directed else 0
+    cnt[a, 0] += sgn
+    lb = lab_idx[b]
+    if lb >= 0:
+        cnt[a, 1 + lb] += sgn
+    cnt[b, off_b] += sgn
+    la = lab_idx[a]
+    if la >= 0:
+        cnt[b, off_b + 1 + la] += sgn
+    mask[a] = _mask_of(cnt, a, lab_idx[a], qlab, req)
+    mask[b] = _mask_of(cnt, b, lab_idx[b], qlab, req)
+
+
+# ----------------------------------------------------------- one update's searches
+@njit(cache=True, nogil=True)
+def _searches(T, pg, i, kind, u_a, u_b, u_op, u_lab, mask, order, pair_kind, pair_elabel,
+              weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark, cnt,
+              flag, ls, cbuf, aoff, aent, pbuf, rows, ctl):
+    """The tasks of update ``i`` whose plans have pair kind ``kind``, on the stores as they
+    are now; adds count x weight to ``plus[i]`` or ``minus[i]``. Returns
+    ``(overflow, gbuf, cbuf, aoff, aent, pbuf)``."""
+    s = u_a[i]
+    t = u_b[i]
+    ms = mask[s]
+    mt = mask[t]
+    if ms == 0 or mt == 0:
+        return False, gbuf, cbuf, aoff, aent, pbuf
+    ins = u_op[i] > 0
+    for j in range(order.shape[0]):
+        if pair_kind[j] != kind:
+            continue
+        if (ms >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
+            continue
+        if (mt >> np.uint64(order[j, 1])) & np.uint64(1) == 0:
+            continue
+        if ins and kind == 1 and pair_elabel[j] != -1 and u_lab[i] != pair_elabel[j]:
+            continue
+        c, gbuf, cbuf, aoff, aent, pbuf = _task(
+            T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
+            cnt, flag, ls, cbuf, aoff, aent, pbuf, u_a, u_b, u_op)
+        ctl[C_TASKS] += 1
+        if err[0] != 0:
+            return True, gbuf, cbuf, aoff, aent, pbuf
+        if c == 0:
+            continue
+        w = weight[j]
+        if c > INT64_MAX // w:
+            return True, gbuf, cbuf, aoff, aent, pbuf
+        c *= w
+        if ins == (kind == 1):
+            if plus[i] > INT64_MAX - c:
+                return True, gbuf, cbuf, aoff, aent, pbuf
+            plus[i] += c
+        else:
+            if minus[i] > INT64_MAX - c:
+                return True, gbuf, cbuf, aoff, aent, pbuf
+            minus[i] += c
+    return False, gbuf, cbuf, aoff, aent, pbuf
+
+
+# ------------------------------------------------------------------ the run
+@njit(cache=True, nogil=True)
+def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, minus,
+            f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id, f_ic, f_in, f_il, f_im,
+            r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
+            same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
+            nq1, lab_idx, qlab, req, fcnt, mask,
+            T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag):
+    """Validate, apply and match updates ``ctl[C_NEXT] .. i1 - 1`` in arrival order.
+
+    ``u_*`` are the batch's updates (internal ids, all known vertices). ``f_*``
+    are the whole graph's stores (out: start, deg, cap, nbr, elab, meta; then
+    in: the same arrays again for an undirected graph), ``r_*`` the relevant
+    subgraph's (the same as ``f_*`` when ``same``: the engine reads the whole
+    graph). ``rel_table[lab_idx[a], lab_idx[b]]`` says whether an edge
+    ``a -> b`` is relevant. The filter's ``fcnt``/``mask`` belong to the graph
+    the searches read, whose address table is ``T`` (storage rows only).
+
+    With ``split`` (only with a relevant subgraph) the whole graph's stores are
+    not read or written at all: a relevant edge lives in the relevant
+    subgraph, every other edge in the edge set ``es_*``
+    (:mod:`warpmatch.stream._edgeset`), and the two together are the graph;
+    the caller rebuilds the whole graph's stores from them when it needs them.
+
+    Writes ``code[i]`` (validation), ``old_lab[i]`` (a deletion's stored label,
+    for :func:`seq_undo`), ``plus[i]``/``minus[i]``; advances ``ctl[C_NEXT]``
+    past every update it finished. Returns a status (``DONE``, ``ROOM_*`` with
+    the slots in ``ctl[C_ROOM]``, ``INVALID`` with ``ctl[C_NEXT]`` at the
+    invalid update, ``OVERFLOW``). Nothing of the update at ``ctl[C_NEXT]`` is
+    applied when it returns (on ``OVERFLOW`` the updates before ``ctl[C_NEXT]``
+    are applied, and the caller takes them back with :func:`seq_undo`).
+    """
+    k = pg[0]
+    # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
+    # owners are used again at the end, so they outlive every borrowed view
+    M_ = np.empty(k, dtype=np.int64)
+    pos_ = np.empty(k, dtype=np.int64)
+    end_ = np.empty(k, dtype=np.int64)
+    gen_ = np.empty(k, dtype=np.int64)
+    gov_ = np.empty(k, dtype=np.int64)
+    hiv_ = np.empty(k, dtype=np.int64)
+    glen_ = np.zeros(GROUP_MAX, dtype=np.int64)
+    err_ = np.zeros(1, dtype=np.int64)
+    ls_ = np.zeros((LS_ROWS, k + 1), dtype=np.int64)
+    rows_ = np.empty((1, k), dtype=np.int32)
+    M, pos, end, gen, gov, hiv = (borrow(M_), borrow(pos_), borrow(end_), borrow(gen_),
+                                  borrow(gov_), borrow(hiv_))
+    glen, err, ls, rows = borrow(glen_), borrow(err_), borrow(ls_), borrow(rows_)
+    # growable scratch stays owned (a helper may replace it)
+    gbuf = np.empty((GROUP_MAX, 256), dtype=np.int64)
+    cbuf = np.empty(1024, dtype=np.int32)
+    aoff = np.empty(1024, dtype=np.int64)
+    aent = np.empty(1024, dtype=np.int32)
+    pbuf = np.empty(1024, dtype=np.int64)
+    # borrowed: the caller holds the arguments for the whole call
+    T, pg, order, weight = borrow(T), borrow(pg), borrow(order), borrow(weight)
+    pair_kind, pair_elabel = borrow(pair_kind), borrow(pair_elabel)
+    mark, lcnt, flag = borrow(mark), borrow(lcnt), borrow(flag)
+    u_a, u_b, u_op, u_lab = borrow(u_a), borrow(u_b), borrow(u_op), borrow(u_lab)
+    code, old_lab, plus, minus = borrow(code), borrow(old_lab), borrow(plus), borrow(minus)
+    lab_idx, fcnt, mask = borrow(lab_idx), borrow(fcnt), borrow(mask)
+    f_os, f_od, f_oc, f_on, f_ol, f_om = (borrow(f_os), borrow(f_od), borrow(f_oc),
+                                          borrow(f_on), borrow(f_ol), borrow(f_om))
+    f_is, f_id, f_ic, f_in, f_il, f_im = (borrow(f_is), borrow(f_id), borrow(f_ic),
+                                          borrow(f_in), borrow(f_il), borrow(f_im))
+    r_os, r_od, r_oc, r_on, r_ol, r_om = (borrow(r_os), borrow(r_od), borrow(r_oc),
+                                          borrow(r_on), borrow(r_ol), borrow(r_om))
+    r_is, r_id, r_ic, r_in, r_il, r_im = (borrow(r_is), borrow(r_id), borrow(r_ic),
+                                          borrow(r_in), borrow(r_il), borrow(r_im))
+    rel_table, ctl = borrow(rel_table), borrow(ctl)
+    es_keys, es_vals, es_meta = borrow(es_keys), borrow(es_vals), borrow(es_meta)
+    i = ctl[C_NEXT]
+    while i < i1:
+        a = np.int64(u_a[i])
+        b = np.int64(u_b[i])
+        ins = u_op[i] > 0
+        la = lab_idx[a]
+        lb = lab_idx[b]
+        rel = same or (la >= 0 and lb >= 0 and rel_table[la, lb])
+        # ---- validation against the whole graph, in arrival order
+        key = np.int64(0)
+        slot = np.int64(0)
+        if a == b:
+            code[i] = SELF_LOOP
+        else:
+            if not split:
+                _q, found = _find(f_os, f_od, f_on, a, b)
+            elif rel:                       # the relevant subgraph holds every such edge
+                _q, found = _find(r_os, r_od, r_on, a, b)
+            else:
+                key = edge_key(a, b, directed)
+                slot, found = es_slot(es_keys, es_meta[E_BITS], key)
+            code[i] = (EXISTS if found else OK) if ins else (OK if found else MISSING)
+        if code[i] != OK:
+            if error_mode:
+                ctl[C_NEXT] = i
+                return INVALID
+            i += 1
+            ctl[C_NEXT] = i
+            continue
+        if ins:
+            if not split:
+                st, need = _edge_room(a, b, f_os, f_od, f_oc, f_on, f_om, f_is, f_id, f_ic,
+                                      f_in, f_im, directed, slack)
+                if st >= 0:
+                    ctl[C_ROOM] = need
+                    return ROOM_FULL_OUT + st
+            elif not rel and es_full(es_meta, es_keys):
+                return ROOM_SET
+            if rel and not same:
+                st, need = _edge_room(a, b, r_os, r_od, r_oc, r_on, r_om, r_is, r_id, r_ic,
+                                      r_in, r_im, directed, slack)
+                if st >= 0:
+                    ctl[C_ROOM] = need
+                    return ROOM_REL_OUT + st
+        # ---- searches that read the state before the edit
+        kind_before = 0 if ins else 1      # the plans that read the state before the edit
+        if rel and (induced or not ins):
+            bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
+                T, pg, i, kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
+                pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err,
+                mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, rows, ctl)
+            if bad:
+                return OVERFLOW
+        # ---- the edit: whole graph, relevant subgraph, filter
+        if ins:
+            if not split:
+                _edge_insert(a, b, u_lab[i], f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id,
+                             f_ic, f_in, f_il, f_im, has_elab, slack)
+            elif not rel:
+                es_insert(es_keys, es_vals, es_meta, slot, key, u_lab[i])
+            if rel and not same:
+                _edge_insert(a, b, u_lab[i], r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id,
+                             r_ic, r_in, r_il, r_im, has_elab, slack)
+            ctl[C_NET] += 1
+        else:
+            if not split:
+                old_lab[i] = _edge_delete(a, b, f_os, f_od, f_on, f_ol, f_om, f_is, f_id, f_in,
+                                          f_il, f_im, has_elab)
+            elif not rel:
+                old_lab[i] = es_delete(es_keys, es_vals, es_meta, slot)
+            if rel and not same:
+                lab_r = _edge_delete(a, b, r_os, r_od, r_on, r_ol, r_om, r_is, r_id, r_in,
+                                     r_il, r_im, has_elab)
+                if split:
+                    old_lab[i] = lab_r
+            ctl[C_NET] -= 1
+        ctl[C_VALID] += 1
+        sgn = 1 if ins else -1
+        if rel:
+            _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, fcnt, mask)
+            ctl[C_REL] += 1
+            ctl[C_RNET] += sgn
+            # ---- searches that read the state after the edit
+            if ins or induced:
+                bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
+                    T, pg, i, 1 - kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
+                    pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen,
+                    err, mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, rows, ctl)
+                if bad:
+                    ctl[C_NEXT] = i + 1     # applied: the caller's undo takes it back
+                    return OVERFLOW
+            if divisor != 1:
+                plus[i] //= divisor
+                minus[i] //= divisor
+        i += 1
+        ctl[C_NEXT] = i
+    alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size + glen_.size
+             + err_.size + ls_.size + rows_.size)
+    return DONE + 0 * alive
+
+
+@njit(cache=True, nogil=True)
+def seq_undo(i1, u_a, u_b, u_op, u_lab, code, old_lab,
+             f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id, f_ic, f_in, f_il, f_im,
+             r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
+             same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
+             nq1, lab_idx, qlab, req, fcnt, mask):
+    """Take back the valid updates ``0 .. i1 - 1`` of :func:`seq_run`, last first.
+
+    Each inverse edit meets the state right after its update, so a deletion's
+    re-insertion always fits its row (the deletion freed the slot) and no row
+    moves. Rows moved by the run keep their new place; the counts and masks
+    return to what they were. With ``split``, the caller made room in the edge
+    set for every deletion's re-insertion.
+    """
+    for i in range(i1 - 1, -1, -1):
+        if code[i] != OK:
+            continue
+        a = np.int64(u_a[i])
+        b = np.int64(u_b[i])
+        la = lab_idx[a]
+        lb = lab_idx[b]
+        rel = same or (la >= 0 and lb >= 0 and rel_table[la, lb])
+        if split and not rel:
+            key = edge_key(a, b, directed)
+            slot, found = es_slot(es_keys, es_meta[E_BITS], key)
+            if u_op[i] > 0:
+                es_delete(es_keys, es_vals, es_meta, slot)
+            else:
+                es_insert(es_keys, es_vals, es_meta, slot, key, old_lab[i])
+            continue
+        if u_op[i] > 0:
+            if not split:
+                _edge_delete(a, b, f_os, f_od, f_on, f_ol, f_om, f_is, f_id, f_in, f_il, f_im,
+                             has_elab)
+            if rel and not same:
+                _edge_delete(a, b, r_os, r_od, r_on, r_ol, r_om, r_is, r_id, r_in, r_il, r_im,
+                             has_elab)
+        else:
+            if not split:
+                _edge_insert(a, b, old_lab[i], f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id,
+                             f_ic, f_in, f_il, f_im, has_elab, slack)
+            if rel and not same:
+                _edge_insert(a, b, old_lab[i], r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id,
+                             r_ic, r_in, r_il, r_im, has_elab, slack)
+        sgn = -1 if u_op[i] > 0 else 1
+        if rel:
+            _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, fcnt, mask)

@@ -1,0 +1,526 @@
+"""The sequential CPU path of continuous matching: updates applied and matched one by one.
+
+Map: :func:`map_updates` (external ids -> internal, the batch's stateless checks,
+one numba pass) < :class:`SequentialPath` (:meth:`~SequentialPath.run`: the kernel
+calls of :mod:`warpmatch.stream._seq_kernels`, room for moved rows, undo,
+bookkeeping of the stores and the filter) < :class:`SeqResult`.
+
+The batch path (:mod:`warpmatch.stream.cpu`) matches all updates of a batch at
+once over a timestamped overlay, which pays off when a batch's searches are
+heavy enough to share between threads. Most updates of a labeled stream need
+no search at all, and most batches of a light query need little: there the
+batch path's fixed work per batch (sorting the batch, building the overlay and
+the union masks, the task list, merging the rows back, twice when a relevant
+subgraph is kept) is most of the time. RapidFlow (Sun et al., VLDB 2022)
+processes one update at a time in place; so does this path, in one numba call
+for a run of updates (:mod:`warpmatch.stream._seq_kernels`), on the same
+stores, so that either path can take the next batch. It gives the same
+per-update deltas as the batch path (state ``S_i`` / ``S_{i+1}`` of every
+update is simply the store at that moment).
+
+Used by :class:`~warpmatch.stream.matcher.ContinuousMatcher` for count-only
+batches on the CPU engine whose updates all name known vertices with
+well-formed ops and labels (anything else goes to the batch path, which also
+raises the errors). With several threads, a batch whose sequential work is
+estimated above :data:`PARALLEL_S` goes to the batch path instead: its
+searches run in parallel.
+
+What differs from RapidFlow: see :mod:`warpmatch.stream._seq_kernels`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from . import _seq_kernels as S
+from ._cpu_rows import view_table
+from ._dyn_kernels import EXISTS, MISSING, SELF_LOOP
+from ._edgeset import MAX_LOAD, EdgeSet
+from .dynamic import _MAX_WASTE
+from .types import Updates
+
+__all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
+
+#: estimated sequential seconds of a batch above which several threads take the batch
+#: path (the CPU engine's rule for going parallel, :data:`warpmatch.stream.cpu.PARALLEL_S`)
+PARALLEL_S = 0.005
+#: seconds one kernel call aims at: Ctrl-C and SIGTERM are served between calls
+CALL_S = 0.1
+#: updates of the first call, before any rate was measured
+FIRST_CALL = 4096
+#: batches left to the batch path before this path is tried again
+REPROBE = 16
+_REASON = {SELF_LOOP: "self-loop", EXISTS: "insert of an existing edge",
+           MISSING: "delete of a missing edge"}
+
+
+@njit(cache=True, nogil=True)
+def _lookup(keys, vals, x):
+    """``vals[i]`` where ``keys[i] == x`` in the sorted ``keys``, else -1."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < keys.shape[0] and keys[lo] == x:
+        return vals[lo]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def map_updates(src, dst, op, lab, has_lab, labels_ok, identity, n, base_ext, base_int,
+                extra_ext, extra_int, out_a, out_b, out_op, out_lab):
+    """Internal ids, ops and labels of a batch; False if an update needs the batch path.
+
+    The batch path handles (and reports) what this one does not: an unknown
+    or negative vertex id (a new vertex), an op other than +1/-1, a negative
+    label, one above int32, or a nonzero label where the graph has none
+    (``labels_ok`` False).
+    """
+    for i in range(src.shape[0]):
+        o = op[i]
+        if o != 1 and o != -1:
+            return False
+        if has_lab:
+            x = lab[i]
+            if x < 0 or x > 2147483647 or (x != 0 and not labels_ok):
+                return False
+            out_lab[i] = x
+        else:
+            out_lab[i] = 0
+        out_op[i] = o
+        for side in range(2):
+            e = src[i] if side == 0 else dst[i]
+            if identity:
+                v = e if 0 <= e < n else -1
+            else:
+                v = _lookup(base_ext, base_int, e)
+                if v < 0:
+                    v = _lookup(extra_ext, extra_int, e)
+            if v < 0:
+                return False
+            if side == 0:
+                out_a[i] = v
+            else:
+                out_b[i] = v
+    return True
+
+
+@dataclass
+class SeqResult:
+    """What :meth:`SequentialPath.run` did with a batch.
+
+    Attributes
+    ----------
+    done : int
+        Updates handled (``0..done-1``); the caller gives the rest, if any, to
+        the batch path.
+    plus, minus : numpy.ndarray
+        int64 per-update counts of the whole batch (zero past ``done``).
+    code : numpy.ndarray
+        int8 validation code per update (0 valid; past ``done`` meaningless).
+    tasks : int
+        Delta searches run.
+    undo_state : tuple
+        What :meth:`SequentialPath.undo` needs to take the batch back.
+    valid : int
+        Valid updates among ``0..done-1``.
+    """
+
+    done: int
+    plus: np.ndarray
+    minus: np.ndarray
+    code: np.ndarray
+    tasks: int
+    undo_state: tuple = ()
+    valid: int = -1
+
+    def reasons(self, ups: Updates) -> list[str]:
+        """The batch path's skip messages for the invalid updates among ``0..done-1``."""
+        out = [""] * len(ups)
+        if self.valid == self.done:
+            return out
+        for i in np.flatnonzero(self.code[:self.done]).tolist():
+            text = f"{int(ups.src[i])} {int(ups.dst[i])} {'+' if ups.op[i] > 0 else '-'}"
+            if ups.label is not None:
+                text += f" {ups.label[i]}"
+            out[i] = f"{_REASON[int(self.code[i])]}: {text!r}"
+        return out
+
+
+def _c(a: Any, dt: Any) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dt)
+
+
+class SequentialPath:
+    """Counts-only batches on the CPU, one update at a time (module docstring).
+
+    Parameters
+    ----------
+    graph : DynamicGraph
+        The whole graph (validation, ids, the user's view).
+    relevant : RelevantSubgraph or None
+        The subgraph the engine searches, or ``None`` (it searches ``graph``).
+    engine : CpuDeltaEngine
+        Owns the candidate filter, the packed plans and the scratch arrays.
+    plans : DeltaPlans
+        Counting plans.
+    split_from : Graph, optional
+        With a relevant subgraph: ``graph``'s current edges (``G_0``). Given, the
+        edges the query cannot read go to an :class:`~._edgeset.EdgeSet` and
+        this path edits neither ``graph``'s stores nor reads them ("split"
+        mode): :meth:`sync` rebuilds them when someone needs them, and this
+        path then keeps them up to date itself. The default is ``None``.
+
+    Attributes
+    ----------
+    edgeset : EdgeSet or None
+        The edges of ``graph`` outside the relevant subgraph, in split mode.
+    dirty : bool
+        ``graph``'s stores lag behind the updates (split mode).
+    rate, batch_rate : float or None
+        Measured seconds per update of this path's last runs and of the batch
+        path's (running averages), or ``None``.
+    stats : dict
+        Totals over the runs that were kept: ``runs``, ``updates`` (handled
+        here), ``relevant`` (updates that reached the searches), ``tasks``
+        (delta searches).
+    """
+
+    def __init__(self, graph: Any, relevant: Any, engine: Any, plans: Any,
+                 split_from: Any = None) -> None:
+        self.graph = graph
+        self.relevant = relevant
+        self.engine = engine
+        self.plans = plans
+        self.rate: float | None = None
+        self.batch_rate: float | None = None
+        self._skipped = 0
+        self.stats = {"runs": 0, "updates": 0, "relevant": 0, "tasks": 0}
+        self._order = _c(plans.order, np.int32)
+        self._pair_kind = _c(plans.pair_kind, np.int8)
+        self._pair_elabel = _c(plans.pair_elabel, np.int32)
+        self._weight = _c(plans.weight, np.int64)
+        if relevant is not None:
+            self._table = _c(relevant.table, np.bool_)
+        else:
+            self._table = np.zeros((1, 1), np.bool_)
+        self._oidx = np.zeros(0, np.int32)
+        self._tcache: tuple | None = None
+        self._scache: tuple | None = None
+        self.edgeset: EdgeSet | None = None
+        self.dirty = False
+        if split_from is not None and relevant is not None:
+            g = split_from
+            src, dst = g.edges()
+            keep = ~relevant._keep(np.asarray(g.vertex_labels), src, dst)
+            lab = g.edge_label_array()
+            self.edgeset = EdgeSet(src[keep], dst[keep], None if lab is None else lab[keep],
+                                   g.directed)
+        self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
+                        np.array([0, 0, 4], np.int64))
+
+    # ------------------------------------------------------------- split mode
+    @property
+    def split(self) -> bool:
+        """Whether the whole graph is kept as relevant subgraph + edge set (split mode)."""
+        return self.edgeset is not None
+
+    def _set_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        es = self.edgeset
+        return self._no_set if es is None else (es.keys, es.vals, es.meta)
+
+    def sync(self) -> None:
+        """Bring the whole graph's stores up to date and leave split mode for good.
+
+        The graph is rebuilt (``O(edges)``, in place: the same object) from the
+        relevant subgraph and the edge set; from then on this path edits it
+        along with the relevant subgraph, as without split mode.
+        """
+        es = self.edgeset
+        if es is None:
+            return
+        dg = self.graph
+        if self.dirty:
+            from ..graph.csr import Graph
+            rel = self.relevant.graph.snapshot()
+            rs, rd = rel.edges()
+            es_src, es_dst, es_lab = es.edges()
+            src = np.concatenate([rs.astype(np.int64), es_src])
+            dst = np.concatenate([rd.astype(np.int64), es_dst])
+            lab = None
+            if dg.has_edge_labels:
+                lab = np.concatenate([np.asarray(rel.edge_label_array(), np.int32), es_lab])
+            vl = dg.vertex_labels
+            g = Graph.from_edges(src, dst, n=dg.n, directed=dg.directed, edge_labels=lab,
+                                 vertex_labels=None if vl is None else vl.copy(),
+                                 name=dg.name, warn=False)
+            dg.reload(g)
+        self.edgeset = None
+        self.dirty = False
+
+    # ------------------------------------------------------------- stores
+    @staticmethod
+    def _store_args(dg: Any) -> list[np.ndarray]:
+        """The twelve store arrays of :func:`._seq_kernels.seq_run` (out, then in)."""
+        out = []
+        for st in dg._stores:
+            meta = np.array([st.used, st.live, st.entries], dtype=np.int64)
+            st._seq_meta = meta
+            out += [st.start, st.deg, st.cap, st.nbr, st.elab, meta]
+        if not dg.directed:                 # one store: its rows are the in-rows too
+            out += out
+        return out
+
+    @staticmethod
+    def _store_back(dg: Any, eg: Any, same: bool) -> None:
+        """Copy the kernels' used/live/entries back into the stores of both graphs."""
+        for g in (dg,) if same else (dg, eg):
+            for st in g._stores:
+                meta = st._seq_meta
+                st.used = int(meta[S.M_USED])
+                st.live = int(meta[S.M_LIVE])
+                st.entries = int(meta[S.M_ENTRIES])
+
+    def _table_of(self, eg: Any, mask: np.ndarray) -> np.ndarray:
+        """The search's address table: ``eg``'s storage rows, no overlay row at all.
+
+        Cached while the arrays it points into are the same objects (the table
+        holds them, so their addresses stay valid): building it costs tens of µs.
+        """
+        n_cap = int(eg._out.start.shape[0])
+        if self._oidx.shape[0] < n_cap:
+            self._oidx = np.full(n_cap, -1, np.int32)
+        out, inn = eg._out, eg._in
+        arrays = (out.start, out.deg, out.nbr, out.elab, inn.start, inn.deg, inn.nbr, inn.elab,
+                  mask, self._oidx)
+        hit = self._tcache
+        if hit is not None and all(x is y for x, y in zip(hit[0], arrays)):
+            return hit[1]
+        e32 = np.zeros(0, np.int32)
+        off = np.zeros(1, np.int64)
+        storage = SimpleNamespace(        # BatchView's names over the live storage
+            b_start=out.start, b_deg=out.deg, b_nbr=out.nbr, b_elab=out.elab,
+            bi_start=inn.start, bi_deg=inn.deg, bi_nbr=inn.nbr, bi_elab=inn.elab,
+            o_idx=self._oidx, oi_idx=self._oidx, o_off=off, oi_off=off,
+            o_nbr=e32, oi_nbr=e32, o_elab=e32, oi_elab=e32, o_ins=e32, oi_ins=e32, o_dl=e32,
+            oi_dl=e32)
+        keep: list = []
+        T = view_table(storage, mask, keep)
+        self._tcache = (arrays, T, keep)
+        return T
+
+    def _scratch(self, n_cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The engine's one-worker scratch rows for ``n_cap`` vertices (cached)."""
+        hit = self._scache
+        if hit is not None and hit[0] == n_cap:
+            return hit[1]
+        eng = self.engine
+        marks, cnts = eng._scratch(1, n_cap if eng._use_local(self.plans) else 0)
+        flags = eng._flag_rows(1, n_cap + 1)
+        self._scache = (n_cap, (marks[0], cnts[0], flags[0]))
+        return self._scache[1]
+
+    # --------------------------------------------------------------- run
+    def run(self, ups: Updates, on_invalid: str, threads: int) -> SeqResult | None:
+        """Apply and match ``ups`` in place, or return ``None`` (the batch path takes it).
+
+        Parameters
+        ----------
+        ups : Updates
+            The batch (external ids).
+        on_invalid : {"error", "skip"}
+            As :class:`~warpmatch.stream.matcher.ContinuousMatcher` says. An
+            invalid update under ``"error"`` makes this method take back what it
+            applied and return ``None``, so that the batch path reports it.
+        threads : int
+            The engine's threads: with more than one, a batch estimated above
+            :data:`PARALLEL_S` (or the rest of one) is left to the batch path.
+
+        Returns
+        -------
+        SeqResult or None
+
+        Raises
+        ------
+        OverflowError
+            A count does not fit int64 (nothing is changed).
+        """
+        dg = self.graph
+        B = len(ups)
+        if B == 0:
+            return None
+        if dg.labeled and len(ups.new_vertex_ids):
+            dg._declarations(ups)          # checked (and cached) as the batch path does
+        a = np.empty(B, np.int32)
+        b = np.empty(B, np.int32)
+        op = np.empty(B, np.int8)
+        lab = np.empty(B, np.int32)
+        ids = dg._ids
+        has_lab = ups.label is not None
+        # ops as given when int8 (the readers' dtype), else widened: a cast could wrap
+        op_in = ups.op if ups.op.dtype == np.int8 else _c(ups.op, np.int64)
+        if not map_updates(_c(ups.src, np.int64), _c(ups.dst, np.int64), _c(op_in, op_in.dtype),
+                           _c(ups.label, np.int64) if has_lab else np.zeros(0, np.int64),
+                           has_lab, dg.has_edge_labels, ids.identity, dg.n, ids.base_ext,
+                           ids.base_int, ids.extra_ext, ids.extra_int, a, b, op, lab):
+            return None
+        rate = self.rate
+        if threads > 1 and rate is not None and rate * B > PARALLEL_S:
+            return None
+        eng = self.engine
+        eg = dg if self.relevant is None else self.relevant.graph
+        filt = eng.filter_for(self.plans, eg)
+        code = np.zeros(B, np.int8)
+        old_lab = np.zeros(B, np.int32)
+        plus = np.zeros(B, np.int64)
+        minus = np.zeros(B, np.int64)
+        ctl = np.zeros(S.CTL_SIZE, np.int64)
+        pg = eng._program(self.plans)
+        mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
+        same = self.relevant is None
+        error_mode = on_invalid == "error"
+        spent = 0.0
+        size = min(B, FIRST_CALL) if rate is None else max(1, int(CALL_S / max(rate, 1e-9)))
+        kept = False                    # False: whatever was applied is taken back
+        status = S.DONE
+        try:
+            while ctl[S.C_NEXT] < B:
+                nxt = int(ctl[S.C_NEXT])
+                if threads > 1 and nxt > 0 and spent / nxt * (B - nxt) > PARALLEL_S:
+                    break               # the rest is worth the batch path's threads
+                fs = self._store_args(dg)
+                rs = fs if same else self._store_args(eg)
+                T = self._table_of(eg, filt.mask)
+                t0 = time.perf_counter()
+                status = S.seq_run(ctl, min(B, nxt + size), error_mode, a, b, op, lab, code,
+                                   old_lab, plus, minus, *fs, *rs, same, self._table,
+                                   dg.directed, dg.has_edge_labels, dg.slack, self.split,
+                                   *self._set_args(), filt.nq1,
+                                   filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask, T,
+                                   pg, self._order, self._pair_kind, self._pair_elabel,
+                                   self._weight, int(self.plans.divisor),
+                                   bool(self.plans.induced), mark, lcnt, flag)
+                dt = time.perf_counter() - t0
+                self._store_back(dg, eg, same)
+                spent += dt
+                done = int(ctl[S.C_NEXT]) - nxt
+                if done > 0:
+                    size = max(1, min(8 * size, int(CALL_S * done / max(dt, 1e-9))))
+                if status in (S.INVALID, S.OVERFLOW):
+                    break
+                if status == S.ROOM_SET:
+                    self.edgeset.grow()
+                elif status != S.DONE:  # a row must move: make room in that store
+                    g = dg if status in (S.ROOM_FULL_OUT, S.ROOM_FULL_IN) else eg
+                    st = g._out if status in (S.ROOM_FULL_OUT, S.ROOM_REL_OUT) else g._in
+                    if st.ensure_edges(int(ctl[S.C_ROOM])):
+                        g.storage_version += 1
+            kept = status not in (S.INVALID, S.OVERFLOW)
+        finally:
+            # an invalid update under "error", an overflow, or an exception between calls
+            # (Ctrl-C): the batch is not applied at all
+            if not kept and ctl[S.C_NEXT] > 0:
+                self._undo(a, b, op, lab, code, old_lab, int(ctl[S.C_NEXT]), filt, dg, eg,
+                           same)
+                ctl[:] = 0
+            self._finish(dg, eg, filt, ctl, same)
+        if status == S.INVALID:
+            return None
+        if status == S.OVERFLOW:
+            raise OverflowError("a delta count times its weight does not fit in int64")
+        done = int(ctl[S.C_NEXT])
+        st = self.stats
+        st["runs"] += 1
+        st["updates"] += done
+        st["relevant"] += int(ctl[S.C_REL])
+        st["tasks"] += int(ctl[S.C_TASKS])
+        if done > 0:
+            r = spent / done
+            self.rate = r if self.rate is None else 0.5 * (self.rate + r)
+        return SeqResult(done, plus, minus, code, int(ctl[S.C_TASKS]),
+                         (a, b, op, lab, code, old_lab, int(ctl[S.C_NET]),
+                          int(ctl[S.C_RNET])), int(ctl[S.C_VALID]))
+
+    def undo(self, res: SeqResult) -> None:
+        """Take back a batch :meth:`run` applied (its caller found an error after it)."""
+        if res.done == 0:
+            return
+        self.stats["updates"] -= res.done
+        a, b, op, lab, code, old_lab, net, rnet = res.undo_state
+        dg = self.graph
+        same = self.relevant is None
+        eg = dg if same else self.relevant.graph
+        filt = self.engine.filter_for(self.plans, eg)
+        self._undo(a, b, op, lab, code, old_lab, res.done, filt, dg, eg, same)
+        dg.num_edges -= net
+        dg._state += 1
+        if not same:
+            eg.num_edges -= rnet
+            eg._state += 1
+        filt.synced(eg)
+
+    # ------------------------------------------------------ path choice
+    def prefers_batch(self, size: int, threads: int) -> bool:
+        """Whether a batch of ``size`` updates should skip this path: several threads,
+        sequential work estimated above :data:`PARALLEL_S`, and the batch path
+        measured faster per update (every :data:`REPROBE` batches this path is
+        tried again, as the stream's work changes)."""
+        if threads <= 1 or self.rate is None or self.rate * size <= PARALLEL_S:
+            return False
+        self._skipped += 1
+        if self._skipped >= REPROBE:
+            self._skipped = 0
+            return False
+        return self.batch_rate is not None and self.batch_rate < self.rate
+
+    def batch_timed(self, size: int, seconds: float) -> None:
+        """Record the batch path's time for ``size`` updates (an average per update)."""
+        if size <= 0:
+            return
+        r = seconds / size
+        self.batch_rate = r if self.batch_rate is None else 0.5 * (self.batch_rate + r)
+
+    def _undo(self, a: np.ndarray, b: np.ndarray, op: np.ndarray, lab: np.ndarray,
+              code: np.ndarray, old_lab: np.ndarray, upto: int, filt: Any, dg: Any, eg: Any,
+              same: bool) -> None:
+        """Take back the valid updates ``0..upto-1`` (:func:`._seq_kernels.seq_undo`)."""
+        fs = self._store_args(dg)
+        rs = fs if same else self._store_args(eg)
+        es = self.edgeset
+        if es is not None:                # room to re-insert every deleted edge
+            dels = int(np.count_nonzero((op[:upto] < 0) & (code[:upto] == 0)))
+            while len(es) + dels > MAX_LOAD * es.keys.shape[0]:
+                es.grow_for(len(es) + dels)
+        S.seq_undo(upto, a, b, op, lab, code, old_lab, *fs, *rs, same, self._table,
+                   dg.directed, dg.has_edge_labels, dg.slack, self.split, *self._set_args(),
+                   filt.nq1, filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask)
+        self._store_back(dg, eg, same)
+
+    def _finish(self, dg: Any, eg: Any, filt: Any, ctl: np.ndarray, same: bool) -> None:
+        """Bookkeeping after a run: edge counts, states, compaction, the filter's state."""
+        if ctl[S.C_NEXT] == 0:
+            return
+        if self.split:
+            self.dirty = True           # its stores are rebuilt by sync()
+        dg.num_edges += int(ctl[S.C_NET])
+        dg._state += 1
+        if not same:
+            eg.num_edges += int(ctl[S.C_RNET])
+            eg._state += 1
+        for g in (dg,) if same else (dg, eg):
+            if g is dg and self.split:
+                continue
+            for st in g._stores:
+                if g._waste(st) > _MAX_WASTE:
+                    st.compact(g.n, g.slack)
+                    g.storage_version += 1
+        filt.synced(eg)

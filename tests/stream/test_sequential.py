@@ -1,0 +1,365 @@
+"""The sequential CPU path (stream/sequential.py): same deltas as the batch path and the oracle.
+
+Checked: per-update counts against static recounts of every state (the oracle
+of test_matcher.py) and against the batch path (``sequential=False``), with
+the path really taken (its counters); skip reasons equal to the batch path's;
+``on_invalid="error"`` leaves the graph, the relevant subgraph and the filter
+exactly as they were; rows that must move to a grown edge array; a switch to
+the batch path in the middle of a batch; an exception between kernel calls;
+batches that alternate the two paths.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import warpmatch as wm
+from warpmatch.errors import InputFormatError
+from warpmatch.query.model import Query
+from warpmatch.stream import sequential as SQ
+from warpmatch.stream.filter import NlfFilter
+from warpmatch.stream.matcher import ContinuousMatcher
+from warpmatch.stream.types import Updates
+
+from test_matcher import Oracle, replay
+
+SETTINGS = dict(max_examples=15, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+
+
+def known_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 12, m: int = 26,
+                 B: int = 60, invalid: bool = True) -> tuple[Oracle, Updates]:
+    """A stream over the vertices of G_0 only (the sequential path takes every batch):
+    deletes, re-inserts, undos, and (``invalid``) self-loops, duplicate inserts and
+    deletes of missing edges."""
+    rng = random.Random(seed)
+    ext = [5 * i + 7 for i in range(n)]
+    edges: dict = {}
+    while len(edges) < m:
+        a, b = rng.sample(ext, 2)
+        key = (a, b) if directed or a < b else (b, a)
+        edges[key] = rng.randrange(elab) if elab else 0
+    vl = {x: rng.randrange(vlab) for x in ext} if vlab else None
+    oracle = Oracle(directed, vl, bool(elab), edges)
+    oracle.vertices |= set(ext)
+    cur = set(edges)
+    ups = []
+    for _ in range(B):
+        r = rng.random()
+        lab = rng.randrange(elab) if elab else 0
+        if r < 0.12 and ups:
+            u, v, op, lab = ups[-1]
+            op = -op
+        elif r < 0.45 and cur:
+            u, v = rng.choice(sorted(cur))
+            if not directed and rng.random() < 0.5:
+                u, v = v, u
+            op = -1
+        elif r < 0.55 and invalid:
+            u = rng.choice(ext)
+            v, op = (u, 1) if rng.random() < 0.5 else (rng.choice(ext), rng.choice([1, -1]))
+        else:
+            u, v = rng.sample(ext, 2)
+            op = 1
+            if not invalid:                    # an edge that is absent now
+                while ((u, v) if directed or u < v else (v, u)) in cur:
+                    u, v = rng.sample(ext, 2)
+        ups.append((u, v, op, lab))
+        key = (u, v) if directed or u < v else (v, u)
+        if u != v and (op > 0) != (key in cur):
+            (cur.add if op > 0 else cur.discard)(key)
+    arr = np.asarray(ups, np.int64).reshape(-1, 4)
+    return oracle, Updates(arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int8),
+                           arr[:, 3].astype(np.int32) if elab else None)
+
+
+def counts(cm: ContinuousMatcher, ups: Updates, batch: int) -> tuple[np.ndarray, ...]:
+    out = list(cm.apply_batches(ups, batch, counts_only=True))
+    return (np.concatenate([d.plus_counts for d in out]),
+            np.concatenate([d.minus_counts for d in out]),
+            np.concatenate([d.valid for d in out]),
+            [r for d in out for r in d.reasons])
+
+
+def state(cm: ContinuousMatcher) -> tuple:
+    """Everything the two paths keep: the edges of the graph (in split mode the relevant
+    subgraph's plus the edge set's, read without leaving split mode) and of the relevant
+    subgraph, the filter's counts and masks (equal to a fresh build)."""
+    def edges(dg):
+        s, d = dg.snapshot().edges()
+        lab = dg.snapshot().edge_label_array()
+        return sorted(zip(s.tolist(), d.tolist(), [0] * len(s) if lab is None
+                          else lab.tolist()))
+    seq = cm._sequential_path()
+    eg = cm._dg if cm._relevant is None else cm._relevant.graph
+    if seq is not None and seq.split:
+        s, d, lab = seq.edgeset.edges()
+        whole = sorted(edges(eg) + list(zip(s.tolist(), d.tolist(),
+                                            lab.tolist() if cm._dg.has_edge_labels
+                                            else [0] * len(s))))
+        n_whole = cm._dg.num_edges
+        assert n_whole == len(whole)
+    else:
+        whole, n_whole = edges(cm._dg), cm._dg.num_edges
+    out = [whole, n_whole, edges(eg), eg.num_edges]
+    if seq is not None:
+        filt = cm.engine.filter_for(seq.plans, eg)
+        fresh = NlfFilter(cm.query, eg.directed)
+        fresh.bind(eg)
+        n = eg.n
+        assert np.array_equal(filt.cnt[:n], fresh.cnt[:n])
+        assert np.array_equal(filt.mask[:n], fresh.mask[:n])
+    return tuple(map(str, out))
+
+
+def test_split_mode_keeps_the_graph_and_syncs_it_on_access():
+    """A fully labelled query on a graph the matcher owns: the edges it cannot read live
+    in an edge set, the whole graph is rebuilt (same object) when it is read, and from
+    then on it is kept up to date in place."""
+    oracle, ups = known_stream(41, False, 3, 2, invalid=False, B=120)
+    q = labeled_query(13, False, 3, UNDIRECTED, 1, 0)
+    g0 = oracle.graph()
+    cm = ContinuousMatcher(g0, q, backend="cpu", threads=1)
+    ref = ContinuousMatcher(g0, q, backend="cpu", threads=1, sequential=False)
+    seq = cm._sequential_path()
+    assert seq.split and len(seq.edgeset) > 0
+    dg = cm._dg
+    p1 = counts(cm, ups.slice(0, 60), 25)
+    r1 = counts(ref, ups.slice(0, 60), 25)
+    assert all(np.array_equal(x, y) for x, y in zip(p1[:3], r1[:3]))
+    assert seq.split and seq.dirty
+    before = state(cm)                    # read without syncing
+    g = cm.graph                          # syncs
+    assert g is dg and not seq.split and state(cm) == before == state(ref)
+    p2 = counts(cm, ups.slice(60, 120), 25)
+    r2 = counts(ref, ups.slice(60, 120), 25)
+    assert all(np.array_equal(x, y) for x, y in zip(p2[:3], r2[:3]))
+    assert state(cm) == state(ref) and cm.count == ref.count
+    assert cm.count == wm.count(cm.graph.snapshot(), q)
+
+
+def labeled_query(seed: int, directed: bool, k_labels: int, texts: list[str], qi: int,
+                  elab: int) -> Query:
+    q = Query.parse(texts[qi])
+    vl = np.array([(seed >> i) % k_labels for i in range(q.k)], dtype=np.int32)
+    el = q.edge_labels.copy()
+    if elab:
+        el[0] = (seed // 7) % 2
+    return Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
+
+
+UNDIRECTED = ["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d", "a-b, a-c, a-d"]
+DIRECTED = ["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c", "a->b, c->b, c->d"]
+
+
+# ------------------------------------------------------------------ against the oracle
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2, 3]),
+       elab=st.sampled_from([0, 2]), induced=st.booleans(),
+       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 3),
+       batch=st.sampled_from([1, 5, 64]))
+def test_sequential_against_oracle_and_batch_path(seed, directed, vlab, elab, induced, mode,
+                                                  qi, batch):
+    oracle, ups = known_stream(seed, directed, vlab, elab)
+    texts = DIRECTED if directed else UNDIRECTED
+    if vlab == 3:                         # every vertex labelled: the relevant subgraph
+        q = labeled_query(seed, directed, 3, texts, qi, elab)
+    else:
+        q = Query.parse(texts[qi])
+        vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
+        if vlab:
+            vl[1] = seed % 2
+        if elab:
+            el[0] = (seed // 2) % 2
+        q = Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
+    g0 = oracle.graph()
+    kw = dict(mode=mode, induced=induced, backend="cpu", on_invalid="skip", threads=1)
+    cm_s = ContinuousMatcher(g0, q, **kw)
+    cm_b = ContinuousMatcher(g0, q, sequential=False, **kw)
+    assert (cm_s._relevant is not None) == (vlab == 3)
+    got_s = counts(cm_s, ups, batch)
+    got_b = counts(cm_b, ups, batch)
+    seq = cm_s._sequential_path()
+    assert seq.stats["updates"] == len(ups) and cm_b._sequential_path() is None
+    for a, b in zip(got_s[:3], got_b[:3]):
+        assert np.array_equal(a, b)
+    assert got_s[3] == got_b[3]          # the skip reasons, word for word
+    sets, valid = replay(oracle, ups, q, mode, induced)
+    assert got_s[2].tolist() == valid
+    for i in range(len(ups)):
+        plus, minus = sets[i + 1] - sets[i], sets[i] - sets[i + 1]
+        assert (got_s[0][i], got_s[1][i]) == (len(plus), len(minus)), i
+    assert cm_s.count == cm_b.count == len(sets[-1])
+    assert state(cm_s) == state(cm_b)
+
+
+# ------------------------------------------------------------------ errors and undo
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("labelled", [False, True])
+def test_invalid_update_under_error_changes_nothing(directed, labelled):
+    oracle, _ = known_stream(3, directed, 3 if labelled else 0, 2, invalid=False)
+    texts = DIRECTED if directed else UNDIRECTED
+    q = labeled_query(5, directed, 3, texts, 0, 0) if labelled else Query.parse(texts[0])
+    g0 = oracle.graph()
+    (a, b), _lab = next(iter(oracle.edges.items()))
+    absent = next((x, y) for x in sorted(oracle.vertices) for y in sorted(oracle.vertices)
+                  if x != y and oracle.key(x, y) not in oracle.edges)
+    # three valid updates (applied, then taken back), then the delete of a missing edge
+    bad = Updates(np.array([absent[0], a, absent[0], a]), np.array([absent[1], b, absent[1], b]),
+                  np.array([1, -1, -1, -1], np.int8), np.array([1, 0, 0, 0], np.int32))
+    kw = dict(backend="cpu", threads=1)
+    cm_s = ContinuousMatcher(g0, q, **kw)
+    cm_b = ContinuousMatcher(g0, q, sequential=False, **kw)
+    before = state(cm_s)
+    with pytest.raises(InputFormatError) as err_s:
+        cm_s.apply(bad, counts_only=True)
+    with pytest.raises(InputFormatError) as err_b:
+        cm_b.apply(bad, counts_only=True)
+    assert str(err_s.value) == str(err_b.value)
+    assert "update 3" in str(err_s.value) and "delete of a missing edge" in str(err_s.value)
+    assert state(cm_s) == before
+    assert cm_s.added == cm_s.removed == cm_s.updates_applied == 0
+    # and the matcher goes on exactly
+    _, ups = known_stream(3, directed, 3 if labelled else 0, 2, invalid=False)
+    cm_s.on_invalid = "skip"
+    fresh = ContinuousMatcher(g0, q, on_invalid="skip", **kw)
+    got, want = counts(cm_s, ups, 7), counts(fresh, ups, 7)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+    assert cm_s.count == fresh.count
+
+
+def test_overflow_changes_nothing(monkeypatch):
+    g = wm.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    cm = ContinuousMatcher(g, "triangle", backend="cpu", threads=1, count_initial=False)
+    seq = cm._sequential_path()
+    before = state(cm)
+    real = SQ.S.seq_run
+
+    def overflowing(ctl, *args):
+        status = real(ctl, *args)
+        return SQ.S.OVERFLOW if ctl[SQ.S.C_NEXT] > 0 else status
+    monkeypatch.setattr(SQ.S, "seq_run", overflowing)
+    with pytest.raises(OverflowError):
+        cm.apply([(0, 2, "+"), (1, 3, "+")], counts_only=True)
+    monkeypatch.undo()
+    assert state(cm) == before and seq.stats["updates"] == 0
+
+
+def test_exception_between_calls_leaves_the_batch_unapplied(monkeypatch):
+    """Ctrl-C between two kernel calls: the part already applied is taken back."""
+    oracle, ups = known_stream(8, False, 0, 0, invalid=False, B=40)
+    cm = ContinuousMatcher(oracle.graph(), "triangle", backend="cpu", threads=1,
+                           count_initial=False)
+    before = state(cm)
+    monkeypatch.setattr(SQ, "FIRST_CALL", 5)        # several calls per batch
+    real = SQ.S.seq_run
+    calls = []
+
+    def interrupted(ctl, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(ctl, *args)
+    monkeypatch.setattr(SQ.S, "seq_run", interrupted)
+    cm._seq.rate = None
+    monkeypatch.setattr(SQ, "CALL_S", 0.0)         # the next calls stay small too
+    with pytest.raises(KeyboardInterrupt):
+        cm.apply(ups, counts_only=True)
+    monkeypatch.undo()
+    assert len(calls) == 3 and state(cm) == before
+    ref = ContinuousMatcher(oracle.graph(), "triangle", backend="cpu", count_initial=False)
+    assert np.array_equal(counts(cm, ups, 16)[0], counts(ref, ups, 16)[0])
+
+
+# ------------------------------------------------------------------ room, threads, mixing
+def test_rows_move_when_the_edge_array_is_full():
+    """A hub that gains many edges: its row moves again and again, the edge array grows
+    between kernel calls (ROOM_* statuses), on the graph and the relevant subgraph."""
+    n = 1500
+    vl = [0] + [1] * (n - 1)
+    g = wm.Graph.from_edges([0, 1], [1, 2], n=n, vertex_labels=vl)
+    q = Query.parse("a:0-b:1, b-c:1")
+    hub = Updates(np.zeros(n - 3, np.int64), np.arange(3, n, dtype=np.int64),
+                  np.ones(n - 3, np.int8))
+    ring = Updates(np.arange(3, n - 1, dtype=np.int64), np.arange(4, n, dtype=np.int64),
+                   np.ones(n - 4, np.int8))
+    both = Updates(np.concatenate([hub.src, ring.src]), np.concatenate([hub.dst, ring.dst]),
+                   np.concatenate([hub.op, ring.op]))
+    kw = dict(backend="cpu", threads=1)
+    for slack in (0.0, 0.25):
+        from warpmatch.stream.dynamic import DynamicGraph
+        dg = DynamicGraph(g, slack=slack)
+        cm = ContinuousMatcher(dg, q, **kw)
+        assert cm._relevant is not None
+        v0 = (dg.storage_version, cm._relevant.graph.storage_version)
+        p, m, *_ = counts(cm, both, 1000)
+        assert (dg.storage_version, cm._relevant.graph.storage_version) != v0
+        assert cm._seq.stats["updates"] == len(both)
+        assert cm.count == wm.count(cm.graph.snapshot(), q)
+        ref = ContinuousMatcher(g, q, sequential=False, **kw)
+        assert np.array_equal(p, counts(ref, both, 1000)[0])
+
+
+def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
+    """With two threads, the rest of a batch estimated above PARALLEL_S runs on the batch
+    path; the stitched deltas equal one thread's; an error in that rest takes the
+    sequential part back and names the update within the whole batch."""
+    oracle, ups = known_stream(21, False, 0, 0, invalid=False, B=80)
+    g0 = oracle.graph()
+    monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
+    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
+    cm2 = ContinuousMatcher(g0, "diamond", backend="cpu", threads=2, on_invalid="skip")
+    cm1 = ContinuousMatcher(g0, "diamond", backend="cpu", threads=1, sequential=False,
+                            on_invalid="skip")
+    got, want = counts(cm2, ups, 80), counts(cm1, ups, 80)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+    assert 0 < cm2._seq.stats["updates"] < len(ups)
+    assert state(cm2) == state(cm1) and cm2.count == cm1.count
+    # an invalid update in the part the batch path takes
+    cm = ContinuousMatcher(g0, "diamond", backend="cpu", threads=2)
+    before = state(cm)
+    a, b = next(iter(oracle.edges))
+    bad = Updates(np.concatenate([ups.src[:30], [a, a]]), np.concatenate([ups.dst[:30], [b, b]]),
+                  np.concatenate([ups.op[:30], [-1, -1]]).astype(np.int8))
+    ok = ContinuousMatcher(g0, "diamond", backend="cpu", threads=1, sequential=False)
+    with pytest.raises(InputFormatError) as e_ok:
+        ok.apply(bad, counts_only=True)
+    cm._seq.rate = None
+    with pytest.raises(InputFormatError) as e:
+        cm.apply(bad, counts_only=True)
+    assert str(e.value) == str(e_ok.value)
+    assert state(cm) == before and cm.updates_applied == 0
+
+
+def test_paths_alternate_listing_counting_and_new_vertices():
+    """Listing batches and batches with new vertices take the batch path; the counting
+    batches in between take the sequential path; the live count stays exact."""
+    oracle, ups = known_stream(31, False, 3, 0, invalid=False, B=90)
+    q = labeled_query(9, False, 3, UNDIRECTED, 1, 0)
+    g0 = oracle.graph()
+    cm = ContinuousMatcher(g0, q, backend="cpu", threads=1)
+    ref = ContinuousMatcher(g0, q, backend="cpu", threads=1, sequential=False)
+    new = Updates(np.array([9999, 9999]), np.array([7, 12]), np.array([1, 1], np.int8),
+                  new_vertex_ids=np.array([9999]), new_vertex_labels=np.array([1], np.int32))
+    for i, lo in enumerate(range(0, 90, 15)):
+        part = ups.slice(lo, lo + 15)
+        listing = i % 3 == 1
+        d, r = cm.apply(part, counts_only=not listing), ref.apply(part, counts_only=not listing)
+        assert np.array_equal(d.plus_counts, r.plus_counts)
+        assert np.array_equal(d.minus_counts, r.minus_counts)
+        if i == 2:
+            cm.apply(new, counts_only=True), ref.apply(new, counts_only=True)
+    assert cm.count == ref.count == wm.count(cm.graph.snapshot(), q)
+    assert cm._seq.stats["updates"] == 60
+    assert state(cm) == state(ref)
+
+
+def test_sequential_can_be_turned_off_and_is_cpu_only():
+    g = wm.Graph.from_edges([0, 1], [1, 2])
+    assert ContinuousMatcher(g, "triangle", backend="cpu", sequential=False) \
+        ._sequential_path() is None
+    assert ContinuousMatcher(g, "triangle", backend="cpu")._sequential_path() is not None
