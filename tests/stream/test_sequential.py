@@ -312,6 +312,7 @@ def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
     g0 = oracle.graph()
     monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
     monkeypatch.setattr(SQ, "FIRST_CALL", 10)
+    monkeypatch.setattr(SQ, "PROBE_CALL", 10)
     cm2 = ContinuousMatcher(g0, "diamond", backend="cpu", threads=2, on_invalid="skip")
     cm1 = ContinuousMatcher(g0, "diamond", backend="cpu", threads=1, sequential=False,
                             on_invalid="skip")
@@ -363,3 +364,21 @@ def test_sequential_can_be_turned_off_and_is_cpu_only():
     assert ContinuousMatcher(g, "triangle", backend="cpu", sequential=False) \
         ._sequential_path() is None
     assert ContinuousMatcher(g, "triangle", backend="cpu")._sequential_path() is not None
+
+
+def test_path_choice_with_threads():
+    """One thread: always this path. Several: a batch estimated above PARALLEL_S tries the
+    batch path once, then takes the faster per update, the other again every REPROBE."""
+    g = wm.Graph.from_edges([0, 1], [1, 2])
+    seq = ContinuousMatcher(g, "triangle", backend="cpu")._sequential_path()
+    assert not seq.prefers_batch(10**6, 1) and not seq.prefers_batch(10**6, 4)  # no rate yet
+    seq.rate = 1e-6
+    assert not seq.prefers_batch(int(SQ.PARALLEL_S / 1e-6) - 1, 4)   # light: stay
+    heavy = int(SQ.PARALLEL_S / 1e-6) * 10
+    assert not seq.prefers_batch(heavy, 1)
+    assert seq.prefers_batch(heavy, 4)                                # batch path unmeasured
+    seq.batch_timed(100, 100 * 0.5e-6)                                # measured faster
+    picks = [seq.prefers_batch(heavy, 4) for _ in range(2 * SQ.REPROBE)]
+    assert picks.count(False) == 2 and picks.count(True) == 2 * SQ.REPROBE - 2
+    seq.batch_timed(100, 100 * 10e-6)                                 # now slower on average
+    assert seq.batch_rate > seq.rate and not seq.prefers_batch(heavy, 4)

@@ -28,7 +28,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["ld32", "ld64", "ldu64"]
+__all__ = ["ld32", "ld64", "ldu64", "prefetch"]
 
 
 def _loader(bits: int, result: types.Integer, signed: bool):
@@ -58,3 +58,32 @@ ld32 = intrinsic(_loader(32, types.int64, True))
 ld64 = intrinsic(_loader(64, types.int64, True))
 #: ``uint64`` at ``addr + 8 * i``
 ldu64 = intrinsic(_loader(64, types.uint64, False))
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
+    """Hint the CPU to bring ``arr[idx]`` into the cache (LLVM's ``llvm.prefetch``, a read
+    kept in every cache level); no effect on the program's values, no bounds check.
+
+    For loops whose next iterations' loads are known ahead and miss the cache (the
+    sequential path's hash-table probes, one per update)."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        from numba.core import cgutils
+        aty = signature.args[0]
+        a, i = args
+        ary = context.make_array(aty)(context, builder, a)
+        i = context.cast(builder, i, signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        # llvmlite does not know this intrinsic's type; LLVM names it by its pointer type
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return sig, codegen

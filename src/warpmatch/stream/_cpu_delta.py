@@ -38,7 +38,7 @@ from numba import njit, prange
 
 from ..engine._borrow import borrow
 from ._cpu_group import INT64_MAX, _cached, group_count
-from ._cpu_local import ABASE, AGEN, CST, GKEY, LS_ROWS, MIDX, STAMP, build, unmark
+from ._cpu_local import ABASE, AGEN, CST, GKEY, LOV, LS_ROWS, MIDX, STAMP, build, unmark
 from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, accept,
                         accept_call,
                         bounds, gen_list, has_edge, mask_bit, next_entry, pjk, pv, row_ptrs)
@@ -124,7 +124,6 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
         return group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen,
                            err)
     n = np.int64(0)
-    lov = np.empty(k, np.int64)
     d = 2
     init = True
     while True:
@@ -138,7 +137,7 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
                 gov[d] = 2
                 pos[d] = aoff[a]
                 end[d] = aoff[a + 1]
-                lov[d], hiv[d] = bounds(pg, j, d, M)
+                ls[LOV, d], hiv[d] = bounds(pg, j, d, M)
             else:
                 best, bov, blo, bhi, hi_val = gen_list(T, pg, j, d, M)
                 gen[d] = best
@@ -146,7 +145,7 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
                 pos[d] = blo
                 end[d] = bhi
                 hiv[d] = hi_val
-                lov[d] = -1
+                ls[LOV, d] = -1
         # advance depth d to its next valid candidate
         descended = False
         g = gen[d]
@@ -164,7 +163,7 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
                 if c >= hiv[d]:
                     pos[d] = end[d]
                     break
-                if c <= lov[d] or mark[c] & dbit == 0:
+                if c <= ls[LOV, d] or mark[c] & dbit == 0:
                     continue
             else:
                 c, nz = next_entry(pos[d], end[d], ov, glab, hiv[d], p, nbr_p, lab_p, ins_p,

@@ -58,7 +58,9 @@ CUR, CHI, COV, CDR = 8, 9, 10, 11
 #: row of ``ls`` that says which row the worker's flag array holds: the group depth,
 #: the stamp of the flagged vertex, the tag (:func:`warpmatch.stream._cpu_group._intersect`)
 FLG = 12
-LS_ROWS = 13
+#: row of ``ls`` with each depth's lower bound from the restrictions (the search's scratch)
+LOV = 13
+LS_ROWS = 14
 
 
 @njit(cache=True, nogil=True)
@@ -157,7 +159,7 @@ def build(T, pg, j, p, k, M, mark, cnt, ls, cbuf, aoff, aent, pbuf):
         ls[CLN, d] = w - st
         if w == st:
             return False, cbuf, aoff, aent, pbuf
-        cbuf[st:w] = np.sort(cbuf[st:w])
+        cbuf[st:w].sort()               # in place: no array per depth and task
         for i in range(st, w):
             v = cbuf[i]
             mark[v] |= np.uint64(1) << np.uint64(d)

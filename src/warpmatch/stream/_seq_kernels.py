@@ -47,11 +47,12 @@ import numpy as np
 from numba import njit
 
 from ..engine._borrow import borrow
+from ..engine._raw import prefetch
 from ._cpu_delta import _task
 from ._cpu_group import INT64_MAX
 from ._cpu_local import LS_ROWS
 from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
-from ._edgeset import E_BITS, edge_key, es_delete, es_full, es_insert, es_slot
+from ._edgeset import E_BITS, _home, edge_key, es_delete, es_full, es_insert, es_slot
 from .delta import GROUP_MAX
 from .filter import _mask_of
 
@@ -63,13 +64,17 @@ DONE, ROOM_FULL_OUT, ROOM_FULL_IN, ROOM_REL_OUT, ROOM_REL_IN, INVALID, OVERFLOW,
 #: slots of the control array ``ctl`` (int64): the next update to process, room
 #: needed, updates applied (valid), net edge change of the whole graph and of the
 #: relevant subgraph, relevant updates, tasks searched
-C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS = range(7)
+C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS, C_IRR = range(8)
 CTL_SIZE = 8
+#: ``code`` of an update no call has reached yet (the caller's initial value)
+NOT_DONE = 127
 #: slots of a store's ``meta`` array (int64): used slots, live (allocated) slots,
 #: entries; mirrored into :class:`~warpmatch.stream.dynamic._Store` after a call
 M_USED, M_LIVE, M_ENTRIES = range(3)
 #: smallest capacity a moved row gets (as :mod:`warpmatch.stream.dynamic`)
 MIN_ROW_CAP = 2
+#: updates ahead whose edge-set slot is prefetched (split mode): a probe misses the cache
+PREFETCH_AHEAD = 8
 
 
 # ------------------------------------------------------------------ one row
@@ -270,6 +275,68 @@ def _searches(T, pg, i, kind, u_a, u_b, u_op, u_lab, mask, order, pair_kind, pai
 
 # ------------------------------------------------------------------ the run
 @njit(cache=True, nogil=True)
+def _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, rel_table,
+                     lab_idx, directed, es_keys, es_vals, es_meta, relq):
+    """Split mode, first pass over ``ctl[C_NEXT] .. i1 - 1``: validate and apply every
+    update of an edge the query cannot read (edge set only; ``ctl[C_IRR]`` on), and
+    list the others, in order, in ``relq`` for the second pass.
+
+    Two passes give the same result as one: an irrelevant update's validity and
+    effect concern only its own edge, which no relevant update touches. Kept
+    apart, the first pass is a tight loop (one hash probe per update, prefetched
+    ahead; tens of ns) that the search's code does not slow down. Returns
+    ``(status, stop, nrel)``: ``DONE`` (``stop == i1``), ``ROOM_SET`` (the edge
+    set is full at ``stop``) or ``INVALID`` (under ``error_mode``, at ``stop``);
+    ``relq[:nrel]`` are the relevant updates before ``stop``.
+    """
+    start = ctl[C_NEXT]
+    done_to = max(ctl[C_IRR], start)        # irrelevant updates before it are applied
+    bits = es_meta[E_BITS]
+    nrel = 0
+    for i in range(start, i1):
+        ia = i + PREFETCH_AHEAD
+        if ia < i1:
+            prefetch(es_keys, _home(edge_key(np.int64(u_a[ia]), np.int64(u_b[ia]), directed),
+                                    bits))
+        a = np.int64(u_a[i])
+        b = np.int64(u_b[i])
+        la = lab_idx[a]
+        lb = lab_idx[b]
+        if la >= 0 and lb >= 0 and rel_table[la, lb]:
+            relq[nrel] = i
+            nrel += 1
+            continue
+        if i < done_to:
+            continue
+        ins = u_op[i] > 0
+        key = edge_key(a, b, directed)
+        slot, found = es_slot(es_keys, bits, key)
+        if a == b:
+            c = SELF_LOOP
+        else:
+            c = (EXISTS if found else OK) if ins else (OK if found else MISSING)
+        if c != OK:
+            code[i] = c
+            if error_mode:
+                ctl[C_IRR] = i
+                return INVALID, i, nrel
+            continue
+        if ins:
+            if es_full(es_meta, es_keys):
+                ctl[C_IRR] = i
+                return ROOM_SET, i, nrel
+            es_insert(es_keys, es_vals, es_meta, slot, key, u_lab[i])
+            ctl[C_NET] += 1
+        else:
+            old_lab[i] = es_delete(es_keys, es_vals, es_meta, slot)
+            ctl[C_NET] -= 1
+        code[i] = OK
+        ctl[C_VALID] += 1
+    ctl[C_IRR] = i1
+    return DONE, i1, nrel
+
+
+@njit(cache=True, nogil=True)
 def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, minus,
             f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id, f_ic, f_in, f_il, f_im,
             r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
@@ -291,14 +358,20 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     subgraph, every other edge in the edge set ``es_*``
     (:mod:`warpmatch.stream._edgeset`), and the two together are the graph;
     the caller rebuilds the whole graph's stores from them when it needs them.
+    The edge set's updates go first (:func:`_irrelevant_pass`), the relevant
+    ones after, each in arrival order; ``ctl[C_IRR]`` says how far the first
+    pass got, and ``code`` keeps the caller's :data:`NOT_DONE` for updates
+    neither pass reached.
 
     Writes ``code[i]`` (validation), ``old_lab[i]`` (a deletion's stored label,
     for :func:`seq_undo`), ``plus[i]``/``minus[i]``; advances ``ctl[C_NEXT]``
     past every update it finished. Returns a status (``DONE``, ``ROOM_*`` with
-    the slots in ``ctl[C_ROOM]``, ``INVALID`` with ``ctl[C_NEXT]`` at the
-    invalid update, ``OVERFLOW``). Nothing of the update at ``ctl[C_NEXT]`` is
-    applied when it returns (on ``OVERFLOW`` the updates before ``ctl[C_NEXT]``
-    are applied, and the caller takes them back with :func:`seq_undo`).
+    the slots in ``ctl[C_ROOM]``, ``ROOM_SET``, ``INVALID`` with ``ctl[C_NEXT]``
+    at the invalid update, ``OVERFLOW``). Nothing of the update at
+    ``ctl[C_NEXT]`` is applied when it returns, except on ``OVERFLOW`` found
+    after its edit (then ``ctl[C_NEXT]`` is past it); on ``INVALID`` and
+    ``OVERFLOW`` the caller takes back every update whose ``code`` is ``OK``
+    with :func:`seq_undo`.
     """
     k = pg[0]
     # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
@@ -339,48 +412,64 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
                                           borrow(r_in), borrow(r_il), borrow(r_im))
     rel_table, ctl = borrow(rel_table), borrow(ctl)
     es_keys, es_vals, es_meta = borrow(es_keys), borrow(es_vals), borrow(es_meta)
-    i = ctl[C_NEXT]
-    while i < i1:
+    limit = i1                          # the relevant updates run up to here
+    stop_status = DONE
+    nrel = 0
+    relq = np.empty(0, np.int64)
+    if split:
+        relq = np.empty(max(np.int64(0), i1 - ctl[C_NEXT]), np.int64)
+        st, limit, nrel = _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code,
+                                           old_lab, rel_table, lab_idx, directed, es_keys,
+                                           es_vals, es_meta, relq)
+        if st == ROOM_SET:
+            return ROOM_SET
+        stop_status = st
+    t = 0
+    i = ctl[C_NEXT] - 1
+    while True:
+        if split:                           # the relevant updates only
+            if t >= nrel:
+                break
+            i = relq[t]
+            t += 1
+        else:
+            i += 1
+            if i >= i1:
+                break
         a = np.int64(u_a[i])
         b = np.int64(u_b[i])
         ins = u_op[i] > 0
         la = lab_idx[a]
         lb = lab_idx[b]
-        rel = same or (la >= 0 and lb >= 0 and rel_table[la, lb])
+        rel = same or split or (la >= 0 and lb >= 0 and rel_table[la, lb])
         # ---- validation against the whole graph, in arrival order
-        key = np.int64(0)
-        slot = np.int64(0)
         if a == b:
             code[i] = SELF_LOOP
         else:
             if not split:
                 _q, found = _find(f_os, f_od, f_on, a, b)
-            elif rel:                       # the relevant subgraph holds every such edge
+            else:                           # the relevant subgraph holds every such edge
                 _q, found = _find(r_os, r_od, r_on, a, b)
-            else:
-                key = edge_key(a, b, directed)
-                slot, found = es_slot(es_keys, es_meta[E_BITS], key)
             code[i] = (EXISTS if found else OK) if ins else (OK if found else MISSING)
         if code[i] != OK:
             if error_mode:
                 ctl[C_NEXT] = i
                 return INVALID
-            i += 1
-            ctl[C_NEXT] = i
+            ctl[C_NEXT] = i + 1
             continue
         if ins:
             if not split:
                 st, need = _edge_room(a, b, f_os, f_od, f_oc, f_on, f_om, f_is, f_id, f_ic,
                                       f_in, f_im, directed, slack)
                 if st >= 0:
+                    ctl[C_NEXT] = i
                     ctl[C_ROOM] = need
                     return ROOM_FULL_OUT + st
-            elif not rel and es_full(es_meta, es_keys):
-                return ROOM_SET
             if rel and not same:
                 st, need = _edge_room(a, b, r_os, r_od, r_oc, r_on, r_om, r_is, r_id, r_ic,
                                       r_in, r_im, directed, slack)
                 if st >= 0:
+                    ctl[C_NEXT] = i
                     ctl[C_ROOM] = need
                     return ROOM_REL_OUT + st
         # ---- searches that read the state before the edit
@@ -391,14 +480,13 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
                 pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err,
                 mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, rows, ctl)
             if bad:
+                ctl[C_NEXT] = i
                 return OVERFLOW
         # ---- the edit: whole graph, relevant subgraph, filter
         if ins:
             if not split:
                 _edge_insert(a, b, u_lab[i], f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id,
                              f_ic, f_in, f_il, f_im, has_elab, slack)
-            elif not rel:
-                es_insert(es_keys, es_vals, es_meta, slot, key, u_lab[i])
             if rel and not same:
                 _edge_insert(a, b, u_lab[i], r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id,
                              r_ic, r_in, r_il, r_im, has_elab, slack)
@@ -407,8 +495,6 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             if not split:
                 old_lab[i] = _edge_delete(a, b, f_os, f_od, f_on, f_ol, f_om, f_is, f_id, f_in,
                                           f_il, f_im, has_elab)
-            elif not rel:
-                old_lab[i] = es_delete(es_keys, es_vals, es_meta, slot)
             if rel and not same:
                 lab_r = _edge_delete(a, b, r_os, r_od, r_on, r_ol, r_om, r_is, r_id, r_in,
                                      r_il, r_im, has_elab)
@@ -433,11 +519,11 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             if divisor != 1:
                 plus[i] //= divisor
                 minus[i] //= divisor
-        i += 1
-        ctl[C_NEXT] = i
+        ctl[C_NEXT] = i + 1
+    ctl[C_NEXT] = limit                     # (split: the irrelevant ones are done too)
     alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size + glen_.size
              + err_.size + ls_.size + rows_.size)
-    return DONE + 0 * alive
+    return stop_status + 0 * alive
 
 
 @njit(cache=True, nogil=True)

@@ -51,8 +51,9 @@ __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 PARALLEL_S = 0.005
 #: seconds one kernel call aims at: Ctrl-C and SIGTERM are served between calls
 CALL_S = 0.1
-#: updates of the first call, before any rate was measured
+#: updates of the first call, before any rate was measured (one thread; several threads)
 FIRST_CALL = 4096
+PROBE_CALL = 256
 #: batches left to the batch path before this path is tried again
 REPROBE = 16
 _REASON = {SELF_LOOP: "self-loop", EXISTS: "insert of an existing edge",
@@ -227,6 +228,13 @@ class SequentialPath:
                                    g.directed)
         self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
                         np.array([0, 0, 4], np.int64))
+        # what the first batch would otherwise pay: the packed plans, the scratch rows,
+        # the search's address table
+        engine._program(plans)
+        eg = graph if relevant is None else relevant.graph
+        filt = engine.filter_for(plans, eg)
+        self._scratch(int(filt.mask.shape[0]))
+        self._table_of(eg, filt.mask)
 
     # ------------------------------------------------------------- split mode
     @property
@@ -379,7 +387,7 @@ class SequentialPath:
         eng = self.engine
         eg = dg if self.relevant is None else self.relevant.graph
         filt = eng.filter_for(self.plans, eg)
-        code = np.zeros(B, np.int8)
+        code = np.full(B, S.NOT_DONE, np.int8)
         old_lab = np.zeros(B, np.int32)
         plus = np.zeros(B, np.int64)
         minus = np.zeros(B, np.int64)
@@ -389,7 +397,10 @@ class SequentialPath:
         same = self.relevant is None
         error_mode = on_invalid == "error"
         spent = 0.0
-        size = min(B, FIRST_CALL) if rate is None else max(1, int(CALL_S / max(rate, 1e-9)))
+        if rate is None:                # a small first call with threads: a heavy batch can
+            size = min(B, FIRST_CALL if threads <= 1 else PROBE_CALL)   # still switch
+        else:
+            size = max(1, int(CALL_S / max(rate, 1e-9)))
         kept = False                    # False: whatever was applied is taken back
         status = S.DONE
         try:
@@ -428,9 +439,9 @@ class SequentialPath:
         finally:
             # an invalid update under "error", an overflow, or an exception between calls
             # (Ctrl-C): the batch is not applied at all
-            if not kept and ctl[S.C_NEXT] > 0:
-                self._undo(a, b, op, lab, code, old_lab, int(ctl[S.C_NEXT]), filt, dg, eg,
-                           same)
+            reached = max(int(ctl[S.C_NEXT]), int(ctl[S.C_IRR]))
+            if not kept and reached > 0:
+                self._undo(a, b, op, lab, code, old_lab, reached, filt, dg, eg, same)
                 ctl[:] = 0
             self._finish(dg, eg, filt, ctl, same)
         if status == S.INVALID:
@@ -470,17 +481,22 @@ class SequentialPath:
 
     # ------------------------------------------------------ path choice
     def prefers_batch(self, size: int, threads: int) -> bool:
-        """Whether a batch of ``size`` updates should skip this path: several threads,
-        sequential work estimated above :data:`PARALLEL_S`, and the batch path
-        measured faster per update (every :data:`REPROBE` batches this path is
-        tried again, as the stream's work changes)."""
+        """Whether a batch of ``size`` updates should go to the batch path instead.
+
+        Only with several threads and sequential work estimated above
+        :data:`PARALLEL_S`: then the batch path is tried once, and from then on
+        the path with the smaller measured time per update is taken, the other
+        one again every :data:`REPROBE` batches (a stream's work changes).
+        """
         if threads <= 1 or self.rate is None or self.rate * size <= PARALLEL_S:
             return False
+        if self.batch_rate is None:
+            return True
         self._skipped += 1
         if self._skipped >= REPROBE:
             self._skipped = 0
-            return False
-        return self.batch_rate is not None and self.batch_rate < self.rate
+            return self.batch_rate >= self.rate
+        return self.batch_rate < self.rate
 
     def batch_timed(self, size: int, seconds: float) -> None:
         """Record the batch path's time for ``size`` updates (an average per update)."""
@@ -507,7 +523,7 @@ class SequentialPath:
 
     def _finish(self, dg: Any, eg: Any, filt: Any, ctl: np.ndarray, same: bool) -> None:
         """Bookkeeping after a run: edge counts, states, compaction, the filter's state."""
-        if ctl[S.C_NEXT] == 0:
+        if max(ctl[S.C_NEXT], ctl[S.C_IRR]) == 0:
             return
         if self.split:
             self.dirty = True           # its stores are rebuilt by sync()
