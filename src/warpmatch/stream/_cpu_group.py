@@ -23,8 +23,9 @@ from numba import njit
 from ..engine._borrow import borrow
 from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
 from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCF, S_GCOMP, S_GCS, S_GDEP,
-                        S_GNC, S_GTWIN, S_LEAF, S_ORDER, S_PVL, _lower, accept, accept_call, alive_at, bounds,
-                        gallop, gen_list, mask_bit, next_entry, pjk, pjk1, pv, row_of, row_ptrs)
+                        S_GNC, S_GSUB, S_GTWIN, S_LEAF, S_ORDER, SUB_ADJ, SUB_NEVER, _lower,
+                        accept, accept_call, alive_at, bounds, gallop, gen_list, mask_bit,
+                        next_entry, pjk, pjk1, pjkk, pv, row_of, row_ptrs)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)
@@ -363,20 +364,25 @@ def _cached(T, pg, d, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent):
         ls[GVAL, d] = raw
     if raw == 0:
         return np.int64(0)
-    # the matched vertices that are candidates themselves (a backward vertex never is)
+    # the matched vertices that are candidates themselves: never a backward neighbour
+    # or another label; without a test of edges where the query already joins them to
+    # the backward neighbours (pack_plans' SUB_* table)
     lo_val, hiv = bounds(pg, j, d, M)
     dbit = np.uint64(1) << np.uint64(d)
-    want = pjk(pg, S_PVL, j, d)
+    u = pjk(pg, S_ORDER, j, d)
     for i in range(gs):
-        li = pjk(pg, S_PVL, j, i)
-        if want != -1 and li != -1 and li != want:
+        how = pjkk(pg, S_GSUB, j, d, i)
+        if how == SUB_NEVER:
             continue
         c = M[i]
         if c <= lo_val or c >= hiv:
             continue
         if mark.shape[0] > 0 and mark[c] & dbit == 0:
             continue
-        if accept_call(T, pg, d, 0, c, -1, j, p, M):
+        if how == SUB_ADJ:
+            if mask_bit(T, c, u):
+                raw -= 1
+        elif accept_call(T, pg, d, 0, c, -1, j, p, M):
             raw -= 1
     return raw
 

@@ -107,8 +107,13 @@ def view_table(view, mask: np.ndarray, keep: list) -> np.ndarray:
 HEAD = 2
 (S_ORDER, S_PVL, S_BNPTR, S_BNPOS, S_BNDIR, S_BNEL, S_NAPTR, S_NAPOS, S_NADIR, S_RESPTR,
  S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN, S_LEAF, S_GDEP, S_GNC, S_GCF,
- S_GCS) = range(22)
-NSEG = 22
+ S_GCS, S_GSUB) = range(23)
+NSEG = 23
+#: :data:`S_GSUB` values: matched position ``i`` cannot be a candidate of group depth ``d``
+#: (a backward neighbour, or labels that differ); is one whenever it passes the mask and
+#: the bounds (the query joins it to every backward neighbour of ``d`` the same way);
+#: needs the full test
+SUB_NEVER, SUB_ADJ, SUB_TEST = 0, 1, 2
 
 
 def _leaves(plans) -> np.ndarray:
@@ -125,24 +130,68 @@ def _leaves(plans) -> np.ndarray:
     return ok[np.asarray(plans.order)].astype(np.int64)
 
 
+def _query_edges(plans) -> dict:
+    """``{(x, y): label}`` of the query's edges (query vertex ids; both ways round when
+    undirected), ``{}`` without a query."""
+    q = plans.query
+    if q is None:
+        return {}
+    out = {}
+    for (a, b), lab in zip(np.asarray(q.edges).tolist(), np.asarray(q.edge_labels).tolist()):
+        out[(a, b)] = lab
+        if not plans.directed:
+            out[(b, a)] = lab
+    return out
+
+
 def _group_tables(plans) -> tuple[np.ndarray, ...]:
     """What the group count would otherwise work out per call (:mod:`._cpu_group`):
     ``dep[j, d]``, the deepest matched position a group depth's candidates depend on
     (backward neighbours and restrictions, at least 1); ``nc[j]``, the number of
-    collision sets; ``first[j, c]`` and ``size[j, c]`` of each."""
+    collision sets; ``first[j, c]`` and ``size[j, c]`` of each; ``sub[j, d, i]``, how
+    a matched position ``i`` may be one of group depth ``d``'s candidates (``SUB_*``).
+
+    ``SUB_ADJ``: for every backward edge ``M[b] -> c`` (or ``c -> M[b]``) of ``d``
+    with label ``lab``, the query has that edge between ``b`` and ``i`` the same way
+    round with label ``lab`` (or ``lab`` is any), so the matched ``M[i]`` is joined to
+    ``M[b]`` as ``d`` must be; only the mask and the bounds are left to test
+    (never for induced plans, whose non-adjacency rules involve the data)."""
     P, k = plans.num_plans, int(plans.k)
     dep = np.ones((P, k), np.int64)
     nc = np.zeros(P, np.int64)
     first = np.full((P, k), -1, np.int64)
     size = np.zeros((P, k), np.int64)
+    sub = np.full((P, k, k), SUB_TEST, np.int64)
     bn_ptr, bn_pos = np.asarray(plans.bn_ptr), np.asarray(plans.bn_pos)
+    bn_dir, bn_el = np.asarray(plans.bn_dir), np.asarray(plans.bn_elabel)
     res_ptr, res_pos = np.asarray(plans.res_ptr), np.asarray(plans.res_pos)
     gcomp = np.asarray(plans.gcomp)
+    order, pvl = np.asarray(plans.order), np.asarray(plans.vlabel)
+    qedges = _query_edges(plans)
     for j in range(P):
-        for d in range(int(plans.group_start[j]), k):
-            deps = list(bn_pos[bn_ptr[j, d]:bn_ptr[j, d + 1]])
-            deps += list(res_pos[res_ptr[j, d]:res_ptr[j, d + 1]])
-            dep[j, d] = max([1] + [int(x) for x in deps])
+        gs = int(plans.group_start[j])
+        for d in range(gs, k):
+            bts = range(int(bn_ptr[j, d]), int(bn_ptr[j, d + 1]))
+            deps = [int(bn_pos[t]) for t in bts]
+            deps += [int(x) for x in res_pos[res_ptr[j, d]:res_ptr[j, d + 1]]]
+            dep[j, d] = max([1] + deps)
+            for i in range(gs):
+                if i in [int(bn_pos[t]) for t in bts] or (
+                        pvl[j, d] != -1 and pvl[j, i] != -1 and pvl[j, d] != pvl[j, i]):
+                    sub[j, d, i] = SUB_NEVER
+                    continue
+                if plans.induced or not qedges:
+                    continue
+                adj = True
+                for t in bts:
+                    b, lab = int(bn_pos[t]), int(bn_el[t])
+                    qi, qb = int(order[j, i]), int(order[j, b])
+                    key = (qb, qi) if bn_dir[t] == 0 else (qi, qb)
+                    if key not in qedges or (lab != -1 and qedges[key] != lab):
+                        adj = False
+                        break
+                if adj:
+                    sub[j, d, i] = SUB_ADJ
             c = int(gcomp[j, d])
             if c < 0:
                 continue
@@ -150,7 +199,7 @@ def _group_tables(plans) -> tuple[np.ndarray, ...]:
             if first[j, c] < 0:
                 first[j, c] = d
             size[j, c] += 1
-    return dep, nc, first, size
+    return dep, nc, first, size, sub
 
 
 def pack_plans(plans) -> np.ndarray:
@@ -184,6 +233,13 @@ def pv(pg, seg, i):
 def pjk(pg, seg, j, d):
     """``seg[j, d]`` of a ``[P, k]`` segment."""
     return np.int64(pg[pg[HEAD + seg] + j * pg[0] + d])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pjkk(pg, seg, j, d, i):
+    """``seg[j, d, i]`` of a ``[P, k, k]`` segment."""
+    k = np.int64(pg[0])
+    return np.int64(pg[pg[HEAD + seg] + (j * k + d) * k + i])
 
 
 @njit(cache=True, nogil=True, inline="always")

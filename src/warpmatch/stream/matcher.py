@@ -227,11 +227,16 @@ class ContinuousMatcher:
         The initial count's progress, as in :func:`warpmatch.count`. The
         default is ``False``.
     **engine_options
-        Passed to the delta engine's constructor.
+        Passed to the delta engine's constructor: for the CPU engine ``threads``,
+        ``local`` and ``sequential`` (``False`` turns off the sequential path
+        that counts one update at a time, in place: :mod:`warpmatch.stream.sequential`);
+        for the GPU engine ``cache``, ``cache_bytes``, ... (:mod:`warpmatch.stream.gpu`).
 
     Attributes
     ----------
     graph : DynamicGraph
+        The current graph (a property: while counting on the CPU with a fully
+        labelled query, part of it is kept elsewhere until it is first read).
     query : Query
     backend : str
         The engine that runs (``"cpu"`` or ``"gpu"``).
