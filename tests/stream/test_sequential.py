@@ -382,3 +382,12 @@ def test_path_choice_with_threads():
     assert picks.count(False) == 2 and picks.count(True) == 2 * SQ.REPROBE - 2
     seq.batch_timed(100, 100 * 10e-6)                                 # now slower on average
     assert seq.batch_rate > seq.rate and not seq.prefers_batch(heavy, 4)
+
+
+def test_split_mode_only_below_its_memory_cap(monkeypatch):
+    oracle, _ = known_stream(2, False, 3, 0, invalid=False)
+    q = labeled_query(3, False, 3, UNDIRECTED, 1, 0)
+    assert ContinuousMatcher(oracle.graph(), q, backend="cpu")._seq.split
+    monkeypatch.setattr(SQ, "SPLIT_MAX_BYTES", 0)
+    cm = ContinuousMatcher(oracle.graph(), q, backend="cpu")
+    assert cm._relevant is not None and not cm._seq.split

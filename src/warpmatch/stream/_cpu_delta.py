@@ -208,6 +208,22 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
     return n, gbuf
 
 
+@njit(cache=True, nogil=True, inline="always")
+def task_scratch(k):
+    """A worker's fixed-size search scratch for ``k`` query vertices: ``M``, ``pos``,
+    ``end``, ``gen``, ``gov``, ``hiv`` (``[k]``), ``glen`` (``[GROUP_MAX]``), ``err``
+    (``[1]``), ``ls`` (``[LS_ROWS, k + 1]``), and the growable buffers ``gbuf``,
+    ``cbuf``, ``aoff``, ``aent``, ``pbuf`` (a helper may replace them)."""
+    return (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
+            np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
+            np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
+            np.zeros(GROUP_MAX, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.zeros((LS_ROWS, k + 1), dtype=np.int64),
+            np.empty((GROUP_MAX, 256), dtype=np.int64), np.empty(1024, dtype=np.int32),
+            np.empty(1024, dtype=np.int64), np.empty(1024, dtype=np.int32),
+            np.empty(1024, dtype=np.int64))
+
+
 @njit(cache=True, nogil=True)
 def _run_chunk(T, pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchunks, mark,
                cnt, flag, u_src, u_dst, u_op):
@@ -221,25 +237,12 @@ def _run_chunk(T, pg, task_upd, task_plan, fill, out_off, rows, counts, ch, nchu
     N = task_upd.shape[0]
     k = pg[0]
     # fixed-size scratch, owned here and passed on borrowed: the owners are used again
-    # at the end, so they outlive every borrowed view
-    M_ = np.empty(k, dtype=np.int64)
-    pos_ = np.empty(k, dtype=np.int64)
-    end_ = np.empty(k, dtype=np.int64)
-    gen_ = np.empty(k, dtype=np.int64)
-    gov_ = np.empty(k, dtype=np.int64)
-    hiv_ = np.empty(k, dtype=np.int64)
-    glen_ = np.zeros(GROUP_MAX, dtype=np.int64)
-    e_ = np.zeros(1, dtype=np.int64)
-    ls_ = np.zeros((LS_ROWS, k + 1), dtype=np.int64)
+    # at the end, so they outlive every borrowed view; growable scratch stays owned
+    (M_, pos_, end_, gen_, gov_, hiv_, glen_, e_, ls_,
+     gbuf, cbuf, aoff, aent, pbuf) = task_scratch(k)
     M, pos, end, gen, gov, hiv = (borrow(M_), borrow(pos_), borrow(end_), borrow(gen_),
                                   borrow(gov_), borrow(hiv_))
     glen, e, ls = borrow(glen_), borrow(e_), borrow(ls_)
-    # growable scratch stays owned (a helper may replace it)
-    gbuf = np.empty((GROUP_MAX, 256), dtype=np.int64)
-    cbuf = np.empty(1024, dtype=np.int32)
-    aoff = np.empty(1024, dtype=np.int64)
-    aent = np.empty(1024, dtype=np.int32)
-    pbuf = np.empty(1024, dtype=np.int64)
     for tk in range(ch, N, nchunks):
         base = out_off[tk] if fill else 0
         c, gbuf, cbuf, aoff, aent, pbuf = _task(

@@ -33,8 +33,8 @@ MAX_LOAD = 0.7
 #: the slots of a table per entry at least, right after a (re)build
 SLOTS_PER_ENTRY = 2
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
-#: ``meta`` slots: entries, (unused), log2 of the table size
-E_LIVE, E_TOMB, E_BITS = range(3)
+#: ``meta`` slots: entries, log2 of the table size
+E_LIVE, E_BITS = range(2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -159,8 +159,8 @@ class EdgeSet:
     Attributes
     ----------
     keys, vals, meta : numpy.ndarray
-        The table (int64 keys, int32 labels) and ``[live, tombstones, log2 size]``;
-        the kernels edit them in place.
+        The table (int64 keys, int32 labels) and ``[entries, log2 size]``; the
+        kernels edit them in place.
     """
 
     def __init__(self, src: np.ndarray, dst: np.ndarray, labels: np.ndarray | None,
@@ -177,7 +177,12 @@ class EdgeSet:
     def _alloc(self, bits: int) -> None:
         self.keys = np.full(1 << bits, EMPTY, np.int64)
         self.vals = np.zeros(1 << bits, np.int32)
-        self.meta = np.array([0, 0, bits], np.int64)
+        self.meta = np.array([0, bits], np.int64)
+
+    @staticmethod
+    def bytes_for(entries: int) -> int:
+        """Bytes of a table built for ``entries`` edges."""
+        return (1 << _bits_for(entries)) * (8 + 4)
 
     @property
     def nbytes(self) -> int:

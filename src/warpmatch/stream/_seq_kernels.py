@@ -35,11 +35,17 @@ Status codes tell the caller to make room (a row must move and the edge array
 is full), that an update was invalid under ``on_invalid="error"`` (the caller
 undoes the run), or that a count overflowed int64.
 
-What differs from RapidFlow: no per-query-edge candidate relations are kept
-(the masks are the index, and each task builds its local candidate space,
-:mod:`warpmatch.stream._cpu_local`); one search per plan of the query's
-edge-pair orbits, counted from set sizes at the last levels
-(:mod:`warpmatch.stream._cpu_group`).
+What differs from RapidFlow:
+
+- No per-query-edge candidate relations are kept: the filter's masks are the
+  index, and each task builds its local candidate space
+  (:mod:`warpmatch.stream._cpu_local`) for larger labeled queries.
+- One search per plan of the query's edge-pair orbits, weighted, and the last
+  levels counted from set sizes (:mod:`warpmatch.stream._cpu_group`), not one
+  enumeration per automorphism.
+- Every update is validated (and the irrelevant ones are stored, in a hash
+  set, in a first pass of their own); RapidFlow trusts the stream and keeps
+  only the relevant edges.
 """
 from __future__ import annotations
 
@@ -48,12 +54,10 @@ from numba import njit
 
 from ..engine._borrow import borrow
 from ..engine._raw import prefetch
-from ._cpu_delta import _task
+from ._cpu_delta import _task, task_scratch
 from ._cpu_group import INT64_MAX
-from ._cpu_local import LS_ROWS
 from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
 from ._edgeset import E_BITS, _home, edge_key, es_delete, es_full, es_insert, es_slot
-from .delta import GROUP_MAX
 from .filter import _mask_of
 
 #: :func:`seq_run`'s status: every update done; a row must move and the edge array of
@@ -375,26 +379,14 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     """
     k = pg[0]
     # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
-    # owners are used again at the end, so they outlive every borrowed view
-    M_ = np.empty(k, dtype=np.int64)
-    pos_ = np.empty(k, dtype=np.int64)
-    end_ = np.empty(k, dtype=np.int64)
-    gen_ = np.empty(k, dtype=np.int64)
-    gov_ = np.empty(k, dtype=np.int64)
-    hiv_ = np.empty(k, dtype=np.int64)
-    glen_ = np.zeros(GROUP_MAX, dtype=np.int64)
-    err_ = np.zeros(1, dtype=np.int64)
-    ls_ = np.zeros((LS_ROWS, k + 1), dtype=np.int64)
+    # owners are used again at the end, so they outlive every borrowed view; growable
+    # scratch stays owned (a helper may replace it)
+    (M_, pos_, end_, gen_, gov_, hiv_, glen_, err_, ls_,
+     gbuf, cbuf, aoff, aent, pbuf) = task_scratch(k)
     rows_ = np.empty((1, k), dtype=np.int32)
     M, pos, end, gen, gov, hiv = (borrow(M_), borrow(pos_), borrow(end_), borrow(gen_),
                                   borrow(gov_), borrow(hiv_))
     glen, err, ls, rows = borrow(glen_), borrow(err_), borrow(ls_), borrow(rows_)
-    # growable scratch stays owned (a helper may replace it)
-    gbuf = np.empty((GROUP_MAX, 256), dtype=np.int64)
-    cbuf = np.empty(1024, dtype=np.int32)
-    aoff = np.empty(1024, dtype=np.int64)
-    aent = np.empty(1024, dtype=np.int32)
-    pbuf = np.empty(1024, dtype=np.int64)
     # borrowed: the caller holds the arguments for the whole call
     T, pg, order, weight = borrow(T), borrow(pg), borrow(order), borrow(weight)
     pair_kind, pair_elabel = borrow(pair_kind), borrow(pair_elabel)

@@ -22,10 +22,19 @@ Used by :class:`~warpmatch.stream.matcher.ContinuousMatcher` for count-only
 batches on the CPU engine whose updates all name known vertices with
 well-formed ops and labels (anything else goes to the batch path, which also
 raises the errors). With several threads, a batch whose sequential work is
-estimated above :data:`PARALLEL_S` goes to the batch path instead: its
-searches run in parallel.
+estimated above :data:`PARALLEL_S` goes to the batch path when that is
+measured faster: its searches run in parallel.
 
-What differs from RapidFlow: see :mod:`warpmatch.stream._seq_kernels`.
+What differs from RapidFlow (beyond :mod:`warpmatch.stream._seq_kernels`):
+
+- Every update is validated against the whole graph (``on_invalid``), and an
+  invalid one under ``"error"`` leaves nothing applied: the run is taken back
+  (:meth:`SequentialPath.undo`), as it is after Ctrl-C between two calls.
+- Split mode keeps the edges no query edge can use in a hash set
+  (:mod:`warpmatch.stream._edgeset`) instead of dropping them, and rebuilds
+  the graph's adjacency from it when the graph is read.
+- Listing, new vertices and heavy batches with several threads use the batch
+  path; both paths keep the same stores, so either can take the next batch.
 """
 from __future__ import annotations
 
@@ -37,11 +46,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..engine._cpu_kernels import _lower_bound
+
 from . import _seq_kernels as S
 from ._cpu_rows import view_table
-from ._dyn_kernels import EXISTS, MISSING, SELF_LOOP
 from ._edgeset import MAX_LOAD, EdgeSet
-from .dynamic import _MAX_WASTE
+from .dynamic import _MAX_WASTE, _REASONS
 from .types import Updates
 
 __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
@@ -56,24 +66,16 @@ FIRST_CALL = 4096
 PROBE_CALL = 256
 #: batches left to the batch path before this path is tried again
 REPROBE = 16
-_REASON = {SELF_LOOP: "self-loop", EXISTS: "insert of an existing edge",
-           MISSING: "delete of a missing edge"}
+#: largest edge set split mode builds (a graph whose irrelevant edges need more keeps
+#: editing its adjacency rows in place instead: no second copy of a huge graph)
+SPLIT_MAX_BYTES = 1 << 30
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lookup(keys, vals, x):
     """``vals[i]`` where ``keys[i] == x`` in the sorted ``keys``, else -1."""
-    lo = 0
-    hi = keys.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < keys.shape[0] and keys[lo] == x:
-        return vals[lo]
-    return -1
+    i = _lower_bound(keys, 0, keys.shape[0], x)
+    return vals[i] if i < keys.shape[0] and keys[i] == x else -1
 
 
 @njit(cache=True, nogil=True)
@@ -153,7 +155,7 @@ class SeqResult:
             text = f"{int(ups.src[i])} {int(ups.dst[i])} {'+' if ups.op[i] > 0 else '-'}"
             if ups.label is not None:
                 text += f" {ups.label[i]}"
-            out[i] = f"{_REASON[int(self.code[i])]}: {text!r}"
+            out[i] = f"{_REASONS[int(self.code[i])]}: {text!r}"
         return out
 
 
@@ -223,11 +225,12 @@ class SequentialPath:
             g = split_from
             src, dst = g.edges()
             keep = ~relevant._keep(np.asarray(g.vertex_labels), src, dst)
-            lab = g.edge_label_array()
-            self.edgeset = EdgeSet(src[keep], dst[keep], None if lab is None else lab[keep],
-                                   g.directed)
+            if EdgeSet.bytes_for(int(np.count_nonzero(keep))) <= SPLIT_MAX_BYTES:
+                lab = g.edge_label_array()
+                self.edgeset = EdgeSet(src[keep], dst[keep],
+                                       None if lab is None else lab[keep], g.directed)
         self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
-                        np.array([0, 0, 4], np.int64))
+                        np.array([0, 4], np.int64))
         # what the first batch would otherwise pay: the packed plans, the scratch rows,
         # the search's address table
         engine._program(plans)
