@@ -35,18 +35,35 @@ def clock(monkeypatch) -> _Clock:
     return c
 
 
-def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0):
-    """An object with what ``count_dfs``/``_list_pool`` use: ``_dfs`` and ``stats``."""
+def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
+              heavy: dict | None = None):
+    """An object with what ``count_dfs``/``_list_pool`` use: ``_dfs``, ``stats``,
+    ``aborted``, and for a row that alone outlasts a launch's limit ``expand`` (into
+    three cheap children), ``k``, ``leaf``. ``heavy`` maps rows to their seconds."""
     launches: list[tuple[int, int]] = []
+    heavy = heavy or {}
 
-    def _dfs(pool, d, out=None, out_cap=0):
+    def _dfs(pool, d, out=None, out_cap=0, max_s=None):
         lo, hi = int(pool[0]), int(pool[-1]) + 1     # the pool holds its own row numbers
         launches.append((lo, hi))
-        clock.t += seconds_per_row * (hi - lo)
+        took = seconds_per_row * (hi - lo) + sum(t for r, t in heavy.items() if lo <= r < hi)
+        run.aborted = max_s is not None and took > max_s
+        if run.aborted:                               # stopped at its limit: void
+            clock.t += max_s
+            return 0, 0, False
+        clock.t += took
         rows = min(out_cap, rows_per_row * (hi - lo)) if out is not None else 0
         return hi - lo, rows, False                  # one match per pool row
 
-    return types.SimpleNamespace(_dfs=_dfs, stats={}), launches
+    def expand(row, d):
+        r = int(row[0])
+        return np.arange(10**9 + 3 * r, 10**9 + 3 * r + 3)
+
+    run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, expand=expand, k=6,
+                                leaf=False)
+    run.count_dfs = lambda *a, **kw: G._Run.count_dfs(run, *a, **kw)
+    run._count_children = lambda *a: G._Run._count_children(run, *a)
+    return run, launches
 
 
 def test_count_slices_cover_the_pool_once_and_aim_at_launch_s(clock) -> None:
@@ -80,3 +97,21 @@ def test_listing_slices_are_capped_by_time(clock) -> None:
     assert got == [] and launches[-1][1] == 500_000
     assert max((b - a) * 1e-5 for a, b in launches) <= G.LAUNCH_S * 8
     assert sorted((b - a) for a, b in launches)[-2] * 1e-5 <= G.LAUNCH_S * 1.01
+
+
+def test_a_launch_past_its_limit_is_counted_again_smaller(clock) -> None:
+    """A hub's row that alone takes minutes: its slices stop at SLICE_MAX_S and are
+    counted again in quarters, and the row itself one depth down, so no launch runs
+    longer than the limit (Ctrl-C is served between launches) and the count is exact."""
+    P, hub = 100_000, 77_777
+    run, launches = _fake_run(clock, seconds_per_row=1e-6, heavy={hub: 300.0})
+    seen: list[tuple[int, int]] = []
+    n = G._Run.count_dfs(run, np.arange(P), 1, lambda d, t: seen.append((d, t)))
+    assert n == P - 1 + 3                  # the hub's subtree: its three children
+    took = []
+    for lo, hi in launches:
+        t = 1e-6 * (hi - lo) + (300.0 if lo <= hub < hi else 0.0)
+        took.append(min(t, G.SLICE_MAX_S))
+    assert max(took) <= G.SLICE_MAX_S
+    assert (hub, hub + 1) in launches and seen[-1] == (P, P)
+    assert sum(hi - lo for lo, hi in launches if lo >= 10**9) == 3   # the children, once

@@ -71,6 +71,11 @@ _SMEM_STATIC = 48 * 1024
 LAUNCH_S = 0.25
 #: pool rows in a count's first DFS launch (then sized by time, see count_dfs)
 FIRST_SLICE = 4096
+#: seconds after which a count's launch stops (its partial count is dropped) and its
+#: slice is counted again in quarters, down to one partial match, which is then
+#: expanded one depth: the pool's rows differ by orders of magnitude in work (hubs),
+#: so a slice sized from the last one's rate can run for minutes, and Ctrl-C with it
+SLICE_MAX_S = 1.0
 
 
 def _source(name: str) -> str:
@@ -449,10 +454,13 @@ class _Run:
         self.stats["warps_per_block"] = self.warps_per_block
         self.mod = self._module()
         self.deadline = 0
+        # the device clock (ns) against the host's, for deadlines set from the host
+        clock = cp.zeros(1, dtype=cp.uint64)
+        self._fn("wm_clock")((1,), (1,), (clock,))
+        self.clock0, self.host0 = int(clock.get()[0]), time.perf_counter()
         if eng.time_limit_s is not None:
-            clock = cp.zeros(1, dtype=cp.uint64)
-            self._fn("wm_clock")((1,), (1,), (clock,))
-            self.deadline = int(clock.get()[0]) + int(eng.time_limit_s * 1e9)
+            self.deadline = self.clock0 + int(eng.time_limit_s * 1e9)
+        self.aborted = False
 
     # ------------------------------------------------------------- modules
     def _module(self) -> Any:
@@ -567,9 +575,26 @@ class _Run:
         """Blocks for a persistent grid: as many as fit on the device at once."""
         return resident_blocks(self.cp, fn, self.warps_per_block * 32, self.sms)
 
-    def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0) -> tuple[int, int, bool]:
-        """One DFS launch over ``pool``; returns (count, rows written, overflowed)."""
+    def _device_now(self) -> int:
+        """The device clock now (ns), from the host's (no device round trip)."""
+        return self.clock0 + int((time.perf_counter() - self.host0) * 1e9)
+
+    def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0,
+             max_s: float | None = None) -> tuple[int, int, bool]:
+        """One DFS launch over ``pool``; returns (count, rows written, overflowed).
+
+        With ``max_s``, the launch stops after about that many seconds and
+        :attr:`aborted` says so (its count is then void); past the run's time
+        limit it raises ``TimeoutError`` as always.
+        """
         cp = self.cp
+        deadline = self.deadline
+        soft = 0
+        if max_s is not None:
+            soft = self._device_now() + int(max_s * 1e9)
+            if not deadline or soft < deadline:
+                deadline = soft
+        self.aborted = False
         P = int(pool.shape[0])
         fn = self._fn("wm_fine" if self.kernel == "fine" else "wm_coarse")
         blocks = self._launch_config(fn)
@@ -596,7 +621,7 @@ class _Run:
             recflag = cp.zeros(rec_cap, dtype=cp.int32)
             args = (pool, np.int64(P), np.int32(d), np.int32(fetch), counters, out_arg,
                     np.int64(out_cap), steal_state, rec, recflag, np.int32(rec_cap),
-                    np.uint64(self.deadline))
+                    np.uint64(deadline))
         else:
             levels = self.k - 1 - d
             sizes = np.diff(self.plan.cand_ptr)[1:][self.plan.cand_restricted[1:]]
@@ -621,7 +646,7 @@ class _Run:
                                   f" for {warps} warps) do not fit in GPU memory: {exc}") from exc
             self.stats["coarse_buffer_bytes"] = int(warps * per_warp)
             args = (pool, np.int64(P), np.int32(d), counters, out_arg, np.int64(out_cap),
-                    buf, np.int64(buf_cap), np.uint64(self.deadline))
+                    buf, np.int64(buf_cap), np.uint64(deadline))
         self.stats["blocks"] = blocks
         self.stats["warps"] = blocks * self.warps_per_block
         fn((blocks,), (self.warps_per_block * 32,), args)
@@ -636,6 +661,10 @@ class _Run:
         self.stats["tasks"] += int(c[_C_TASKS])
         self.stats["steals"] += int(c[_C_STEALS])
         if c[_C_ABORT]:
+            if deadline == soft and soft:           # the launch's own limit: void, retried
+                self.aborted = True
+                self.stats["slice_aborts"] = self.stats.get("slice_aborts", 0) + 1
+                return 0, 0, False
             self.stats["timed_out"] = True
             raise TimeoutError(f"the GPU search stopped at its time limit of "
                                f"{self.eng.time_limit_s} s")
@@ -662,7 +691,11 @@ class _Run:
         Ctrl-C and progress waiting until the end. The pool is shuffled, so a
         slice's time is about proportional to its length: the first slice is
         small and each next one is sized from the last one's rate (growing at
-        most 8x), which keeps the launches' fixed cost negligible.
+        most 8x), which keeps the launches' fixed cost negligible. Rows differ
+        in work by orders of magnitude (a hub's subtree), so a launch also stops
+        after :data:`SLICE_MAX_S`: its slice is counted again in quarters, and a
+        single partial match that alone takes longer is expanded one depth and
+        its children counted the same way (the listing's overflow rule, for time).
         """
         t = time.perf_counter()
         P = int(pool.shape[0])
@@ -671,8 +704,17 @@ class _Run:
         while pos < P:
             s = max(1, min(s, P - pos))
             t0 = time.perf_counter()
-            n, _, _ = self._dfs(pool[pos:pos + s], d)
+            n, _, _ = self._dfs(pool[pos:pos + s], d, max_s=SLICE_MAX_S)
             dt = time.perf_counter() - t0
+            if self.aborted:
+                if s > 1:
+                    s = max(1, s // 4)
+                    continue
+                total += self._count_children(pool[pos:pos + 1], d)
+                pos += 1
+                if progress is not None:
+                    progress(pos, P)
+                continue
             total += n
             pos += s
             if progress is not None:
@@ -682,6 +724,15 @@ class _Run:
             s = int(s * min(8.0, LAUNCH_S / max(dt, 1e-6)))
         self.stats["search_s"] = time.perf_counter() - t
         return total
+
+    def _count_children(self, row: Any, d: int) -> int:
+        """The count below one partial match of depth ``d``, one depth further down."""
+        children = self.expand(row, d)
+        if d + 1 == self.k:
+            return int(children.shape[0])
+        if self.leaf and d + 1 == self.k - 1:
+            return self.count_leaves(children)
+        return self.count_dfs(children, d + 1, None)
 
     def list_dfs(self, pool: Any, d: int, progress: Progress | None) -> Iterator[np.ndarray]:
         """Yield host arrays of matches, slice by slice (see the module docstring)."""

@@ -1,0 +1,72 @@
+"""Ctrl-C and SIGTERM stop a GPU ``count`` and ``match`` within seconds (issue 22, point 3).
+
+The GPU engine launches its kernel on slices of the task pool sized to about a
+quarter of a second (``engine/gpu/engine.py``), so signals are served between
+launches. Real signals to real ``python -m warpmatch`` processes, as in
+``tests/test_cli_interrupt.py`` (whose helpers these reuse): wait until the
+search runs (the progress bar on a pseudo-terminal; the partial file of
+``match``), send the signal, check the exit status, the time to exit, the one
+line on stderr and that no file is left.
+
+The graph and pattern are chosen to run for minutes on an H100 (6-cycles of an
+RMAT graph of 2**17 vertices), so that the signal always lands mid-search.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cupy", reason="the GPU engine needs CuPy")
+pytestmark = pytest.mark.gpu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_cli_interrupt import (START_S, STOP_S, _drain, _read_until, _start,  # noqa: E402
+                                _stop, _terminal_lines)
+
+from warpmatch.graph import rmat, save_binary  # noqa: E402
+
+PATTERN = "6-cycle"
+
+
+@pytest.fixture(scope="module")
+def gpu_graph(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("gpu_interrupt") / "rmat17.wmg"
+    save_binary(rmat(17, seed=0), path)
+    return path
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])
+def test_gpu_count_stops(tmp_path, gpu_graph, sig, code, word) -> None:
+    import os
+    proc, master = _start(["count", gpu_graph, PATTERN, "--backend", "gpu"], tmp_path,
+                          tty=True)
+    assert master is not None
+    try:
+        _read_until(master, f"{PATTERN}:".encode(), proc)     # the bar: it is searching
+        time.sleep(1.0)                                        # well inside the kernel
+        rc, took, out, _ = _stop(proc, sig)
+        rest = _drain(master)
+    finally:
+        os.close(master)
+    assert rc == code and took < STOP_S, (rc, took)
+    assert out == b""
+    assert _terminal_lines(rest) == [f"warpmatch: {word}"], rest
+
+
+def test_gpu_match_stops_and_leaves_no_file(tmp_path, gpu_graph) -> None:
+    proc, _ = _start(["match", gpu_graph, PATTERN, "-o", "x.parquet", "--backend", "gpu"],
+                     tmp_path, tty=False)
+    deadline = time.monotonic() + START_S
+    while not any(p.stat().st_size > 10_000 for p in tmp_path.glob(".x.parquet.partial-*")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    rc, took, out, err = _stop(proc, signal.SIGTERM)
+    assert rc == 143 and took < STOP_S, (rc, took, err)
+    assert out == b"" and err.decode().endswith("warpmatch: terminated\n"), err
+    assert list(tmp_path.iterdir()) == []
