@@ -285,47 +285,70 @@ def run_tasks_serial(T, pg, task_upd, task_plan, fill, out_off, rows, counts, er
                         cnt, flag, u_src, u_dst, u_op)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def plan_takes(j, ms, mt, order, pair_kind, pair_elabel, ins, lab):
+    """Can plan ``j`` use an update whose endpoints carry the filter masks ``ms``, ``mt``?
+    They must allow its first two query vertices, and an insertion must carry the
+    pair's edge label (a deletion names its edge by the endpoints: the search checks
+    the stored label). The rule of :func:`make_tasks` and of the sequential path."""
+    if (ms >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
+        return False
+    if (mt >> np.uint64(order[j, 1])) & np.uint64(1) == 0:
+        return False
+    return not (ins and pair_kind[j] == 1 and pair_elabel[j] != -1 and lab != pair_elabel[j])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_weighted(plus, minus, u, c, w, positive):
+    """``plus[u]`` (or ``minus[u]``) ``+= c * w``; True on an int64 overflow."""
+    if c > INT64_MAX // w:
+        return True
+    c *= w
+    if positive:
+        if plus[u] > INT64_MAX - c:
+            return True
+        plus[u] += c
+    else:
+        if minus[u] > INT64_MAX - c:
+            return True
+        minus[u] += c
+    return False
+
+
 @njit(cache=True, nogil=True)
 def make_tasks(valid, u_src, u_dst, u_op, u_elab, mask, vl, pvl, order, pair_kind, pair_elabel,
                out_upd, out_plan, out_sign):
     """The tasks of a batch, update-major: ``(update, plan, sign)`` for every valid
     update and every plan its endpoints can match; returns their number.
 
-    A plan is skipped when the filter's mask rules out ``src`` as ``order[j, 0]``
-    or ``dst`` as ``order[j, 1]`` (labels, degrees, neighbour labels), or when an
-    insertion's label differs from the plan's pair label (a deletion names its
-    edge by the endpoints: the search checks the stored label). An update that
-    no plan can use costs two mask loads. ``out_*`` hold ``len(valid) * P``.
+    A plan is skipped when :func:`plan_takes` says so (the filter's masks, or
+    without masks every bit set and the vertex labels decide). An update that no
+    plan can use costs two mask loads. ``out_*`` hold ``len(valid) * P``.
     """
     P = order.shape[0]
     T = 0
     have_mask = mask.shape[0] > 0
+    every = ~np.uint64(0)
     for i in range(valid.shape[0]):
         u = valid[i]
         s = u_src[u]
         t = u_dst[u]
-        if have_mask:
-            ms = mask[s]
-            mt = mask[t]
-            if ms == 0 or mt == 0:
-                continue
+        ms = mask[s] if have_mask else every
+        mt = mask[t] if have_mask else every
+        if ms == 0 or mt == 0:
+            continue
+        ins = u_op[u] > 0
         for j in range(P):
-            if have_mask:
-                if (ms >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
-                    continue
-                if (mt >> np.uint64(order[j, 1])) & np.uint64(1) == 0:
-                    continue
-            elif vl.shape[0] > 0:
+            if not plan_takes(j, ms, mt, order, pair_kind, pair_elabel, ins, u_elab[u]):
+                continue
+            if not have_mask and vl.shape[0] > 0:
                 if pvl[j, 0] != -1 and vl[s] != pvl[j, 0]:
                     continue
                 if pvl[j, 1] != -1 and vl[t] != pvl[j, 1]:
                     continue
-            if u_op[u] > 0 and pair_kind[j] == 1 and pair_elabel[j] != -1 \
-                    and u_elab[u] != pair_elabel[j]:
-                continue
             out_upd[T] = u
             out_plan[T] = j
-            out_sign[T] = 1 if (u_op[u] > 0) == (pair_kind[j] == 1) else -1
+            out_sign[T] = 1 if ins == (pair_kind[j] == 1) else -1
             T += 1
     return T
 
@@ -340,19 +363,8 @@ def accumulate(task_upd, task_plan, sign, counts, weight, divisor, plus, minus):
         c = counts[t]
         if c == 0:
             continue
-        w = weight[task_plan[t]]
-        if c > INT64_MAX // w:
+        if add_weighted(plus, minus, task_upd[t], c, weight[task_plan[t]], sign[t] > 0):
             return 1
-        c = c * w
-        u = task_upd[t]
-        if sign[t] > 0:
-            if plus[u] > INT64_MAX - c:
-                return 1
-            plus[u] += c
-        else:
-            if minus[u] > INT64_MAX - c:
-                return 1
-            minus[u] += c
     if divisor != 1:
         for u in range(plus.shape[0]):
             plus[u] //= divisor

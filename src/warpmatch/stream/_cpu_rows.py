@@ -172,11 +172,11 @@ def _group_tables(plans) -> tuple[np.ndarray, ...]:
         gs = int(plans.group_start[j])
         for d in range(gs, k):
             bts = range(int(bn_ptr[j, d]), int(bn_ptr[j, d + 1]))
-            deps = [int(bn_pos[t]) for t in bts]
-            deps += [int(x) for x in res_pos[res_ptr[j, d]:res_ptr[j, d + 1]]]
-            dep[j, d] = max([1] + deps)
+            back = {int(bn_pos[t]) for t in bts}
+            res = [int(x) for x in res_pos[res_ptr[j, d]:res_ptr[j, d + 1]]]
+            dep[j, d] = max([1, *back, *res])
             for i in range(gs):
-                if i in [int(bn_pos[t]) for t in bts] or (
+                if i in back or (
                         pvl[j, d] != -1 and pvl[j, i] != -1 and pvl[j, d] != pvl[j, i]):
                     sub[j, d, i] = SUB_NEVER
                     continue

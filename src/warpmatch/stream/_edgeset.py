@@ -184,10 +184,6 @@ class EdgeSet:
         """Bytes of a table built for ``entries`` edges."""
         return (1 << _bits_for(entries)) * (8 + 4)
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.vals.nbytes)
-
     def __len__(self) -> int:
         return int(self.meta[E_LIVE])
 

@@ -22,7 +22,8 @@ updates, over the stores the batch path keeps (the gapped sorted CSR of
   insert or delete; a full row moves to the free tail of the array).
 - An update whose endpoint labels make it irrelevant to the query (a label
   pair no query edge has, :func:`~warpmatch.stream.relevant.relevant_pairs`)
-  stops there: a table lookup, tens of nanoseconds.
+  stops there. In split mode such updates touch only the edge set, in a first
+  pass of their own (:func:`_irrelevant_pass`: one hash probe each).
 - A relevant update is applied to the relevant subgraph too, the filter's
   counts and masks of its two endpoints are updated (exact, not the batch
   path's union over a batch's states), and each plan whose first two query
@@ -54,10 +55,10 @@ from numba import njit
 
 from ..engine._borrow import borrow
 from ..engine._raw import prefetch
-from ._cpu_delta import _task, task_scratch
-from ._cpu_group import INT64_MAX
+from ._cpu_delta import _task, add_weighted, plan_takes, task_scratch
 from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
 from ._edgeset import E_BITS, _home, edge_key, es_delete, es_full, es_insert, es_slot
+from ._store import MIN_ROW_CAP
 from .filter import _mask_of
 
 #: :func:`seq_run`'s status: every update done; a row must move and the edge array of
@@ -75,8 +76,6 @@ NOT_DONE = 127
 #: slots of a store's ``meta`` array (int64): used slots, live (allocated) slots,
 #: entries; mirrored into :class:`~warpmatch.stream.dynamic._Store` after a call
 M_USED, M_LIVE, M_ENTRIES = range(3)
-#: smallest capacity a moved row gets (as :mod:`warpmatch.stream.dynamic`)
-MIN_ROW_CAP = 2
 #: updates ahead whose edge-set slot is prefetched (split mode): a probe misses the cache
 PREFETCH_AHEAD = 8
 
@@ -86,8 +85,9 @@ PREFETCH_AHEAD = 8
 def _find(start, deg, nbr, x, y):
     """``(position, found)`` of ``y`` in the sorted row of ``x`` (insert position if absent).
 
-    Inlined, on borrowed arrays: a call per probe with reference-counted
-    arrays cost more than the whole edit of a short row."""
+    The binary search of ``engine._cpu_kernels._lower_bound``, written inline: that
+    one is a call (arrays passed as structs), and this runs up to three times per
+    update on the path whose every nanosecond shows (validation, insert, delete)."""
     lo = start[x]
     e = lo + deg[x]
     hi = e
@@ -102,13 +102,14 @@ def _find(start, deg, nbr, x, y):
 
 @njit(cache=True, nogil=True, inline="always")
 def _relocated_cap(d, cap, slack):
-    """Capacity a full row of degree ``d`` gets when it moves (dynamic._apply_store's rule)."""
+    """Capacity a full row of degree ``d`` gets when it moves: the rule of
+    ``DynamicGraph._apply_store`` (vectorised there) for one row gaining one entry."""
     want = np.int64(np.ceil((d + 1) * (1.0 + slack)))
     return max(max(2 * cap, want), MIN_ROW_CAP)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _room(x, start, deg, cap, nbr, meta, slack):
+def _room(x, deg, cap, slack):
     """Slots row ``x`` takes from the free tail to receive one more entry (0: it fits)."""
     if deg[x] < cap[x]:
         return np.int64(0)
@@ -178,12 +179,12 @@ def _delete(x, y, start, deg, nbr, elab, has_elab, meta):
 
 # ---------------------------------------------------------- one edge, both rows
 @njit(cache=True, nogil=True, inline="always")
-def _edge_room(a, b, o_start, o_deg, o_cap, o_nbr, o_meta, i_start, i_deg, i_cap, i_nbr,
-               i_meta, directed, slack):
+def _edge_room(a, b, o_deg, o_cap, o_nbr, o_meta, i_deg, i_cap, i_nbr, i_meta, directed,
+               slack):
     """``(store, slots)`` of the first store whose tail cannot take the moved rows of an
     insertion ``a -> b`` (store 0 out, 1 in), or ``(-1, 0)``."""
-    ra = _room(a, o_start, o_deg, o_cap, o_nbr, o_meta, slack)
-    rb = _room(b, i_start, i_deg, i_cap, i_nbr, i_meta, slack)
+    ra = _room(a, o_deg, o_cap, slack)
+    rb = _room(b, i_deg, i_cap, slack)
     if directed:
         if o_meta[M_USED] + ra > o_nbr.shape[0]:
             return 0, ra
@@ -246,13 +247,8 @@ def _searches(T, pg, i, kind, u_a, u_b, u_op, u_lab, mask, order, pair_kind, pai
         return False, gbuf, cbuf, aoff, aent, pbuf
     ins = u_op[i] > 0
     for j in range(order.shape[0]):
-        if pair_kind[j] != kind:
-            continue
-        if (ms >> np.uint64(order[j, 0])) & np.uint64(1) == 0:
-            continue
-        if (mt >> np.uint64(order[j, 1])) & np.uint64(1) == 0:
-            continue
-        if ins and kind == 1 and pair_elabel[j] != -1 and u_lab[i] != pair_elabel[j]:
+        if pair_kind[j] != kind or not plan_takes(j, ms, mt, order, pair_kind, pair_elabel,
+                                                  ins, u_lab[i]):
             continue
         c, gbuf, cbuf, aoff, aent, pbuf = _task(
             T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
@@ -260,20 +256,8 @@ def _searches(T, pg, i, kind, u_a, u_b, u_op, u_lab, mask, order, pair_kind, pai
         ctl[C_TASKS] += 1
         if err[0] != 0:
             return True, gbuf, cbuf, aoff, aent, pbuf
-        if c == 0:
-            continue
-        w = weight[j]
-        if c > INT64_MAX // w:
+        if c != 0 and add_weighted(plus, minus, i, c, weight[j], ins == (kind == 1)):
             return True, gbuf, cbuf, aoff, aent, pbuf
-        c *= w
-        if ins == (kind == 1):
-            if plus[i] > INT64_MAX - c:
-                return True, gbuf, cbuf, aoff, aent, pbuf
-            plus[i] += c
-        else:
-            if minus[i] > INT64_MAX - c:
-                return True, gbuf, cbuf, aoff, aent, pbuf
-            minus[i] += c
     return False, gbuf, cbuf, aoff, aent, pbuf
 
 
@@ -451,15 +435,15 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             continue
         if ins:
             if not split:
-                st, need = _edge_room(a, b, f_os, f_od, f_oc, f_on, f_om, f_is, f_id, f_ic,
-                                      f_in, f_im, directed, slack)
+                st, need = _edge_room(a, b, f_od, f_oc, f_on, f_om, f_id, f_ic, f_in, f_im,
+                                      directed, slack)
                 if st >= 0:
                     ctl[C_NEXT] = i
                     ctl[C_ROOM] = need
                     return ROOM_FULL_OUT + st
             if rel and not same:
-                st, need = _edge_room(a, b, r_os, r_od, r_oc, r_on, r_om, r_is, r_id, r_ic,
-                                      r_in, r_im, directed, slack)
+                st, need = _edge_room(a, b, r_od, r_oc, r_on, r_om, r_id, r_ic, r_in, r_im,
+                                      directed, slack)
                 if st >= 0:
                     ctl[C_NEXT] = i
                     ctl[C_ROOM] = need

@@ -162,10 +162,11 @@ class CpuDeltaEngine:
     def _use_local(self, plans: DeltaPlans) -> bool:
         """Local candidate sets pay where labels make them small and the query is large
         enough for their pruning to repay building them: more than 8 vertices, or 6 to 8
-        with average degree below 3. (Measured on yeast and hprd streams with random-walk
-        queries of 4, 6 and 8 vertices and the 16-vertex query files: on 4-vertex queries
-        and dense 8-vertex ones the plain search was 5-25% faster; on sparse 8-vertex
-        queries 1.3x slower, on 16-vertex ones 2-5x.)"""
+        with average degree below 3. (Measured on the yeast and hprd streams, the
+        sequential path, one thread: without them yeast's 4-vertex and dense 8-vertex
+        random-walk queries ran 23-24% faster, its sparse 8-vertex one 1.29x slower and
+        its 16-vertex query files 4-5x slower; on hprd every random-walk query was
+        within 10% either way except the sparse 8-vertex one, 1.4x faster without.)"""
         if self.local is not None:
             return bool(self.local)
         q = plans.query
@@ -219,7 +220,7 @@ class CpuDeltaEngine:
 
         from ._cpu_delta import run_tasks, run_tasks_serial
         T = int(task_upd.size)
-        threads = min(self._threads(), numba.config.NUMBA_NUM_THREADS)
+        threads = self.threads_used()
         marks, cnts = self._scratch(threads, n_cap if local else 0)
         flags = self._flag_rows(threads, n_cap + 1)
         src, dst, op = _ro(batch.src, np.int32), _ro(batch.dst, np.int32), _ro(batch.op, np.int8)

@@ -33,6 +33,7 @@ Examples
 from __future__ import annotations
 
 import inspect
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -462,7 +463,6 @@ class ContinuousMatcher:
 
     def _apply_sequential(self, seq: Any, ups: Updates) -> StreamDelta:
         """Count a batch on the sequential path; what it leaves goes to the batch path."""
-        import time
         B = len(ups)
         threads = self.engine.threads_used()
         res = None

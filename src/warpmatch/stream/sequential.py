@@ -51,16 +51,15 @@ from ..engine._cpu_kernels import _lower_bound
 from . import _seq_kernels as S
 from ._cpu_rows import view_table
 from ._edgeset import MAX_LOAD, EdgeSet
-from .dynamic import _MAX_WASTE, _REASONS
+from .cpu import CALL_S, PARALLEL_S
+from .dynamic import DynamicGraph, _REASONS
 from .types import Updates
 
 __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 
-#: estimated sequential seconds of a batch above which several threads take the batch
-#: path (the CPU engine's rule for going parallel, :data:`warpmatch.stream.cpu.PARALLEL_S`)
-PARALLEL_S = 0.005
-#: seconds one kernel call aims at: Ctrl-C and SIGTERM are served between calls
-CALL_S = 0.1
+# PARALLEL_S: estimated sequential seconds above which several threads take the batch
+# path; CALL_S: seconds one kernel call aims at (Ctrl-C and SIGTERM are served between
+# calls): the CPU engine's own rules (stream/cpu.py)
 #: updates of the first call, before any rate was measured (one thread; several threads)
 FIRST_CALL = 4096
 PROBE_CALL = 256
@@ -152,10 +151,7 @@ class SeqResult:
         if self.valid == self.done:
             return out
         for i in np.flatnonzero(self.code[:self.done]).tolist():
-            text = f"{int(ups.src[i])} {int(ups.dst[i])} {'+' if ups.op[i] > 0 else '-'}"
-            if ups.label is not None:
-                text += f" {ups.label[i]}"
-            out[i] = f"{_REASONS[int(self.code[i])]}: {text!r}"
+            out[i] = f"{_REASONS[int(self.code[i])]}: {DynamicGraph._update_text(ups, i)!r}"
         return out
 
 
@@ -353,8 +349,10 @@ class SequentialPath:
             invalid update under ``"error"`` makes this method take back what it
             applied and return ``None``, so that the batch path reports it.
         threads : int
-            The engine's threads: with more than one, a batch estimated above
-            :data:`PARALLEL_S` (or the rest of one) is left to the batch path.
+            The engine's threads: with more than one, the rest of a batch
+            estimated above :data:`PARALLEL_S` is left to the batch path, unless
+            that was measured slower per update (the whole batch is
+            :meth:`prefers_batch`'s decision, taken by the caller).
 
         Returns
         -------
@@ -385,8 +383,6 @@ class SequentialPath:
                            ids.base_int, ids.extra_ext, ids.extra_int, a, b, op, lab):
             return None
         rate = self.rate
-        if threads > 1 and rate is not None and rate * B > PARALLEL_S:
-            return None
         eng = self.engine
         eg = dg if self.relevant is None else self.relevant.graph
         filt = eng.filter_for(self.plans, eg)
@@ -409,7 +405,8 @@ class SequentialPath:
         try:
             while ctl[S.C_NEXT] < B:
                 nxt = int(ctl[S.C_NEXT])
-                if threads > 1 and nxt > 0 and spent / nxt * (B - nxt) > PARALLEL_S:
+                if threads > 1 and nxt > 0 and spent / nxt * (B - nxt) > PARALLEL_S and (
+                        self.batch_rate is None or self.batch_rate < spent / nxt):
                     break               # the rest is worth the batch path's threads
                 fs = self._store_args(dg)
                 rs = fs if same else self._store_args(eg)
@@ -475,11 +472,9 @@ class SequentialPath:
         eg = dg if same else self.relevant.graph
         filt = self.engine.filter_for(self.plans, eg)
         self._undo(a, b, op, lab, code, old_lab, res.done, filt, dg, eg, same)
-        dg.num_edges -= net
-        dg._state += 1
+        dg.edited_in_place(-net)
         if not same:
-            eg.num_edges -= rnet
-            eg._state += 1
+            eg.edited_in_place(-rnet)
         filt.synced(eg)
 
     # ------------------------------------------------------ path choice
@@ -530,16 +525,7 @@ class SequentialPath:
             return
         if self.split:
             self.dirty = True           # its stores are rebuilt by sync()
-        dg.num_edges += int(ctl[S.C_NET])
-        dg._state += 1
+        dg.edited_in_place(int(ctl[S.C_NET]))
         if not same:
-            eg.num_edges += int(ctl[S.C_RNET])
-            eg._state += 1
-        for g in (dg,) if same else (dg, eg):
-            if g is dg and self.split:
-                continue
-            for st in g._stores:
-                if g._waste(st) > _MAX_WASTE:
-                    st.compact(g.n, g.slack)
-                    g.storage_version += 1
+            eg.edited_in_place(int(ctl[S.C_RNET]))
         filt.synced(eg)
