@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,7 @@ pytest.importorskip("cupy", reason="the GPU engine needs CuPy")
 pytestmark = pytest.mark.gpu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_cli_interrupt import (START_S, STOP_S, _drain, _read_until, _start,  # noqa: E402
-                                _stop, _terminal_lines)
+from test_cli_interrupt import count_stops, match_stops  # noqa: E402
 
 from warpmatch.graph import rmat, save_binary  # noqa: E402
 
@@ -42,31 +40,9 @@ def gpu_graph(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated")])
 def test_gpu_count_stops(tmp_path, gpu_graph, sig, code, word) -> None:
-    import os
-    proc, master = _start(["count", gpu_graph, PATTERN, "--backend", "gpu"], tmp_path,
-                          tty=True)
-    assert master is not None
-    try:
-        _read_until(master, f"{PATTERN}:".encode(), proc)     # the bar: it is searching
-        time.sleep(1.0)                                        # well inside the kernel
-        rc, took, out, _ = _stop(proc, sig)
-        rest = _drain(master)
-    finally:
-        os.close(master)
-    assert rc == code and took < STOP_S, (rc, took)
-    assert out == b""
-    assert _terminal_lines(rest) == [f"warpmatch: {word}"], rest
+    count_stops(tmp_path, gpu_graph, PATTERN, "gpu", sig, code, word, settle=1.0)
 
 
 def test_gpu_match_stops_and_leaves_no_file(tmp_path, gpu_graph) -> None:
-    proc, _ = _start(["match", gpu_graph, PATTERN, "-o", "x.parquet", "--backend", "gpu"],
-                     tmp_path, tty=False)
-    deadline = time.monotonic() + START_S
-    while not any(p.stat().st_size > 10_000 for p in tmp_path.glob(".x.parquet.partial-*")):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    rc, took, out, err = _stop(proc, signal.SIGTERM)
-    assert rc == 143 and took < STOP_S, (rc, took, err)
-    assert out == b"" and err.decode().endswith("warpmatch: terminated\n"), err
-    assert list(tmp_path.iterdir()) == []
+    match_stops(tmp_path, gpu_graph, PATTERN, "gpu", signal.SIGTERM, 143, "terminated",
+                exact_stderr=False)

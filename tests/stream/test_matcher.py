@@ -69,8 +69,12 @@ class Oracle:
 
 
 def random_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 10, m: int = 18,
-                  B: int = 40, invalid: bool = True):
-    """(oracle of G_0, Updates in external ids) with deletes, re-inserts, undos, new vertices."""
+                  B: int = 40, invalid: bool = True, new_vertices: bool = True):
+    """(oracle of G_0, Updates in external ids) with deletes, re-inserts, undos, new vertices.
+
+    ``invalid=False``: no self-loops, deletes of missing edges or inserts of existing
+    ones. ``new_vertices=False``: every update names a vertex of ``G_0`` (which then
+    holds all ``n``, isolated ones included)."""
     rng = random.Random(seed)
     ext = [3 * i + 100 for i in range(n)]                 # ids unlike internal ones
     edges: dict = {}
@@ -80,6 +84,8 @@ def random_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 10, 
         edges[key] = rng.randrange(elab) if elab else 0
     vl = {x: rng.randrange(vlab) for x in ext} if vlab else None
     oracle = Oracle(directed, vl, bool(elab), edges)
+    if not new_vertices:
+        oracle.vertices |= set(ext)
     cur = set(edges)
     pool = list(ext)
     new_ids, new_labels = [], []
@@ -98,7 +104,7 @@ def random_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 10, 
         elif r < 0.5 and invalid:
             u = rng.choice(pool)
             v, op = (u, 1) if rng.random() < 0.5 else (rng.choice(pool), rng.choice([1, -1]))
-        elif r < 0.56:
+        elif r < 0.56 and new_vertices:
             u = 5000 + len(new_ids)                        # a new vertex
             new_ids.append(u)
             new_labels.append(rng.randrange(vlab) if vlab else 0)
@@ -107,6 +113,12 @@ def random_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 10, 
         else:
             u, v = rng.sample(pool, 2)
             op = 1
+            if not invalid:                                # an edge that is absent now
+                pairs = len(pool) * (len(pool) - 1) // (1 if directed else 2)
+                if len(cur) >= pairs:                      # complete: delete one instead
+                    (u, v), op = rng.choice(sorted(cur)), -1
+                while op > 0 and ((u, v) if directed or u < v else (v, u)) in cur:
+                    u, v = rng.sample(pool, 2)
         ups.append((u, v, op, lab))
         key = (u, v) if directed or u < v else (v, u)
         if u != v and (op > 0) != (key in cur):

@@ -10,7 +10,6 @@ batches that alternate the two paths.
 """
 from __future__ import annotations
 
-import random
 
 import numpy as np
 import pytest
@@ -25,7 +24,7 @@ from warpmatch.stream.filter import NlfFilter
 from warpmatch.stream.matcher import ContinuousMatcher
 from warpmatch.stream.types import Updates
 
-from test_matcher import Oracle, replay
+from test_matcher import Oracle, random_stream, replay
 
 SETTINGS = dict(max_examples=15, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -33,48 +32,10 @@ SETTINGS = dict(max_examples=15, deadline=None, derandomize=True,
 
 def known_stream(seed: int, directed: bool, vlab: int, elab: int, n: int = 12, m: int = 26,
                  B: int = 60, invalid: bool = True) -> tuple[Oracle, Updates]:
-    """A stream over the vertices of G_0 only (the sequential path takes every batch):
-    deletes, re-inserts, undos, and (``invalid``) self-loops, duplicate inserts and
-    deletes of missing edges."""
-    rng = random.Random(seed)
-    ext = [5 * i + 7 for i in range(n)]
-    edges: dict = {}
-    while len(edges) < m:
-        a, b = rng.sample(ext, 2)
-        key = (a, b) if directed or a < b else (b, a)
-        edges[key] = rng.randrange(elab) if elab else 0
-    vl = {x: rng.randrange(vlab) for x in ext} if vlab else None
-    oracle = Oracle(directed, vl, bool(elab), edges)
-    oracle.vertices |= set(ext)
-    cur = set(edges)
-    ups = []
-    for _ in range(B):
-        r = rng.random()
-        lab = rng.randrange(elab) if elab else 0
-        if r < 0.12 and ups:
-            u, v, op, lab = ups[-1]
-            op = -op
-        elif r < 0.45 and cur:
-            u, v = rng.choice(sorted(cur))
-            if not directed and rng.random() < 0.5:
-                u, v = v, u
-            op = -1
-        elif r < 0.55 and invalid:
-            u = rng.choice(ext)
-            v, op = (u, 1) if rng.random() < 0.5 else (rng.choice(ext), rng.choice([1, -1]))
-        else:
-            u, v = rng.sample(ext, 2)
-            op = 1
-            if not invalid:                    # an edge that is absent now
-                while ((u, v) if directed or u < v else (v, u)) in cur:
-                    u, v = rng.sample(ext, 2)
-        ups.append((u, v, op, lab))
-        key = (u, v) if directed or u < v else (v, u)
-        if u != v and (op > 0) != (key in cur):
-            (cur.add if op > 0 else cur.discard)(key)
-    arr = np.asarray(ups, np.int64).reshape(-1, 4)
-    return oracle, Updates(arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int8),
-                           arr[:, 3].astype(np.int32) if elab else None)
+    """test_matcher's random stream over the vertices of G_0 only (the sequential path
+    takes every batch); ``invalid`` adds self-loops, duplicate inserts, missing deletes."""
+    return random_stream(seed, directed, vlab, elab, n=n, m=m, B=B, invalid=invalid,
+                         new_vertices=False)
 
 
 def counts(cm: ContinuousMatcher, ups: Updates, batch: int) -> tuple[np.ndarray, ...]:
@@ -344,7 +305,7 @@ def test_paths_alternate_listing_counting_and_new_vertices():
     g0 = oracle.graph()
     cm = ContinuousMatcher(g0, q, backend="cpu", threads=1)
     ref = ContinuousMatcher(g0, q, backend="cpu", threads=1, sequential=False)
-    new = Updates(np.array([9999, 9999]), np.array([7, 12]), np.array([1, 1], np.int8),
+    new = Updates(np.array([9999, 9999]), np.array([100, 103]), np.array([1, 1], np.int8),
                   new_vertex_ids=np.array([9999]), new_vertex_labels=np.array([1], np.int32))
     for i, lo in enumerate(range(0, 90, 15)):
         part = ups.slice(lo, lo + 15)
