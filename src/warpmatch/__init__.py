@@ -26,6 +26,7 @@ from .api import count, count_result, explain, match
 from .errors import (
     BackendUnavailableError,
     BudgetError,
+    DistributedError,
     GraphError,
     InputCleanupWarning,
     InputFormatError,
@@ -46,5 +47,6 @@ __all__ = [
     "ContinuousMatcher", "StreamDelta", "read_updates", "write_updates", "make_stream",
     "replay_temporal",
     "WarpmatchError", "InputFormatError", "QueryError", "GraphError",
-    "BackendUnavailableError", "BudgetError", "UnknownLabelWarning", "InputCleanupWarning",
+    "BackendUnavailableError", "BudgetError", "DistributedError", "UnknownLabelWarning",
+    "InputCleanupWarning",
 ]

@@ -187,6 +187,10 @@ class CountResult:
         Why the count stopped before the end (``"limit 1,000 reached"``,
         ``"time limit 5 s reached"``): ``count`` is then a lower bound.
         ``None`` (the default) for a complete count.
+    distributed : dict or None
+        For a count run by a Dask cluster (``client=``): its workers, shards,
+        how the graph reached them and each worker's seconds of counting.
+        ``None`` (the default) in one process.
     """
 
     count: int
@@ -200,6 +204,7 @@ class CountResult:
     graph: Graph
     warmup_seconds: float = 0.0
     partial: str | None = None
+    distributed: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -231,6 +236,7 @@ class CountResult:
             "partial": self.partial is not None,
             "partial_reason": self.partial,
             "semantics": self.describe(),
+            **({"distributed": self.distributed} if self.distributed is not None else {}),
         }
 
 
@@ -330,7 +336,8 @@ def _early_stop(limit: int | None, time_limit: float | None, multiplier: int,
 def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
                  backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
                  order: str = "ri", progress: ProgressArg = False, limit: int | None = None,
-                 time_limit: float | None = None) -> CountResult:
+                 time_limit: float | None = None, client: Any = None,
+                 shards: int | None = None) -> CountResult:
     """Like :func:`count`, but return a :class:`CountResult` with the plan, backend and timings.
 
     Parameters are those of :func:`count`, and:
@@ -341,6 +348,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     time_limit : float or None, optional
         Stop after about ``time_limit`` seconds of search (checked several
         times a second). The default, ``None``, has no limit.
+    shards : int or None, optional
+        With ``client``: the number of parts the search is cut into (the
+        default is 8 per worker).
 
     A count that stopped early is a lower bound: ``partial`` says why, and
     :meth:`CountResult.describe` says "at least". One that finished first is
@@ -375,6 +385,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         raise QueryError(f"time_limit must be positive, not {time_limit}")
     g = as_graph(graph)
     q = as_query(query, g)
+    if client is not None:
+        return _count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
+                                 progress, limit, time_limit, shards)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
@@ -404,9 +417,46 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        partial=why[0] if why else None)
 
 
+def _count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, induced: bool,
+                      backend: str, anchors: Mapping[Any, Any] | None, order: str,
+                      progress: ProgressArg, limit: int | None, time_limit: float | None,
+                      shards: int | None) -> CountResult:
+    """:func:`count_result` on a Dask cluster (:mod:`warpmatch.distributed`)."""
+    from . import distributed as D
+    from .engine import backend_names
+    if backend not in ("auto", *backend_names()):
+        raise BackendUnavailableError(f"unknown backend {backend!r}")
+    t0 = time.perf_counter()
+    plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
+    t1 = time.perf_counter()
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    if plan.empty_reason is not None:
+        return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, g,
+                           distributed={"shards": 0})
+    job = D.prepare(client, g, plan, backend=backend, shards=shards, graph_path=path)
+    callback, close = _make_progress(progress, q.name)
+    t2 = time.perf_counter()
+    stop, why = _early_stop(None if limit is None else int(limit), None, int(plan.multiplier),
+                            t2)
+    deadline = None if time_limit is None else t2 + float(time_limit)
+    try:
+        raw, complete = D.count_plan(job, progress=callback, stop=stop, deadline=deadline)
+    finally:
+        close()
+        job.close()
+    t3 = time.perf_counter()
+    partial = None
+    if not complete:
+        partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
+    engines = job.stats.get("engines") or [backend]
+    return CountResult(raw * int(plan.multiplier), mode, bool(induced),
+                       "dask:" + "+".join(engines), t3 - t2, t1 - t0, plan, q, g,
+                       partial=partial, distributed=job.stats)
+
+
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-          order: str = "ri", progress: ProgressArg = False) -> int:
+          order: str = "ri", progress: ProgressArg = False, client: Any = None) -> int:
     """Count the embeddings (or distinct subgraphs) of a query graph in a data graph.
 
     Counting never materialises matches.
@@ -442,6 +492,12 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         ``True`` shows a progress bar on stderr; a callable receives
         ``(work done, work total)`` several times a second (the unit is the
         engine's: only the ratio means something). The default is ``False``.
+    client : distributed.Client, optional
+        Count on this Dask cluster (``pip install 'warpmatch[dist]'``;
+        :func:`warpmatch.distributed.local_cluster` starts one): the search is
+        cut into shards, each worker runs the best engine it has (``backend``
+        names it on the workers), and the answer is the one-process answer.
+        Progress then counts shards. The default, ``None``, counts here.
 
     Returns
     -------
@@ -474,14 +530,16 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     3
     """
     return count_result(graph, query, mode=mode, induced=induced, backend=backend,
-                        anchors=anchors, order=order, progress=progress).count
+                        anchors=anchors, order=order, progress=progress,
+                        client=client).count
 
 
 # ---------------------------------------------------------------------- match
 def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
           limit: int | None = None, batch_size: int = 65536, order: str = "ri",
-          progress: Callable[[int, int], None] | None = None) -> Iterator[np.ndarray]:
+          progress: Callable[[int, int], None] | None = None,
+          client: Any = None) -> Iterator[np.ndarray]:
     """List the embeddings (or distinct subgraphs) of a query, in batches.
 
     Parameters
@@ -494,7 +552,14 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         Most rows per yielded array. The default is 65536; memory stays
         bounded by it whatever the number of matches.
     progress : callable, optional
-        Receives ``(roots done, roots total)`` from the engine.
+        Receives ``(roots done, roots total)`` from the engine (with ``client``:
+        shards).
+    client : distributed.Client, optional
+        List on this Dask cluster (as :func:`count`): each shard's rows come
+        back as one array when the shard finishes, so the rows' order differs
+        from one process's, their set does not (``batch_size`` does not apply;
+        :func:`warpmatch.distributed.write_dataset` writes them on the workers
+        instead). The default, ``None``, lists here.
 
     Yields
     ------
@@ -530,6 +595,14 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         raise QueryError(f"batch_size must be positive, not {batch_size}")
     g = as_graph(graph)
     q = as_query(query, g)
+    if client is not None:
+        from . import distributed as D
+        plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
+        if plan.empty_reason is not None or (limit is not None and int(limit) == 0):
+            return iter(())
+        path = graph if isinstance(graph, (str, os.PathLike)) else None
+        job = D.prepare(client, g, plan, backend=backend, graph_path=path)
+        return D.match_plan(job, None if limit is None else int(limit), progress)
     engine = resolve_backend(backend)
     plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
     if plan.multiplier != 1:   # a listing plan enumerates every match itself

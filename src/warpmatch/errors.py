@@ -54,6 +54,11 @@ class BudgetError(WarpmatchError, MemoryError):
     """The work does not fit the memory budget; the message names the sizes."""
 
 
+class DistributedError(WarpmatchError, RuntimeError):
+    """A Dask cluster cannot run the work: a worker that cannot read the graph or lacks a
+    dependency, a missing ``warpmatch[dist]`` extra; the message names the worker."""
+
+
 class UnknownLabelWarning(UserWarning):
     """A query label does not occur in the data graph, so the answer is 0."""
 

@@ -5,6 +5,7 @@ import time
 
 import click
 
+from ._cluster import cluster_client, cluster_options
 from ._common import (
     CONTEXT_SETTINGS,
     _debug_option,
@@ -32,14 +33,15 @@ from ._common import (
               metavar="SECONDS",
               help="Stop each query's search after SECONDS; a partial count says so.")
 @_threads_option
+@cluster_options
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
 def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: float | None,
-          threads: int | None, mode: str, induced: bool, backend: str,
-          anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
-          vertex_labels: str | None, as_json: bool) -> None:
+          threads: int | None, workers: int | None, scheduler: str | None, mode: str,
+          induced: bool, backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
+          directed: bool, vertex_labels: str | None, as_json: bool) -> None:
     """Count the embeddings (or subgraphs) of each QUERY in GRAPH.
 
     Counting never materialises matches. The printed line says what was
@@ -60,6 +62,13 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
       warpmatch count votes.txt "a->b, b->c, c->a" --directed
       warpmatch count web.txt "a-b, b-c, c-d, d-a" --anchor a=1,2,3 --anchor c=@ids.txt
       warpmatch count web.txt square --anchor 0=7      (named patterns: vertices 0..k-1)
+      warpmatch count web.wmg 4-clique --workers 4      (a local Dask cluster)
+      warpmatch count web.wmg house --scheduler tcp://10.0.0.5:8786
+
+    With --workers or --scheduler the search is cut into shards run by Dask
+    workers (each runs the best engine it has; --backend names it there), the
+    progress bar counts shards, and --json adds "distributed" (workers, shards,
+    each worker's seconds). A .wmg graph is memory-mapped by each worker.
     """
     from .._progress import ProgressBar
     from ..api import as_query, count_result
@@ -67,13 +76,15 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
     anchor_map = parse_anchors(anchors)
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     qs = [as_query(query, g) for query in queries]     # every query checked before any count
-    with running(threads):
+    # (a .wmg graph is memory-mapped: the workers map its file instead of receiving it)
+    with running(threads), cluster_client(workers, scheduler) as client:
         for q in qs:
             with ProgressBar(q.name, percent=True) as bar:
-                res = count_result(g, q, mode=mode, induced=induced, backend=backend,
+                res = count_result(g, q, mode=mode,
+                                   induced=induced, backend=backend,
                                    anchors=anchor_map or None, order=order,
                                    progress=bar if bar.enabled else None,
-                                   limit=limit, time_limit=time_limit)
+                                   limit=limit, time_limit=time_limit, client=client)
             click.echo(res.describe())
             anchored = "".join(f", {v} anchored to {n:,} ids"
                                for v, n in res.as_dict()["anchors"].items())
@@ -84,7 +95,10 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        + (f" (+{res.warmup_seconds:.3f} s one-time warm-up)"
                           if res.warmup_seconds >= 0.0005 else "")
                        + (f" (planner: {res.plan.empty_reason})"
-                          if res.plan.empty_reason else ""))
+                          if res.plan.empty_reason else "")
+                       + (f"; {res.distributed['workers']} workers, "
+                          f"{res.distributed['shards']} shards"
+                          if res.distributed and "workers" in res.distributed else ""))
             if as_json:
                 d = res.as_dict()
                 d.update(graph=graph, graph_name=g.name, load_seconds=round(load_s, 6))
@@ -106,13 +120,15 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
 @click.option("--output-format", type=click.Choice(["parquet", "csv", "npy"]), default=None,
               help="Override the format implied by the extension.")
 @_threads_option
+@cluster_options
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
 def match(graph: str, query: str, output: str, limit: int | None, batch_size: int,
-          output_format: str | None, threads: int | None, mode: str, induced: bool,
-          backend: str, anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
+          output_format: str | None, threads: int | None, workers: int | None,
+          scheduler: str | None, mode: str, induced: bool, backend: str,
+          anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
           vertex_labels: str | None, as_json: bool) -> None:
     """List the matches of QUERY in GRAPH into a file.
 
@@ -130,7 +146,19 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
       warpmatch match web.txt 4-clique -o first.npy --limit 1000
       warpmatch match web.txt "a-b, b-c, c-a" -o t.parquet --anchor a=@accounts.txt
       warpmatch match web.txt triangle -o - --limit 10 | sort -n
+      warpmatch match web.wmg house -o houses/ --workers 4     (a Parquet dataset)
+
+    With --workers or --scheduler, OUTPUT is a new directory: a Parquet
+    dataset with one part-NNNNN.parquet per shard, each written by a worker
+    (atomically: a shard run again after its worker died replaces its file);
+    the directory appears when every shard is written. The workers must see
+    the directory (a local cluster does).
     """
+    if workers is not None or scheduler is not None:
+        _match_dataset(graph, query, output, limit, batch_size, output_format, threads,
+                       workers, scheduler, mode, induced, backend, anchors, order, fmt,
+                       directed, vertex_labels, as_json)
+        return
     from .._progress import ProgressBar
     from .._writers import open_match_writer
     from .._writers import output_format as out_fmt
@@ -178,6 +206,57 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
             "output": output, "format": ofmt, "columns": list(q.names),
             "limit": limit, "limit_reached": limit_reached,
             "anchors": {k: len(v) for k, v in anchor_map.items()},
+            "semantics": describe_count(rows, mode, induced, q.name),
+        })
+
+
+def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch_size: int,
+                   output_format: str | None, threads: int | None, workers: int | None,
+                   scheduler: str | None, mode: str, induced: bool, backend: str,
+                   anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
+                   vertex_labels: str | None, as_json: bool) -> None:
+    """``match`` on a Dask cluster: a Parquet dataset written by the workers."""
+    from .._progress import ProgressBar
+    from ..api import _plan, as_query, describe_count
+    from ..distributed import prepare, write_dataset
+
+    if limit is not None:
+        raise click.UsageError("--limit is not available with --workers/--scheduler: every "
+                               "shard writes all its rows (list without them to stop early)")
+    if output == "-" or (output_format not in (None, "parquet")) or \
+            output.lower().endswith((".csv", ".npy")):
+        raise click.UsageError("with --workers/--scheduler the output is a Parquet dataset: "
+                               "give a directory for -o, not '-' or a .csv/.npy file")
+    anchor_map = parse_anchors(anchors)
+    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    q = as_query(query, g)
+    plan = _plan(g, q, mode, bool(induced), anchor_map or None, order, purpose="list")
+    t0 = time.perf_counter()
+    with running(threads), cluster_client(workers, scheduler) as client:
+        job = prepare(client, g, plan, backend=backend)
+        try:
+            with ProgressBar(q.name, percent=True) as bar:
+                try:
+                    rows = write_dataset(job, output, q.names, batch_size=batch_size,
+                                         progress=bar if bar.enabled else None)
+                except (FileExistsError, FileNotFoundError) as exc:
+                    raise click.ClickException(str(exc)) from None
+        finally:
+            job.close()
+    seconds = time.perf_counter() - t0
+    click.echo(f"{describe_count(rows, mode, induced, q.name)} written to {output} "
+               f"(Parquet dataset, {max(1, len(job.shards))} files)")
+    click.echo(f"  in {_graph_line(g)}; {job.stats['workers']} Dask workers, "
+               f"{job.stats['shards']} shards, {seconds:.3f} s; columns {', '.join(q.names)}")
+    if as_json:
+        _emit_json({
+            "count": rows, "mode": mode, "induced": induced, "backend": "dask:" + backend,
+            "seconds": round(seconds, 6), "load_seconds": round(load_s, 6),
+            "graph": graph, "graph_name": g.name, "query": q.name, "query_dsl": q.to_dsl(),
+            "output": output, "format": "parquet-dataset", "columns": list(q.names),
+            "limit": None, "limit_reached": False,
+            "anchors": {k: len(v) for k, v in anchor_map.items()},
+            "distributed": job.stats,
             "semantics": describe_count(rows, mode, induced, q.name),
         })
 

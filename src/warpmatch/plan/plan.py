@@ -88,6 +88,39 @@ class Plan:
             return None
         return self.cand_ids[self.cand_ptr[depth]:self.cand_ptr[depth + 1]]
 
+    def with_candidates(self, sets: dict[int, np.ndarray]) -> "Plan":
+        """A copy whose depths in ``sets`` have these candidate sets instead.
+
+        For splitting one search into disjoint parts (the distributed layer's
+        shards): the matches of the copies whose depth-``d`` sets partition the
+        original set are the original matches, each in exactly one copy.
+
+        Parameters
+        ----------
+        sets : dict
+            ``{depth: ids}``; ``ids`` sorted, unique, of ``cand_ids``' dtype,
+            each a subset of what depth ``d`` may take (the caller's contract:
+            they replace the original set, they are not intersected with it).
+
+        Returns
+        -------
+        Plan
+        """
+        import dataclasses
+        k = self.k
+        parts, restricted = [], self.cand_restricted.copy()
+        for d in range(k):
+            if d in sets:
+                parts.append(np.asarray(sets[d], dtype=self.cand_ids.dtype))
+                restricted[d] = True
+            else:
+                parts.append(self.cand_ids[self.cand_ptr[d]:self.cand_ptr[d + 1]])
+        ptr = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=ptr[1:])
+        ids = np.ascontiguousarray(np.concatenate(parts)) if parts else self.cand_ids[:0]
+        return dataclasses.replace(self, cand_ptr=ptr, cand_ids=ids,
+                                   cand_restricted=restricted)
+
     @property
     def inverse_order(self) -> np.ndarray:
         """``inverse_order[u]`` is the depth at which query vertex ``u`` is matched."""

@@ -1,0 +1,152 @@
+"""Cutting one search into shards: disjoint parts of its search tree, sized by estimated cost.
+
+What is where
+-------------
+- :func:`root_costs` — a cost estimate per root (depth-0 candidate) from degrees;
+- :class:`Shard` — one part: a range of the plan's roots, or one heavy root with a
+  slice of its depth-1 candidates;
+- :func:`make_shards` — the cut: contiguous root ranges of about equal estimated
+  cost, a root heavier than one share split at depth 1 (as the GPU engine splits
+  heavy roots inside a device);
+- :func:`shard_plan` — the :class:`~warpmatch.plan.Plan` a worker runs for a shard.
+
+Exactness: the roots of the shards partition the plan's roots, and the depth-1
+slices of a split root partition every vertex that depth 1 may take under it
+(its neighbours, in either direction, within depth 1's candidate set), so every
+match of the plan is a match of exactly one shard.
+
+How it differs from the literature: PBE (§3) and STMatch split work by data
+partitions or by warps inside one GPU; here the unit is a set of roots handed
+to Dask, which balances shards between workers by work stealing; the estimate
+only has to make shards of the same order, not equal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph import Graph
+from ..plan import Plan
+
+__all__ = ["Shard", "root_costs", "make_shards", "shard_plan", "SHARDS_PER_WORKER"]
+
+#: shards per worker when the caller does not say: enough for work stealing to even out
+#: estimates that are off by a few times, few enough that per-task overhead stays small
+SHARDS_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One part of a search: roots ``lo..hi-1`` of the plan (indices into
+    ``plan.roots``), and, for a split heavy root (``hi == lo + 1``), the depth-1
+    candidates ``depth1`` it is limited to (sorted ids), else ``None``."""
+    index: int
+    lo: int
+    hi: int
+    cost: float
+    depth1: np.ndarray | None = None
+
+    @property
+    def roots(self) -> int:
+        return self.hi - self.lo
+
+
+def _degrees(graph: Graph) -> np.ndarray:
+    deg = np.diff(graph.indptr).astype(np.float64)
+    if graph.directed and graph.in_indptr is not None:
+        deg += np.diff(graph.in_indptr)
+    return deg
+
+
+def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
+    """Estimated search cost of each root of ``plan``: ``(1 + degree)^min(k - 1, 2)``.
+
+    A rough, cheap (``O(roots)``) stand-in for the size of a root's search tree:
+    one level for an edge query, two for larger ones (the depth where a
+    power-law graph's hubs dominate). Shards only need to be of the same order;
+    Dask's work stealing evens out the rest.
+    """
+    deg = _degrees(graph)[plan.roots.astype(np.int64)]
+    return (1.0 + deg) ** min(max(plan.k - 1, 0), 2)
+
+
+def _depth1_universe(graph: Graph, plan: Plan, root: int) -> np.ndarray | None:
+    """Every vertex depth 1 may take under ``root``, sorted, or ``None`` if depth 1
+    is not joined to depth 0 (then the root cannot be split at depth 1)."""
+    if plan.k < 2:
+        return None
+    lo, hi = int(plan.bn_ptr[1]), int(plan.bn_ptr[2])
+    if 0 not in plan.bn_pos[lo:hi].tolist():
+        return None
+    nb = graph.indices[graph.indptr[root]:graph.indptr[root + 1]]
+    if graph.directed and graph.in_indptr is not None:
+        nb = np.concatenate([nb, graph.in_indices[graph.in_indptr[root]:
+                                                  graph.in_indptr[root + 1]]])
+    u = np.unique(nb)
+    c1 = plan.candidates(1)
+    if c1 is not None:
+        u = np.intersect1d(u, c1, assume_unique=True)
+    return u.astype(plan.cand_ids.dtype, copy=False)
+
+
+def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
+    """Cut ``plan``'s search into about ``shards`` parts of similar estimated cost.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the plan was built for.
+    plan : Plan
+    shards : int
+        The number of parts wanted (at least 1). Fewer come back when there
+        are fewer roots; a few more when heavy roots are split.
+
+    Returns
+    -------
+    list of Shard
+        In root order, indexed ``0..len-1``; empty when the plan has no roots.
+    """
+    nroots = int(plan.roots.size)
+    if nroots == 0 or plan.empty_reason is not None:
+        return []
+    cost = root_costs(graph, plan)
+    total = float(cost.sum())
+    share = total / max(1, int(shards))
+    out: list[Shard] = []
+    lo = 0
+    acc = 0.0
+    csum = np.cumsum(cost)
+    while lo < nroots:
+        base = csum[lo - 1] if lo else 0.0
+        if cost[lo] > share:
+            # a heavy root: its own shard, or several if depth 1 can be split
+            uni = _depth1_universe(graph, plan, int(plan.roots[lo]))
+            parts = int(min(np.ceil(cost[lo] / share), 0 if uni is None else uni.size))
+            if parts >= 2:
+                for piece in np.array_split(uni, parts):
+                    out.append(Shard(len(out), lo, lo + 1, float(cost[lo]) / parts, piece))
+            else:
+                out.append(Shard(len(out), lo, lo + 1, float(cost[lo])))
+            lo += 1
+            continue
+        # the longest run from lo whose cost stays within one share (at least one root),
+        # stopping before the next heavy root
+        hi = int(np.searchsorted(csum, base + share, side="right"))
+        hi = max(hi, lo + 1)
+        heavy = np.flatnonzero(cost[lo:hi] > share)
+        if heavy.size:
+            hi = lo + int(heavy[0])
+        acc = float(csum[hi - 1] - base)
+        out.append(Shard(len(out), lo, hi, acc))
+        lo = hi
+    return out
+
+
+def shard_plan(plan: Plan, shard: Shard) -> Plan:
+    """The plan a worker runs for ``shard``: ``plan`` limited to the shard's roots
+    (and depth-1 slice)."""
+    sets = {0: plan.roots[shard.lo:shard.hi]}
+    if shard.depth1 is not None:
+        sets[1] = shard.depth1
+    return plan.with_candidates(sets)

@@ -1,0 +1,92 @@
+"""Shards partition a plan's search: the shards' counts and rows add up to the plan's,
+for root ranges and for heavy roots split at depth 1. No cluster needed."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import warpmatch as wm
+from warpmatch.distributed.shards import make_shards, shard_plan
+from warpmatch.engine import get_engine
+from warpmatch.plan import build_plan
+
+
+def rows_of(engine, g, plan) -> list[tuple]:
+    out = [np.asarray(b) for b in engine.match(g, plan)]
+    return sorted(map(tuple, np.concatenate(out).tolist())) if out else []
+
+
+UNDIRECTED = ["triangle", "square", "diamond", "tailed-triangle", "4-path", "a-b",
+              "a:1-b, b-c:0, c-a"]
+DIRECTED = ["a->b", "a->b, b->c, c->a", "a->b, a->c, b->c", "a:1->b, b->c, c->d"]
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), directed=st.booleans(), parts=st.integers(1, 40),
+       which=st.integers(0, 100), mode=st.sampled_from(["embeddings", "subgraphs"]),
+       induced=st.booleans())
+def test_shards_partition_the_search(seed, directed, parts, which, mode, induced):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+    m = int(rng.integers(n, 4 * n))
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    # a hub, so that some roots are heavy enough to be split at depth 1
+    src = np.concatenate([src, np.zeros(n, np.int64)])
+    dst = np.concatenate([dst, np.arange(n)])
+    g = wm.Graph.from_edges(src, dst, n=n, directed=directed, warn=False,
+                            vertex_labels=rng.integers(0, 2, n))
+    names = DIRECTED if directed else UNDIRECTED
+    text = names[which % len(names)]
+    q = wm.Query.parse(text) if "-" in text and text not in UNDIRECTED[:5] \
+        else wm.get_pattern(text)
+    eng = get_engine("cpu")
+    for purpose in ("count", "list"):
+        plan = build_plan(g, q, mode=mode, induced=induced, purpose=purpose)
+        if plan.empty_reason is not None:
+            continue
+        shards = make_shards(g, plan, parts)
+        roots = np.concatenate([plan.roots[s.lo:s.hi] for s in shards if s.depth1 is None]
+                               + [plan.roots[s.lo:s.hi] for s in shards
+                                  if s.depth1 is not None])
+        assert set(roots.tolist()) == set(plan.roots.tolist())
+        if purpose == "count":
+            assert sum(eng.count(g, shard_plan(plan, s)) for s in shards) == eng.count(g, plan)
+        else:
+            got = sorted(r for s in shards for r in rows_of(eng, g, shard_plan(plan, s)))
+            assert got == rows_of(eng, g, plan)
+
+
+def test_a_hub_is_split_at_depth_one_and_counts_stay_exact():
+    g = wm.Graph.from_networkx(nx.star_graph(200))
+    g2 = wm.Graph.from_edges(*zip(*[(0, i) for i in range(1, 201)]
+                                  + [(i, i + 1) for i in range(1, 200)]))
+    eng = get_engine("cpu")
+    for graph in (g, g2):
+        plan = build_plan(graph, wm.get_pattern("tailed-triangle"), purpose="count")
+        shards = make_shards(graph, plan, 16)
+        split = [s for s in shards if s.depth1 is not None]
+        if plan.roots.size and int(np.diff(graph.indptr)[plan.roots].max()) > 50:
+            assert len(split) >= 2            # the hub's subtree is cut into pieces
+        assert sum(eng.count(graph, shard_plan(plan, s)) for s in shards) == \
+            eng.count(graph, plan)
+
+
+def test_no_roots_no_shards():
+    g = wm.Graph.from_edges([0], [1], vertex_labels=[0, 0])
+    plan = build_plan(g, wm.Query.parse("a:0-b:0, b-c:0, c-a"), purpose="count")
+    assert make_shards(g, plan, 4) == [] or plan.empty_reason is not None
+
+
+@pytest.mark.parametrize("parts", [1, 3, 1000])
+def test_shard_count_follows_the_request(parts):
+    g = wm.Graph.from_networkx(nx.gnm_random_graph(200, 800, seed=1))
+    plan = build_plan(g, wm.get_pattern("triangle"), purpose="count")
+    shards = make_shards(g, plan, parts)
+    assert [s.index for s in shards] == list(range(len(shards)))
+    assert 1 <= len(shards) <= max(parts, 1) * 2 + 5
+    if parts == 1:
+        assert len(shards) <= 3
