@@ -41,6 +41,10 @@ def require(cuda: bool = False) -> Any:
     return distributed
 
 
+#: seconds to wait for a new local cluster's workers, or for a running cluster's first one
+START_TIMEOUT = 120.0
+
+
 def gpu_count() -> int:
     """GPUs this process can use (0 without CuPy or a device)."""
     try:
@@ -99,7 +103,15 @@ def local_cluster(workers: int | None = None, gpu: bool | None = None, **kwargs:
         kwargs.setdefault("threads_per_worker", 1)
         kwargs.setdefault("processes", True)
         cluster = distributed.LocalCluster(n_workers=n, **kwargs)
-    return distributed.Client(cluster)
+    client = distributed.Client(cluster)
+    try:        # the workers register after the client exists (slowly on a cold machine)
+        client.wait_for_workers(len(cluster.workers), timeout=START_TIMEOUT)
+    except (TimeoutError, OSError) as exc:
+        client.close()
+        cluster.close()
+        raise DistributedError(f"the local cluster's workers did not start within "
+                               f"{START_TIMEOUT:g} s: {exc}") from None
+    return client
 
 
 def connect(address: str, timeout: float = 30.0) -> Any:
@@ -133,8 +145,16 @@ def check_workers(client: Any) -> dict[str, dict]:
     """
     from importlib import util
     from .._version import __version__
-    info = client.scheduler_info(n_workers=-1)["workers"] if _takes_n_workers(client) \
-        else client.scheduler_info()["workers"]
+    def workers() -> dict:
+        return client.scheduler_info(n_workers=-1)["workers"] if _takes_n_workers(client) \
+            else client.scheduler_info()["workers"]
+    info = workers()
+    if not info:                # a cluster that is still starting gets a little time
+        try:
+            client.wait_for_workers(1, timeout=min(START_TIMEOUT, 30.0))
+        except (TimeoutError, OSError):
+            pass
+        info = workers()
     if not info:
         raise DistributedError(f"the Dask cluster at {client.scheduler.address} has no "
                                "workers")
