@@ -28,7 +28,7 @@ from ..engine._cpu_kernels import _lower_bound   # the static CPU engine's binar
 NEVER = np.int32(2**31 - 1)
 BEFORE = np.int32(-1)
 
-#: validation codes (index into dynamic._REASONS)
+#: validation codes (index into _checks.REASONS)
 OK, SELF_LOOP, EXISTS, MISSING = 0, 1, 2, 3
 
 

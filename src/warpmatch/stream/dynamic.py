@@ -29,7 +29,9 @@ What we change, and why:
   update against the storage and the earlier updates of its batch (insert of
   an existing edge, delete of a missing edge, self-loop), grouped by edge
   with one sort and a numba pass, so a 4096-update batch costs microseconds
-  per update, not a Python loop.
+  per update, not a Python loop. The messages and the new-vertex
+  declarations' checks live in :mod:`._checks`; the stores in :mod:`._store`,
+  the id map in :mod:`._idmap`.
 
 Ids: updates use the graph file's id space (external ids). Known ids map
 through the graph's ``ids`` (or the identity when it has none); an unknown id
@@ -66,19 +68,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import GraphError, InputFormatError
+from ..errors import GraphError
 from ..graph.csr import INT32_MAX, Graph
 from . import _dyn_kernels as K
+from ._checks import REASONS, Declarations, fail, skip_reason
 from ._idmap import _IdMap
 from ._store import (_I32, MIN_ROW_CAP, Allocator, _alloc, _Events, _parallel, _Store,
                      _threads)
 from .types import BatchView, InternalBatch, Updates
 
-_REASONS = {
-    K.SELF_LOOP: "self-loop",
-    K.EXISTS: "insert of an existing edge",
-    K.MISSING: "delete of a missing edge",
-}
 #: compact when more than this fraction of the used part of an edge array is wasted
 _MAX_WASTE = 0.5
 
@@ -156,7 +154,9 @@ class DynamicGraph:
         self._ids = _IdMap(graph.ids, self.n)
         self._pending: "weakref.WeakKeyDictionary[InternalBatch, _Pending]" = \
             weakref.WeakKeyDictionary()
-        self._decl_cache: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
+        #: new-vertex declarations, checked against the current ids and labels
+        self.declarations = Declarations(lambda ext: self._ids.lookup(ext),
+                                         lambda: self._vlab)
         self._empty_i32 = np.zeros(0, np.int32)
 
         n_cap = self.n + max(16, self.n // 8)
@@ -371,7 +371,7 @@ class DynamicGraph:
             raise ValueError("updates: src, dst and op differ in length")
         bad = np.flatnonzero((op != 1) & (op != -1))
         if bad.size:
-            self._fail(updates, int(bad[0]), f"op must be +1 or -1, got {op[bad[0]]}")
+            fail(updates, int(bad[0]), f"op must be +1 or -1, got {op[bad[0]]}")
         op = op.astype(np.int8)
         if updates.label is None:
             lab = np.zeros(B, np.int32)
@@ -379,7 +379,7 @@ class DynamicGraph:
             lab64 = np.asarray(updates.label).astype(np.int64).ravel()
             bad = np.flatnonzero(lab64 < 0)
             if bad.size:
-                self._fail(updates, int(bad[0]), "negative edge label")
+                fail(updates, int(bad[0]), "negative edge label")
             if not self.has_edge_labels:
                 bad = np.flatnonzero(lab64 != 0)
                 if bad.size:
@@ -387,16 +387,16 @@ class DynamicGraph:
                     hint = "" if updates.time is not None else (
                         " (if the 4th field is a timestamp, say so: a '# columns: u v op "
                         "time' header, labels=False, or --no-update-labels)")
-                    self._fail(updates, int(bad[0]),
+                    fail(updates, int(bad[0]),
                                f"edge label {lab64[bad[0]]} but the graph has no edge "
                                f"labels{hint}")
             bad = np.flatnonzero(lab64 > INT32_MAX)
             if bad.size:
-                self._fail(updates, int(bad[0]), "edge label does not fit int32")
+                fail(updates, int(bad[0]), "edge label does not fit int32")
             lab = lab64.astype(np.int32)
 
         if self.labeled and len(updates.new_vertex_ids):
-            self._declarations(updates)          # checks them even if no vertex is new
+            self.declarations.check(updates)     # checks them even if no vertex is new
         # ---- ids: interleaved (src0, dst0, src1, dst1, ...) = order of appearance
         ext = np.empty(2 * B, np.int64)
         ext[0::2] = src
@@ -408,7 +408,7 @@ class DynamicGraph:
         if unknown.size:
             neg = unknown[ext[unknown] < 0]
             if neg.size:
-                self._fail(updates, int(neg[0]) // 2,
+                fail(updates, int(neg[0]) // 2,
                            f"negative vertex id {ext[neg[0]]} (not a vertex of the graph)")
             uniq, first, inv = np.unique(ext[unknown], return_index=True, return_inverse=True)
             # provisional ids n0.. in order of first appearance
@@ -454,15 +454,15 @@ class DynamicGraph:
         undeclared = 2 * B                            # position in ext of the first one
         new_labels = np.zeros(0, np.int32)
         if self.labeled and created.size:
-            new_labels, declared = self._declared_labels(updates, new_ids[created])
+            new_labels, declared = self.declarations.labels_of(updates, new_ids[created])
             if not declared.all():
                 undeclared = int(firstpos[created][~declared].min())
         if bad.size and on_invalid == "error" and int(bad[0]) < undeclared // 2:
             i = int(bad[0])
-            self._fail(updates, i, _REASONS[int(code[i])])
+            fail(updates, i, REASONS[int(code[i])])
         if undeclared < 2 * B:
             vid = int(ext[undeclared])
-            self._fail(updates, undeclared // 2,
+            fail(updates, undeclared // 2,
                        f"vertex {vid} is new and the graph is vertex-labeled, but it has no "
                        f"declaration: give its label by a 'v {vid} LABEL' line in an update "
                        f"file, a ('v', {vid}, LABEL) tuple among a list of updates, "
@@ -470,7 +470,7 @@ class DynamicGraph:
                        f"with src {vid}, an empty dst and its vertex_label in a table")
         reason = [""] * B
         for i in bad.tolist():
-            reason[i] = f"{_REASONS[int(code[i])]}: {self._update_text(updates, i)!r}"
+            reason[i] = skip_reason(int(code[i]), updates, i)
         if new_ids.size:                              # the others get -1
             remap = np.full(new_ids.size, -1, np.int64)
             remap[created] = n0 + np.arange(created.size)
@@ -488,76 +488,6 @@ class DynamicGraph:
         )
         self._pending[batch] = _Pending(self._state, new_ext)
         return batch
-
-    def _declared_labels(self, updates: Updates,
-                         new_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Labels of the new vertices ``new_ids`` from the batch's declarations.
-
-        Returns ``(labels, declared)``: ``declared[i]`` is False (and
-        ``labels[i]`` meaningless) for a vertex without a declaration.
-        """
-        decl_ids, decl_labels = self._declarations(updates)
-        if not decl_ids.size:
-            return np.zeros(new_ids.size, np.int32), np.zeros(new_ids.size, bool)
-        pos = np.minimum(np.searchsorted(decl_ids, new_ids), decl_ids.size - 1)
-        return decl_labels[pos], decl_ids[pos] == new_ids
-
-    def _declarations(self, updates: Updates) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted declared ids and their labels, checked once per declaration array.
-
-        ``Updates.slice`` keeps declarations whole, so every batch of a stream
-        carries the same arrays: the result is cached by identity.
-        """
-        ids_obj, lab_obj = updates.new_vertex_ids, updates.new_vertex_labels
-        c = self._decl_cache
-        if c is not None and c[0] is ids_obj and c[1] is lab_obj:
-            return c[2], c[3]
-        ids = np.asarray(ids_obj, dtype=np.int64).ravel()
-        labs = np.asarray(lab_obj).astype(np.int64).ravel()
-        if ids.size != labs.size:
-            raise InputFormatError(updates.source, None,
-                                   f"{ids.size} new vertex ids but {labs.size} labels")
-        if labs.size and (labs.min() < 0 or labs.max() > INT32_MAX):
-            raise InputFormatError(updates.source, None,
-                                   "a declared vertex label is negative or too large")
-        order = np.argsort(ids, kind="stable")
-        ids, labs = ids[order], labs[order].astype(np.int32)
-        same = np.flatnonzero(ids[1:] == ids[:-1])
-        if same.size:
-            conflict = same[labs[same] != labs[same + 1]]
-            if conflict.size:
-                j = int(conflict[0])
-                raise InputFormatError(updates.source, None,
-                                       f"vertex {ids[j]} declared twice with labels "
-                                       f"{labs[j]} and {labs[j + 1]}")
-            keep = np.ones(ids.size, bool)
-            keep[same + 1] = False
-            ids, labs = ids[keep], labs[keep]
-        # a declaration of an existing vertex must agree with its label
-        known = self._ids.lookup(ids)
-        hit = known >= 0
-        if np.any(hit):
-            have = self._vlab[known[hit]]
-            wrong = np.flatnonzero(have != labs[hit])
-            if wrong.size:
-                j = int(wrong[0])
-                raise InputFormatError(updates.source, None,
-                                       f"vertex {ids[hit][j]} is declared with label "
-                                       f"{labs[hit][j]} but has label {have[j]}")
-        self._decl_cache = (ids_obj, lab_obj, ids, labs)
-        return ids, labs
-
-    @staticmethod
-    def _update_text(updates: Updates, i: int) -> str:
-        text = f"{int(updates.src[i])} {int(updates.dst[i])} {'+' if updates.op[i] > 0 else '-'}"
-        if updates.label is not None:
-            text += f" {updates.label[i]}"
-        return text
-
-    def _fail(self, updates: Updates, i: int, reason: str) -> None:
-        line = None if updates.line is None else int(updates.line[i])
-        msg = reason if line is not None else f"update {i}: {reason}"
-        raise InputFormatError(updates.source, line, msg, self._update_text(updates, i))
 
     # ------------------------------------------------------------ events
     def _pending_of(self, batch: InternalBatch) -> _Pending:

@@ -52,7 +52,7 @@ from . import _seq_kernels as S
 from ._cpu_rows import view_table
 from ._edgeset import MAX_LOAD, EdgeSet
 from .cpu import CALL_S, PARALLEL_S
-from .dynamic import DynamicGraph, _REASONS
+from ._checks import skip_reason
 from .types import Updates
 
 __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
@@ -151,7 +151,7 @@ class SeqResult:
         if self.valid == self.done:
             return out
         for i in np.flatnonzero(self.code[:self.done]).tolist():
-            out[i] = f"{_REASONS[int(self.code[i])]}: {DynamicGraph._update_text(ups, i)!r}"
+            out[i] = skip_reason(int(self.code[i]), ups, i)
         return out
 
 
@@ -368,7 +368,7 @@ class SequentialPath:
         if B == 0:
             return None
         if dg.labeled and len(ups.new_vertex_ids):
-            dg._declarations(ups)          # checked (and cached) as the batch path does
+            dg.declarations.check(ups)     # checked (and cached) as the batch path does
         a = np.empty(B, np.int32)
         b = np.empty(B, np.int32)
         op = np.empty(B, np.int8)
