@@ -138,6 +138,18 @@ def match_set(g: wm.Graph, q: Query, mode: str, induced: bool, backend: str = "c
     return set() if not rows else set(map(tuple, np.concatenate(rows).tolist()))
 
 
+def with_labels(q: Query, seed: int, vlab: int, elab: int, vertex: int = 1, edge: int = 0,
+                directed: bool = False) -> Query:
+    """``q`` with one vertex label and one edge label drawn from ``seed`` (0 or 1 each),
+    where the graph has vertex (``vlab``) or edge (``elab``) labels."""
+    vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
+    if vlab:
+        vl[vertex] = seed % 2
+    if elab:
+        el[edge] = (seed // 2) % 2
+    return Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
+
+
 def replay(oracle: Oracle, updates: Updates, q: Query, mode: str, induced: bool,
            backend: str = "cpu") -> tuple[list[set], list[bool]]:
     """Match sets of S_0..S_B and the validity of each update."""
@@ -215,12 +227,7 @@ def test_named_patterns(name, induced):
 def test_random_undirected(seed, vlab, elab, induced, mode, qi):
     oracle, ups = random_stream(seed, False, vlab, elab)
     q = Query.parse(["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d"][qi])
-    vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
-    if vlab:
-        vl[1] = seed % 2
-    if elab:
-        el[0] = (seed // 2) % 2
-    q = Query(q.k, q.edges, el, vl, names=q.names)
+    q = with_labels(q, seed, vlab, elab)
     check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 17)
 
 
@@ -231,12 +238,7 @@ def test_random_undirected(seed, vlab, elab, induced, mode, qi):
 def test_random_directed(seed, vlab, elab, induced, mode, qi):
     oracle, ups = random_stream(seed, True, vlab, elab, m=22)
     q = Query.parse(["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c"][qi])
-    vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
-    if vlab:
-        vl[0] = seed % 2
-    if elab:
-        el[1] = (seed // 2) % 2
-    q = Query(q.k, q.edges, el, vl, directed=True, names=q.names)
+    q = with_labels(q, seed, vlab, elab, vertex=0, edge=1, directed=True)
     check_stream(oracle, ups, q, mode, induced, batch=1 + seed % 13)
 
 

@@ -10,7 +10,6 @@ batches that alternate the two paths.
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +23,7 @@ from warpmatch.stream.filter import NlfFilter
 from warpmatch.stream.matcher import ContinuousMatcher
 from warpmatch.stream.types import Updates
 
-from test_matcher import Oracle, random_stream, replay
+from test_matcher import Oracle, random_stream, replay, with_labels
 
 SETTINGS = dict(max_examples=15, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -130,13 +129,7 @@ def test_sequential_against_oracle_and_batch_path(seed, directed, vlab, elab, in
     if vlab == 3:                         # every vertex labelled: the relevant subgraph
         q = labeled_query(seed, directed, 3, texts, qi, elab)
     else:
-        q = Query.parse(texts[qi])
-        vl, el = q.vertex_labels.copy(), q.edge_labels.copy()
-        if vlab:
-            vl[1] = seed % 2
-        if elab:
-            el[0] = (seed // 2) % 2
-        q = Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
+        q = with_labels(Query.parse(texts[qi]), seed, vlab, elab, directed=directed)
     g0 = oracle.graph()
     kw = dict(mode=mode, induced=induced, backend="cpu", on_invalid="skip", threads=1)
     cm_s = ContinuousMatcher(g0, q, **kw)
