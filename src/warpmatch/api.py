@@ -170,7 +170,8 @@ class CountResult:
     mode : str
     induced : bool
     backend : str
-        The engine that ran (``"cpu"``, ``"gpu"``, ``"reference"``), or
+        The engine that ran (``"cpu"``, ``"gpu"``, ``"reference"``; on a Dask
+        cluster ``"dask:"`` and the workers' engines, e.g. ``"dask:cpu"``), or
         ``"planner"`` when planning alone proved the answer is 0.
     seconds : float
         Time in the engine (excluding planning and warm-up).
@@ -189,8 +190,9 @@ class CountResult:
         ``None`` (the default) for a complete count.
     distributed : dict or None
         For a count run by a Dask cluster (``client=``): its workers, shards,
-        how the graph reached them and each worker's seconds of counting.
-        ``None`` (the default) in one process.
+        how the graph reached them, the seconds spent before counting
+        (checking workers, shipping graph and plan: not in ``seconds``) and
+        each worker's seconds of counting. ``None`` (the default) in one process.
     """
 
     count: int
@@ -423,9 +425,9 @@ def _count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, i
                       shards: int | None) -> CountResult:
     """:func:`count_result` on a Dask cluster (:mod:`warpmatch.distributed`)."""
     from . import distributed as D
-    from .engine import backend_names
+    from .engine import _unknown, backend_names
     if backend not in ("auto", *backend_names()):
-        raise BackendUnavailableError(f"unknown backend {backend!r}")
+        raise _unknown(backend)     # (whether it runs is each worker's question)
     t0 = time.perf_counter()
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()

@@ -80,14 +80,10 @@ def local_cluster(workers: int | None = None, gpu: bool | None = None, **kwargs:
     DistributedError
         Without ``warpmatch[dist]`` (or ``[dist-cuda]`` for ``gpu=True``).
     """
+    from importlib import util
     distributed = require()
     if gpu is None:
-        gpu = gpu_count() > 0
-        if gpu:
-            try:
-                import dask_cuda  # noqa: F401
-            except ImportError:
-                gpu = False
+        gpu = gpu_count() > 0 and util.find_spec("dask_cuda") is not None
     kwargs.setdefault("dashboard_address", ":0")
     if gpu:
         require(cuda=True)

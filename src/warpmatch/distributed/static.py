@@ -25,6 +25,7 @@ search tree (:mod:`.shards`), not from collecting and deduplicating rows.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -87,6 +88,7 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     """
     import weakref
     require()
+    t0 = time.perf_counter()
     facts = check_workers(client)
     n = len(facts)
     parts = make_shards(graph, plan, int(shards) if shards else SHARDS_PER_WORKER * n)
@@ -101,7 +103,8 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     sent = "none" if handle is None else "scatter" if hasattr(handle, "key") else \
         "file" if spill is None or not handle.path.startswith(spill) else "spilled file"
     job = Job(client, plan, parts, handle, plan_ref, backend, worker_threads(facts), n,
-              {"workers": n, "shards": len(parts), "graph_sent": sent}, spill)
+              {"workers": n, "shards": len(parts), "graph_sent": sent,
+               "prepare_seconds": round(time.perf_counter() - t0, 6)}, spill)
     if spill is not None:
         weakref.finalize(job, shutil.rmtree, spill, True)
     return job
@@ -122,20 +125,16 @@ def _engine_and_plan(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
     return engine, g, shard_plan(plan, shard), int(threads.get(me, 1))
 
 
-def _with_threads(n: int) -> Any:
-    import contextlib
-
+@contextlib.contextmanager
+def _with_threads(n: int) -> Iterator[None]:
+    """numba's thread count for a task: ``n``, within what numba may start."""
     import numba
-
-    @contextlib.contextmanager
-    def ctx() -> Iterator[None]:
-        old = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(n, int(numba.config.NUMBA_NUM_THREADS))))
-        try:
-            yield
-        finally:
-            numba.set_num_threads(old)
-    return ctx()
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n, int(numba.config.NUMBA_NUM_THREADS))))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
 
 
 def _count_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
@@ -235,7 +234,7 @@ def count_plan(job: Job, progress: Progress | None = None,
                 progress(done, total)
             if stop is not None and done < total and stop(raw):
                 break
-    except (TimeoutError, distributed.TimeoutError):
+    except TimeoutError:            # (distributed.TimeoutError is this class)
         pass                            # the deadline: what finished is a lower bound
     finally:
         _cancel(job.client, futures)
