@@ -207,3 +207,14 @@ def test_cli_count_and_match_with_workers(tmp_path):
     assert res.exit_code == 2 and "not both" in res.output
     res = run(cli, ["match", str(path), "triangle", "-o", "x.csv", "--workers", "2"])
     assert res.exit_code == 2 and "Parquet dataset" in res.output
+
+
+def test_an_in_memory_graph_is_written_once_for_the_workers(client):
+    from warpmatch.distributed import graphs
+    g = random_graph(8)
+    r = wm.count_result(g, "triangle", client=client)
+    assert r.distributed["graph_sent"] == "spilled file"
+    first = graphs._SPILLED[g]
+    assert wm.count_result(g, "square", client=client).distributed["graph_sent"] == \
+        "spilled file"
+    assert graphs._SPILLED[g] is first and os.path.exists(first.path)

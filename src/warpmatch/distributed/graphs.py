@@ -13,8 +13,8 @@ What is where
   :class:`~warpmatch.errors.DistributedError` naming the worker and the file;
 - :func:`ship_object`/:func:`worker_object` — the same for the plan.
 
-A graph without a file is written once as a ``.wmg`` file into the run's
-temporary directory when every worker sees that directory (a local cluster, a
+A graph without a file is written once (per graph object) as a temporary
+``.wmg`` file, used when every worker sees it (a local cluster, a
 shared file system): Dask can then rerun any task anywhere after a worker dies,
 where a scattered copy whose holders all died would be lost. Without a shared
 file system the graph is scattered (``broadcast=True``).
@@ -22,7 +22,10 @@ file system the graph is scattered (``broadcast=True``).
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +34,7 @@ import numpy as np
 from ..errors import DistributedError
 from ..graph import Graph
 
-__all__ = ["GraphFile", "PickleFile", "ship_graph", "ship_object", "worker_graph",
+__all__ = ["GraphFile", "PickleFile", "ship_graph", "sent_as", "ship_object", "worker_graph",
            "worker_object", "graph_file_of"]
 
 
@@ -85,8 +88,30 @@ def _visible(client: Any, path: str) -> bool:
     return bool(seen) and all(v == size for v in seen.values())
 
 
+#: graphs written to a temporary ``.wmg`` for the workers, one file per graph object for
+#: its lifetime (a CLI counting several queries writes it once); removed with the graph
+_SPILLED: "weakref.WeakKeyDictionary[Graph, GraphFile]" = weakref.WeakKeyDictionary()
+
+
+def _spilled(graph: Graph) -> GraphFile:
+    gf = _SPILLED.get(graph)
+    if gf is not None:
+        try:
+            if GraphFile.of(gf.path) == gf:
+                return gf
+        except OSError:
+            pass
+    from ..graph import save_binary
+    d = tempfile.mkdtemp(prefix="warpmatch-graph-")
+    p = os.path.join(d, "graph.wmg")
+    save_binary(graph, p)
+    gf = _SPILLED[graph] = GraphFile.of(p)
+    weakref.finalize(graph, shutil.rmtree, d, True)
+    return gf
+
+
 def ship_graph(client: Any, graph: Graph, path: str | os.PathLike | None = None,
-               spill_dir: str | os.PathLike | None = None) -> Any:
+               spill: bool = True) -> Any:
     """A handle that tasks take as their graph argument.
 
     Parameters
@@ -97,10 +122,11 @@ def ship_graph(client: Any, graph: Graph, path: str | os.PathLike | None = None,
     path : str or os.PathLike, optional
         The ``.wmg`` file ``graph`` was read from, if the caller knows it; else
         it is found from the arrays' memory map, if any.
-    spill_dir : str or os.PathLike, optional
-        A directory for a ``.wmg`` copy of a graph that has no file: used when
-        every worker sees it (a local cluster, a shared file system), because a
-        file survives a worker's death where a scattered copy may not.
+    spill : bool, optional
+        A graph without a file is written to a temporary ``.wmg`` (once per
+        graph object) and used where every worker sees it (a local cluster, a
+        shared file system): a file survives a worker's death where a
+        scattered copy may not. The default is ``True``.
 
     Returns
     -------
@@ -115,14 +141,18 @@ def ship_graph(client: Any, graph: Graph, path: str | os.PathLike | None = None,
         gf = graph_file_of(graph)
     if gf is not None:
         return gf
-    if spill_dir is not None:
-        from ..graph import save_binary
-        p = os.path.join(os.fspath(spill_dir), "graph.wmg")
-        save_binary(graph, p)
-        if _visible(client, p):
-            return GraphFile.of(p)
-        os.remove(p)
+    if spill:
+        gf = _spilled(graph)
+        if _visible(client, gf.path):
+            return gf
     return client.scatter(graph, broadcast=True, hash=False)
+
+
+def sent_as(graph: Graph, handle: Any) -> str:
+    """How :func:`ship_graph` sent ``graph``: ``"file"``, ``"spilled file"`` or ``"scatter"``."""
+    if not isinstance(handle, GraphFile):
+        return "scatter"
+    return "spilled file" if _SPILLED.get(graph) == handle else "file"
 
 
 def ship_object(client: Any, obj: Any, spill_dir: str | os.PathLike | None, name: str) -> Any:

@@ -40,7 +40,7 @@ from ..errors import DistributedError
 from ..graph import Graph
 from ..plan import Plan
 from .cluster import check_workers, require, worker_threads
-from .graphs import ship_graph, ship_object, worker_graph, worker_object
+from .graphs import sent_as, ship_graph, ship_object, worker_graph, worker_object
 from .shards import SHARDS_PER_WORKER, Shard, make_shards, shard_plan
 
 __all__ = ["Job", "prepare", "count_plan", "match_plan", "write_dataset"]
@@ -94,14 +94,13 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     parts = make_shards(graph, plan, int(shards) if shards else SHARDS_PER_WORKER * n)
     spill = tempfile.mkdtemp(prefix="warpmatch-dask-") if parts else None
     try:
-        handle = ship_graph(client, graph, graph_path, spill) if parts else None
+        handle = ship_graph(client, graph, graph_path) if parts else None
         plan_ref = ship_object(client, plan, spill, "plan") if parts else None
     except BaseException:
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
         raise
-    sent = "none" if handle is None else "scatter" if hasattr(handle, "key") else \
-        "file" if spill is None or not handle.path.startswith(spill) else "spilled file"
+    sent = "none" if handle is None else sent_as(graph, handle)
     job = Job(client, plan, parts, handle, plan_ref, backend, worker_threads(facts), n,
               {"workers": n, "shards": len(parts), "graph_sent": sent,
                "prepare_seconds": round(time.perf_counter() - t0, 6)}, spill)
