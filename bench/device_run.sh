@@ -6,10 +6,14 @@
 # Environment knobs (each stage also has a wall-clock limit, so one slow stage cannot eat the
 # others' time and the logs under $OUT always come back):
 #   PYTEST_ARGS, TEST_LIMIT (s)    extra pytest arguments; SKIP_TESTS=1 skips the tests
+#   TEST_PATHS                     what pytest collects (tests/gpu)
 #   PYTEST_WORKERS=N               run tests/gpu in N processes (pytest-xdist and execnet
 #                                  wheels in .whl/; ignored without them)
 #   BENCH_ARGS, BENCH_LIMIT (s)    arguments of bench/gpu.py; SKIP_BENCH=1 skips it
 #   STREAM_ARGS, STREAM_LIMIT (s)  arguments of bench/stream.py; SKIP_STREAM=1 skips it
+#   DIST_ARGS, DIST_LIMIT (s)      arguments of bench/distributed.py, which runs only when
+#                                  DIST_ARGS is set (dask, distributed, dask-cuda and their
+#                                  missing dependencies as wheels in .whl/)
 # Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
 # files) next to summary.txt; KEEP_FILES=1 leaves the files as they are.
 set -o pipefail
@@ -35,7 +39,7 @@ if [ -z "$SKIP_TESTS" ]; then
   if [ -n "$PYTEST_WORKERS" ] && python3 -c "import xdist" 2>/dev/null; then
     workers="-n $PYTEST_WORKERS"
   fi
-  timeout "${TEST_LIMIT:-400}" python3 -m pytest tests/gpu -q -rs --durations=15 $workers $PYTEST_ARGS 2>&1 \
+  timeout "${TEST_LIMIT:-400}" python3 -m pytest ${TEST_PATHS:-tests/gpu} -q -rs --durations=15 $workers $PYTEST_ARGS 2>&1 \
     | tee "$OUT/pytest.log" | tail -30
   r=$?; [ $r -ne 0 ] && rc=$r
   summary+=("tests/gpu ${workers}: rc=$r in $(( $(date +%s) - start )) s ($(tail -1 "$OUT/pytest.log"))")
@@ -54,6 +58,14 @@ if [ -z "$SKIP_STREAM" ]; then
   r=$?; [ $r -ne 0 ] && rc=$r
   tail -15 "$OUT/stream.err"; cat "$OUT/stream.log"
   summary+=("bench/stream.py $STREAM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
+fi
+if [ -n "$DIST_ARGS" ]; then
+  start=$(date +%s)
+  timeout "${DIST_LIMIT:-400}" python3 bench/distributed.py $DIST_ARGS --json "$OUT/dist.json" \
+    >"$OUT/dist.log" 2>"$OUT/dist.err"
+  r=$?; [ $r -ne 0 ] && rc=$r
+  grep '^#' "$OUT/dist.err" | tail -60; tail -5 "$OUT/dist.err" | grep -v '^#'; cat "$OUT/dist.log"
+  summary+=("bench/distributed.py $DIST_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
 echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles

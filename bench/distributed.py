@@ -1,109 +1,276 @@
 #!/usr/bin/env python3
-"""Counting on a Dask cluster: the direct call vs 1 worker vs N workers, same graph and queries.
+"""Counting on a Dask cluster: the direct call vs clusters of 1, 2, ... workers, same graph
+and queries (issues 19 and 20).
 
-Builds an R-MAT power-law graph of about ``--edges`` edges (``warpmatch.graph.generators.rmat``),
-writes it as a ``.wmg`` file (the workers memory-map it), counts each pattern with
-``wm.count_result(g, q, backend=B)`` in this process, then with ``client=`` on a local cluster
-of 1 worker and of ``--workers`` workers (each worker: the cores divided among the workers of
-the host, ``warpmatch.distributed``). Every count is checked equal to the direct one. Each
-cluster warms up (its workers load the kernels and map the graph) on a small count before the
-timed ones; times are wall-clock seconds of the whole ``count_result`` call (planning included,
-and for a cluster checking its workers and shipping the plan), the median of ``--repeats``
-runs; compilation and cluster start-up are excluded.
+Builds a power-law graph of about ``--edges`` edges: R-MAT (``--graph rmat``, the default,
+``warpmatch.graph.generators.rmat``) or Chung-Lu generated on the GPU (``--graph chung-lu``,
+``bench/gpu.py``'s ``power_law_gpu``: the graph of the GPU benchmarks). It is written as a
+``.wmg`` file that the workers memory-map. Each pattern is counted with
+``wm.count_result(g, q, backend=B)`` in this process (the direct call), then with
+``client=`` on a local cluster of each size in ``--workers``: CPU worker processes (each with
+the host's cores divided among the workers, ``warpmatch.distributed``), or with ``--gpu`` one
+``dask_cuda.LocalCUDACluster`` worker per GPU (GPUs ``0..n-1``). Every count is checked equal
+to the direct one.
+
+Times are wall-clock seconds of the whole ``count_result`` call (planning included, and for a
+cluster checking its workers, cutting the shards and shipping the plan), the median of
+``--repeats`` runs. Excluded: cluster start-up, each worker's first load of the graph (a
+warm-up count), and with ``--gpu`` NVRTC compilation (every module the direct call and the
+shards will load is compiled ahead, in parallel processes, into CuPy's on-disk cache that
+all workers read). A pattern whose direct count passes ``--time-limit`` is reported as such
+and not run on the clusters.
 
 Prints a markdown table: seconds of each, ``N/1`` = 1-worker time / N-worker time (the
-speed-up of more workers; issue target >= 1.6x for 2 workers where the work takes seconds) and
-``1w/direct`` = 1-worker time / direct time (the overhead of going through Dask; target <= 1.10).
+speed-up of more workers), ``1w/direct`` = 1-worker time / direct time (the overhead of going
+through Dask), and ``slowest`` = the largest share of the search seconds that one worker of
+the largest cluster spent (``1/N`` is perfect balance). Every number also goes to ``--json``.
 
 Examples
 --------
-    python bench/distributed.py                                  # 10^7 edges, CPU, 2 workers
+    python bench/distributed.py                                  # 10^7 edges, CPU, 1 and 2 workers
     python bench/distributed.py --edges 1e6 --patterns diamond,square --repeats 3
-    python bench/distributed.py --backend gpu --workers 1        # a GPU machine (dask-cuda)
+    python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,2,4 \\
+        --patterns triangle,square,stmatch24 --time-limit 60    # a host with 4 GPUs
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import signal
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+# this file is named like Dask's package: with its folder first on sys.path (as a script's
+# folder is), ``import distributed`` here and in every worker process would find it instead
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
 PATTERNS = "diamond,4-clique,square,house"
+DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
+                           "shared" / "data"))
+
+
+class _Stopped(Exception):
+    pass
+
+
+def queries(spec: str) -> list:
+    """``(name, Query)`` for each comma-separated name; ``stmatch24`` stands for STMatch's
+    24 patterns (``$WARPMATCH_DATA/patterns/stmatch24.txt``), ``stmatch:A-B`` for its
+    patterns A to B (``stmatch:5`` for one)."""
+    from warpmatch.query import get_pattern
+    from warpmatch.query.patterns import read_pattern_collection
+    out = []
+    for name in (p.strip() for p in spec.split(",") if p.strip()):
+        if name == "stmatch24" or name.startswith("stmatch:"):
+            st = read_pattern_collection(DATA / "patterns" / "stmatch24.txt")
+            lo, _, hi = (name.partition(":")[2] or f"1-{len(st)}").partition("-")
+            out += [(q.name, q) for q in st[int(lo) - 1:int(hi or lo)]]
+        else:
+            out.append((name, get_pattern(name)))
+    return out
+
+
+def _gpu_bench():
+    """``bench/gpu.py`` as a module (its graph generator and ahead-of-time compiler)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("wm_bench_gpu", HERE / "gpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def build_graph(args):
+    """The benchmark graph, written to a .wmg file and read back memory-mapped (with
+    ``--work-dir``, a file written there by an earlier run with the same size and seed is
+    reused)."""
+    import warpmatch as wm
+    t0 = time.perf_counter()
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="wm-dist-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if args.graph == "chung-lu":
+        name = f"cl{args.edges:.0e}-s{args.seed}"
+    else:
+        scale = max(4, int(round(math.log2(max(16.0, args.edges / 16)))))
+        name = f"rmat{scale}-s{args.seed}"
+    path = work / f"{name}.wmg"
+    if not path.exists():
+        if args.graph == "chung-lu":
+            g0 = _gpu_bench().power_law_gpu(int(args.edges), seed=args.seed, name=name)
+        else:
+            from warpmatch.graph.generators import rmat
+            g0 = rmat(scale, 16, seed=args.seed, name=name)
+        wm.write_graph(g0, path)
+        del g0
+    g = wm.read_graph(path)                          # memory-mapped: workers map the file
+    return g, time.perf_counter() - t0
+
+
+def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
+    """Compile every module the direct count and the clusters' shards will load."""
+    precompile = _gpu_bench().precompile
+    from warpmatch.distributed.shards import make_shards, shard_plan
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.plan import build_plan
+    eng = GpuEngine()
+    runs = []
+    for _, q in pats:
+        plan = build_plan(g, q, mode="embeddings", purpose="count")
+        runs.append((eng, plan, False))
+        for n in shard_counts:
+            seen = set()
+            for s in make_shards(g, plan, n):
+                kind = s.depth1 is not None       # the module depends on which sets are cut
+                if kind not in seen:
+                    seen.add(kind)
+                    runs.append((eng, shard_plan(plan, s), False))
+    precompile(runs, "direct call and shards")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edges", type=float, default=1e7, help="about this many edges (1e7)")
-    ap.add_argument("--patterns", default=PATTERNS, help=f"comma-separated ({PATTERNS})")
-    ap.add_argument("--workers", type=int, default=2, help="workers of the larger cluster")
-    ap.add_argument("--backend", default="cpu", help="engine, here and on the workers (cpu)")
+    ap.add_argument("--graph", choices=("rmat", "chung-lu"), default="rmat",
+                    help="R-MAT on the CPU, or Chung-Lu on the GPU (rmat)")
+    ap.add_argument("--patterns", default=PATTERNS,
+                    help=f"comma-separated; stmatch24 adds STMatch's 24, stmatch:A-B some ({PATTERNS})")
+    ap.add_argument("--workers", default="1,2", help="cluster sizes, comma-separated (1,2)")
+    ap.add_argument("--gpu", action="store_true",
+                    help="one dask-cuda worker per GPU; the gpu engine here and there")
+    ap.add_argument("--backend", default=None, help="engine (cpu; gpu with --gpu)")
+    ap.add_argument("--shards-per-worker", type=int, default=None,
+                    help="shards per worker (warpmatch's default: 8)")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs per cell (median)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds for a direct count; a pattern past it is not run on clusters")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--work-dir", default=None, help="where the .wmg goes (a temporary dir)")
+    ap.add_argument("--json", default=None, help="write every number here")
     args = ap.parse_args(argv)
+    backend = args.backend or ("gpu" if args.gpu else "cpu")
+    sizes = sorted({int(x) for x in args.workers.split(",") if x.strip()} | {1})
 
     import logging
 
     import warpmatch as wm
     from warpmatch.distributed import local_cluster
-    from warpmatch.graph.generators import rmat
+    from warpmatch.distributed.shards import SHARDS_PER_WORKER
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    spw = args.shards_per_worker or SHARDS_PER_WORKER
 
-    scale = max(4, int(round(math.log2(max(16.0, args.edges / 16)))))
-    t0 = time.perf_counter()
-    g0 = rmat(scale, 16, seed=args.seed, name=f"rmat{scale}")
-    work = Path(args.work_dir or tempfile.mkdtemp(prefix="wm-dist-bench-"))
-    path = work / f"rmat{scale}.wmg"
-    wm.write_graph(g0, path)
-    g = wm.read_graph(path)                          # memory-mapped: workers map the file
-    print(f"# graph rmat scale {scale}: {g.n:,} vertices, {g.num_edges:,} edges "
-          f"({time.perf_counter() - t0:.1f} s to build); backend {args.backend}; "
-          f"{os.cpu_count()} cores here", file=sys.stderr)
-    pats = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    g, gen_s = build_graph(args)
+    res: dict = {"argv": sys.argv, "cores": os.cpu_count(), "backend": backend,
+                 "graph": {"name": g.name, "vertices": g.n, "edges": g.num_edges,
+                           "max_degree": g.max_degree, "build_s": round(gen_s, 1)},
+                 "direct": {}, "clusters": {}}
+    if args.gpu:
+        import cupy as cp
+        props = cp.cuda.runtime.getDeviceProperties(0)
+        res["device"] = f"{cp.cuda.runtime.getDeviceCount()} x {props['name'].decode()}"
+    print(f"# graph {g.name}: {g.n:,} vertices, {g.num_edges:,} edges, max degree "
+          f"{g.max_degree:,} ({gen_s:.1f} s to build); backend {backend}; "
+          f"{os.cpu_count()} cores; {res.get('device', 'no GPU')}", file=sys.stderr, flush=True)
+    pats = queries(args.patterns)
 
-    def timed(fn):
+    def save() -> None:
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1, default=str))
+
+    def stop(signum, frame):        # `timeout` sends SIGTERM: print what was measured
+        raise _Stopped(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+
+    def timed(fn) -> dict:
         # the whole call: planning, and for a cluster checking the workers and shipping
         # the plan, are part of what a user waits for
-        out, secs = None, []
+        r, secs = None, []
         for _ in range(max(1, args.repeats)):
             t = time.perf_counter()
-            out = fn().count
+            r = fn()
             secs.append(time.perf_counter() - t)
-        return out, statistics.median(secs)
+            if r.partial:
+                break
+        d = r.distributed or {}
+        ws = d.get("worker_seconds") or {}
+        return {"count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
+                "shards": d.get("shards"), "engine": r.backend,
+                "slowest": (max(ws.values()) / sum(ws.values())) if ws and
+                sum(ws.values()) > 0 else None}
 
-    direct = {}
-    wm.count(g, "triangle", backend=args.backend)   # compile / load kernels here
-    for p in pats:
-        direct[p] = timed(lambda: wm.count_result(g, p, backend=args.backend))
-        print(f"# direct {p}: {direct[p][1]:.3f} s", file=sys.stderr)
-    clusters = {}
-    for n in sorted({1, args.workers}):
-        with local_cluster(workers=n, silence_logs=logging.ERROR) as client:
-            wm.count(g, "triangle", backend=args.backend, client=client)   # warm-up
-            clusters[n] = {}
-            for p in pats:
-                clusters[n][p] = timed(lambda: wm.count_result(g, p, backend=args.backend,
-                                                               client=client))
-                print(f"# {n} worker(s) {p}: {clusters[n][p][1]:.3f} s", file=sys.stderr)
-            client.cluster.close()
-    N = args.workers
-    print(f"\n| pattern | count | direct s | 1 worker s | {N} workers s | {N}/1 | 1w/direct |"
-          f" check |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    try:
+        if args.gpu:
+            precompile_gpu(g, pats, [spw * n for n in sizes])
+        wm.count(g, "triangle", backend=backend)    # load the graph and kernels here
+        for name, q in pats:
+            res["direct"][name] = timed(lambda: wm.count_result(
+                g, q, backend=backend, time_limit=args.time_limit))
+            print(f"# direct {name}: {res['direct'][name]}", file=sys.stderr, flush=True)
+            save()
+        if args.gpu:
+            import cupy as cp
+            cp.get_default_memory_pool().free_all_blocks()   # GPU 0 is a worker's too
+        for n in sizes:
+            t = time.perf_counter()
+            kw = {"gpu": True} if args.gpu else {}
+            with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
+                wm.count(g, "triangle", backend=backend, client=client)   # warm-up
+                print(f"# cluster of {n} started and warm in {time.perf_counter() - t:.1f} s"
+                      f" ({client.dashboard_link})", file=sys.stderr, flush=True)
+                res["clusters"][n] = {}
+                for name, q in pats:
+                    if res["direct"][name]["partial"]:
+                        continue
+                    res["clusters"][n][name] = timed(lambda: wm.count_result(
+                        g, q, backend=backend, client=client, shards=spw * n))
+                    print(f"# {n} worker(s) {name}: {res['clusters'][n][name]}",
+                          file=sys.stderr, flush=True)
+                    save()
+                client.cluster.close()
+    except (_Stopped, KeyboardInterrupt) as exc:
+        print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
+              file=sys.stderr, flush=True)
+        res["stopped_early"] = True
+    save()
+    return print_table(res, [n for n, _ in pats], sizes)
+
+
+def print_table(res: dict, names: list[str], sizes: list[int]) -> int:
+    """The markdown table; 1 if any count differs from the direct one."""
+    big = max(sizes)
+    head = ["pattern", "count", "direct s"] + [f"{n}w s" for n in sizes] + \
+        [f"{n}/1" for n in sizes if n > 1] + ["1w/direct", f"slowest of {big}", "check"]
+    print(f"\n{res['graph']}; backend {res['backend']}; {res.get('device', '')} "
+          f"{res['cores']} cores")
+    print("| " + " | ".join(head) + " |")
+    print("|---" * len(head) + "|")
     bad = 0
-    for p in pats:
-        c, td = direct[p]
-        c1, t1 = clusters[1][p]
-        cn, tn = clusters[N][p]
-        ok = c == c1 == cn
+    for name in names:
+        d = res["direct"].get(name)
+        if d is None:
+            continue
+        cells = [res["clusters"].get(n, {}).get(name) for n in sizes]
+        if d["partial"]:
+            print(f"| {name} | >={d['count']:,} | >{d['s']:.1f} (limit) |" +
+                  " - |" * (len(head) - 3))
+            continue
+        ok = all(c is None or c["count"] == d["count"] for c in cells)
         bad += not ok
-        print(f"| {p} | {c:,} | {td:.3f} | {t1:.3f} | {tn:.3f} | {t1 / max(tn, 1e-9):.2f}x | "
-              f"{t1 / max(td, 1e-9):.2f} | {'ok' if ok else 'MISMATCH'} |")
+        t1 = cells[0]["s"] if cells[0] else None
+        row = [name, f"{d['count']:,}", f"{d['s']:.3f}"]
+        row += [f"{c['s']:.3f}" if c else "-" for c in cells]
+        row += [f"{t1 / c['s']:.2f}x" if c and t1 else "-"
+                for n, c in zip(sizes, cells) if n > 1]
+        row.append(f"{t1 / d['s']:.2f}" if t1 else "-")
+        sl = cells[-1]["slowest"] if cells[-1] else None
+        row.append(f"{sl:.2f}" if sl is not None else "-")
+        row.append("ok" if ok else "MISMATCH")
+        print("| " + " | ".join(row) + " |")
     return 1 if bad else 0
 
 

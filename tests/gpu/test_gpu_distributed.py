@@ -1,0 +1,79 @@
+"""The distributed layer with GPU workers: the same counts and rows as one process.
+
+Two Dask worker processes share the one GPU of the test machine (each with its own CUDA
+context, as workers that split a GPU's memory would), and where dask-cuda is installed a
+``LocalCUDACluster`` runs one worker per GPU. Shards with a split heavy root give the GPU
+engine a restricted depth-1 candidate set, which single-process runs never do: the power-law
+graph's hub makes sure such shards exist.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cupy", reason="the GPU engine needs CuPy")
+pytest.importorskip("distributed", reason="needs warpmatch[dist] (dask)")
+pytestmark = pytest.mark.gpu
+
+import warpmatch as wm  # noqa: E402
+from warpmatch.distributed import local_cluster  # noqa: E402
+from warpmatch.distributed.shards import make_shards  # noqa: E402
+from warpmatch.plan import build_plan  # noqa: E402
+
+PATTERNS = ["triangle", "square", "diamond", "4-clique", "tailed-triangle", "house"]
+
+
+def hub_graph(seed: int = 3, n: int = 400, m: int = 3000, hub: int = 250) -> wm.Graph:
+    """A random graph plus one vertex joined to ``hub`` others (a root the shards split)."""
+    rng = np.random.default_rng(seed)
+    src = np.concatenate([rng.integers(0, n, m), np.full(hub, n)])
+    dst = np.concatenate([rng.integers(0, n, m), rng.choice(n, hub, replace=False)])
+    return wm.Graph.from_edges(src, dst, n=n + 1, warn=False)
+
+
+@pytest.fixture(scope="module")
+def shared_gpu():
+    c = local_cluster(workers=2, gpu=False)      # two processes, one GPU
+    yield c
+    c.close()
+    c.cluster.close()
+
+
+def test_shards_split_the_hub():
+    """The fixture graph really gives the GPU engine depth-1 slices."""
+    g = hub_graph()
+    plan = build_plan(g, wm.get_pattern("diamond"), purpose="count")
+    assert any(s.depth1 is not None for s in make_shards(g, plan, 16))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_counts_equal_one_process(shared_gpu, pattern):
+    g = hub_graph()
+    want = wm.count(g, pattern, backend="cpu")
+    r = wm.count_result(g, pattern, backend="gpu", client=shared_gpu, shards=16)
+    assert r.count == want
+    assert r.backend == "dask:gpu" and r.distributed["shards"] >= 16
+
+
+def test_rows_equal_one_process(shared_gpu):
+    g = hub_graph()
+    want = sorted(map(tuple, np.concatenate(list(wm.match(g, "diamond", backend="cpu")))
+                      .tolist()))
+    got = sorted(map(tuple, np.concatenate(list(wm.match(g, "diamond", backend="gpu",
+                                                          client=shared_gpu))).tolist()))
+    assert got == want
+
+
+@pytest.mark.skipif(importlib.util.find_spec("dask_cuda") is None,
+                    reason="needs warpmatch[dist-cuda] (dask-cuda)")
+def test_local_cuda_cluster():
+    """One worker per GPU (dask-cuda), the engine each worker picks by itself."""
+    g = hub_graph()
+    with local_cluster(gpu=True) as client:
+        for pattern in ("triangle", "diamond"):
+            r = wm.count_result(g, pattern, client=client)
+            assert r.count == wm.count(g, pattern, backend="cpu")
+            assert r.backend == "dask:gpu"
+        client.cluster.close()
