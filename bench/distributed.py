@@ -77,7 +77,7 @@ def queries(spec: str) -> list:
 
 
 def _gpu_bench():
-    """``bench/gpu.py`` as a module (its graph generator and ahead-of-time compiler)."""
+    """``bench/gpu.py`` as a module (its GPU graph generator)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("wm_bench_gpu", HERE / "gpu.py")
     mod = importlib.util.module_from_spec(spec)
@@ -113,7 +113,6 @@ def build_graph(args):
 
 def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
     """Compile every module the direct count and the clusters' shards will load."""
-    precompile = _gpu_bench().precompile
     from warpmatch.distributed.shards import make_shards, shard_plan
     from warpmatch.engine.gpu import GpuEngine
     from warpmatch.plan import build_plan
@@ -129,7 +128,21 @@ def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
                 if kind not in seen:
                     seen.add(kind)
                     runs.append((eng, shard_plan(plan, s), False))
-    precompile(runs, "direct call and shards")
+    from warpmatch.engine.gpu.engine import module_source
+    srcs = sorted({module_source(eng, plan, lm) for eng, plan, lm in runs})
+    t = time.perf_counter()
+    import multiprocessing as mp
+    with mp.get_context("spawn").Pool(min(len(srcs), os.cpu_count() or 1)) as pool:
+        pool.map(_compile_one, srcs, chunksize=1)
+    print(f"# {len(srcs)} modules compiled ahead in {time.perf_counter() - t:.1f} s",
+          file=sys.stderr, flush=True)
+
+
+def _compile_one(src: str) -> None:
+    # (here, not bench/gpu.py's: a spawned process must import it by name)
+    import cupy as cp
+    from warpmatch.engine.gpu.engine import NVRTC_OPTIONS
+    cp.RawModule(code=src, options=NVRTC_OPTIONS).compile()
 
 
 def main(argv: list[str] | None = None) -> int:
