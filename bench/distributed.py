@@ -211,10 +211,21 @@ def main(argv: list[str] | None = None) -> int:
                 break
         d = r.distributed or {}
         ws = d.get("worker_seconds") or {}
+        ss = d.get("shard_stats") or []
         return {"count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
                 "shards": d.get("shards"), "engine": r.backend,
                 "slowest": (max(ws.values()) / sum(ws.values())) if ws and
-                sum(ws.values()) > 0 else None}
+                sum(ws.values()) > 0 else None,
+                "prepare_s": d.get("prepare_seconds"),
+                # where a cluster's time goes: the sums over shards, and each shard
+                "setup_s": sum(x.get("setup_s", 0.0) for x in ss),
+                "count_s": sum(x.get("count_s", 0.0) for x in ss),
+                "max_shard_s": max((x.get("count_s", 0.0) for x in ss), default=None),
+                "shard_stats": ss}
+
+    def brief(r: dict) -> dict:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
+                if k != "shard_stats"}
 
     try:
         if args.gpu:
@@ -223,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, q in pats:
             res["direct"][name] = timed(lambda: wm.count_result(
                 g, q, backend=backend, time_limit=args.time_limit))
-            print(f"# direct {name}: {res['direct'][name]}", file=sys.stderr, flush=True)
+            print(f"# direct {name}: {brief(res['direct'][name])}", file=sys.stderr, flush=True)
             save()
         if args.gpu:
             import cupy as cp
@@ -241,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     res["clusters"][n][name] = timed(lambda: wm.count_result(
                         g, q, backend=backend, client=client, shards=spw * n))
-                    print(f"# {n} worker(s) {name}: {res['clusters'][n][name]}",
+                    print(f"# {n} worker(s) {name}: {brief(res['clusters'][n][name])}",
                           file=sys.stderr, flush=True)
                     save()
                 client.cluster.close()

@@ -163,6 +163,32 @@ def test_a_worker_that_cannot_read_the_graph_is_named(client, tmp_path):
         count_plan(job)
 
 
+def _set_worker_version(v: str | None) -> str:
+    import warpmatch._version as V
+    if v is not None:
+        V.__version__ = v
+    return V.__version__
+
+
+def test_a_worker_with_another_version_is_named(client, monkeypatch):
+    """Checked before any work, and checked again for workers not seen before (a worker
+    set already found fit is not asked again: the test forgets it first)."""
+    from warpmatch.distributed import cluster
+    monkeypatch.setattr(cluster, "_CHECKED", {})
+    real = next(iter(client.run(_set_worker_version, None).values()))
+    try:
+        client.run(_set_worker_version, "0.0.0-other")
+        with pytest.raises(DistributedError, match=r"tcp://.* has 0\.0\.0-other"):
+            cluster.check_workers(client)
+    finally:
+        client.run(_set_worker_version, real)
+    facts = cluster.check_workers(client)
+    assert len(facts) == 2
+    calls = []
+    monkeypatch.setattr(client, "run", lambda *a, **k: calls.append(a) or {})
+    assert cluster.check_workers(client) == facts and not calls     # remembered
+
+
 def test_missing_extra_is_named(monkeypatch):
     import builtins
     real = builtins.__import__

@@ -92,3 +92,21 @@ def test_shard_count_follows_the_request(parts):
     assert 1 <= len(shards) <= max(parts, 1) * 2 + 5
     if parts == 1:
         assert len(shards) <= 3
+
+
+def test_a_worker_keeps_its_graph_while_plans_come_and_go(tmp_path):
+    """Each query ships a new plan file; the worker's cache must not drop the graph for
+    them (a reloaded graph is a new object, which the GPU engine would upload again)."""
+    import pickle
+
+    from warpmatch.distributed import graphs as G
+    path = tmp_path / "g.wmg"
+    wm.write_graph(wm.Graph.from_edges([0, 1, 2], [1, 2, 0], n=3), path)
+    handle = G.GraphFile.of(path)
+    first = G.worker_graph(handle)
+    for i in range(3 * G.OBJECT_CACHE_SIZE):
+        p = tmp_path / f"plan{i}.pickle"
+        p.write_bytes(pickle.dumps({"plan": i}))
+        assert G.worker_object(G.PickleFile.of(p)) == {"plan": i}
+    assert G.worker_graph(handle) is first
+    assert len(G._OBJECTS) <= G.OBJECT_CACHE_SIZE

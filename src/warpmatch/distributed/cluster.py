@@ -8,7 +8,8 @@ What is where
   on the CPU, or one worker per GPU through ``dask_cuda.LocalCUDACluster``;
 - :func:`connect` — a client of a running scheduler (``tcp://host:port``);
 - :func:`check_workers` — before any work: every worker imports warpmatch of the
-  client's version, else an error naming the worker (not a hang later);
+  client's version, else an error naming the worker (not a hang later); a worker
+  set already checked by this client is not asked again;
 - :func:`worker_threads` — numba threads per task on each worker.
 
 Dask does placement, retries, work stealing and the dashboard; nothing here
@@ -154,6 +155,12 @@ def check_workers(client: Any) -> dict[str, dict]:
     if not info:
         raise DistributedError(f"the Dask cluster at {client.scheduler.address} has no "
                                "workers")
+    # the same worker processes were checked already: two round trips to every worker
+    # are a good part of a short query's time (a new or restarted worker has a new id)
+    key = (getattr(client, "id", id(client)),
+           frozenset((w, str(v.get("id", ""))) for w, v in info.items()))
+    if key in _CHECKED:
+        return {w: dict(f) for w, f in _CHECKED[key].items()}
     # find_spec is the standard library's: it runs on a worker that lacks warpmatch
     found = client.run(util.find_spec, "warpmatch")
     missing = [w for w, spec in found.items() if spec is None]
@@ -169,7 +176,14 @@ def check_workers(client: Any) -> dict[str, dict]:
                                                               for w, v in sorted(bad.items())))
     for w, f in facts.items():
         f["nthreads"] = int(info.get(w, {}).get("nthreads", 1))
+    while len(_CHECKED) >= 16:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[key] = {w: dict(f) for w, f in facts.items()}
     return facts
+
+
+#: workers found fit, by client and worker set (see :func:`check_workers`)
+_CHECKED: dict[tuple, dict[str, dict]] = {}
 
 
 def _takes_n_workers(client: Any) -> bool:

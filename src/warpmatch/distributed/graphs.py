@@ -179,7 +179,7 @@ def worker_object(handle: Any) -> Any:
     if not isinstance(handle, PickleFile):
         return handle
     with _LOCK:
-        obj = _CACHE.get(handle)
+        obj = _OBJECTS.get(handle)
         if obj is None:
             import pickle
             try:
@@ -188,20 +188,36 @@ def worker_object(handle: Any) -> Any:
             except OSError as exc:
                 raise DistributedError(f"{_here()} cannot read {handle.path!r}: "
                                        f"{exc.strerror or exc}") from None
-            _remember(handle, obj)
+            _remember(_OBJECTS, OBJECT_CACHE_SIZE, handle, obj)
         return obj
 
 
-def _remember(handle: Any, obj: Any) -> None:
-    while len(_CACHE) >= CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[handle] = obj
+class _Lru(dict):
+    """Insertion order is use order: :meth:`hit` moves an entry to the end."""
+
+    def hit(self, key: Any) -> Any:
+        v = self.pop(key, None)
+        if v is not None:
+            self[key] = v
+        return v
 
 
-_CACHE: dict[GraphFile, Any] = {}
+def _remember(cache: _Lru, size: int, handle: Any, obj: Any) -> None:
+    while len(cache) >= size:
+        cache.pop(next(iter(cache)))
+    cache[handle] = obj
+
+
+# Graphs and plans are cached apart: every query ships a new plan, and a plan must never
+# push out the graph (a graph loaded again is a new object, which the GPU engine uploads
+# again: seconds at 10^8 edges).
+_GRAPHS = _Lru()
+_OBJECTS = _Lru()
 _LOCK = threading.Lock()
-#: graphs a worker keeps mapped (the oldest is dropped first)
+#: graphs a worker keeps mapped (the least recently used is dropped first)
 CACHE_SIZE = 4
+#: plans a worker keeps (each query's plan is a new file; old ones are never used again)
+OBJECT_CACHE_SIZE = 8
 
 
 def _here() -> str:
@@ -225,7 +241,7 @@ def worker_graph(handle: Any) -> Graph:
     if not isinstance(handle, GraphFile) or isinstance(handle, PickleFile):
         raise DistributedError(f"{_here()}: not a graph handle: {type(handle).__name__}")
     with _LOCK:
-        g = _CACHE.get(handle)
+        g = _GRAPHS.hit(handle)
         if g is not None:
             return g
         try:
@@ -245,5 +261,5 @@ def worker_graph(handle: Any) -> Graph:
         except Exception as exc:  # noqa: BLE001 - any reader error, named with the worker
             raise DistributedError(f"{_here()} cannot read the graph file "
                                    f"{handle.path!r}: {exc}") from exc
-        _remember(handle, g)
+        _remember(_GRAPHS, CACHE_SIZE, handle, g)
         return g

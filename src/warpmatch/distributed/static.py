@@ -136,14 +136,23 @@ def _with_threads(n: int) -> Iterator[None]:
         numba.set_num_threads(old)
 
 
+#: an engine's own statistics that a shard reports back (where the engine keeps them)
+_ENGINE_STATS = ("compile_s", "bfs_s", "search_s", "pool_size", "pool_depth", "launches")
+
+
 def _count_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
-                threads: dict[str, int]) -> tuple[int, int, float, str, str]:
+                threads: dict[str, int]) -> tuple[int, int, float, str, str, dict]:
     from distributed import get_worker
-    engine, g, p, t = _engine_and_plan(graph_handle, plan, shard, backend, threads)
     t0 = time.perf_counter()
+    engine, g, p, t = _engine_and_plan(graph_handle, plan, shard, backend, threads)
+    t1 = time.perf_counter()
     with _with_threads(t):
         raw = int(engine.count(g, p))
-    return shard.index, raw, time.perf_counter() - t0, get_worker().address, engine.name
+    t2 = time.perf_counter()
+    es = getattr(engine, "last_stats", None) or {}
+    stats = {"setup_s": round(t1 - t0, 6), "count_s": round(t2 - t1, 6),
+             **{k: es[k] for k in _ENGINE_STATS if k in es}}
+    return shard.index, raw, t2 - t1, get_worker().address, engine.name, stats
 
 
 def _match_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
@@ -209,7 +218,9 @@ def count_plan(job: Job, progress: Progress | None = None,
     (int, bool)
         The count and whether every shard was counted (``False``: stopped, a
         lower bound). ``job.stats`` gets the seconds each worker counted and
-        the engines that ran.
+        the engines that ran, and ``shard_stats``: per shard (in shard order)
+        its worker, roots, estimated cost, raw count, seconds of setup (graph,
+        plan) and of counting, and what the engine reports of its own run.
     """
     distributed = require()
     total = len(job.shards)
@@ -221,10 +232,14 @@ def count_plan(job: Job, progress: Progress | None = None,
     raw, done = 0, 0
     per_worker: dict[str, float] = {}
     engines: set[str] = set()
+    detail: dict[int, dict] = {}
     timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
     try:
         for fut in distributed.as_completed(futures, timeout=timeout):
-            _, c, secs, who, eng = fut.result()
+            i, c, secs, who, eng, st = fut.result()
+            s = job.shards[i]
+            detail[i] = {"worker": who, "roots": s.roots, "split": s.depth1 is not None,
+                         "cost": s.cost, "raw": c, **st}
             raw += c
             done += 1
             per_worker[who] = per_worker.get(who, 0.0) + secs
@@ -239,6 +254,7 @@ def count_plan(job: Job, progress: Progress | None = None,
         _cancel(job.client, futures)
     job.stats["worker_seconds"] = {w: round(s, 6) for w, s in sorted(per_worker.items())}
     job.stats["engines"] = sorted(engines)
+    job.stats["shard_stats"] = [detail[i] for i in sorted(detail)]
     return raw, done == total
 
 
