@@ -164,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds for a direct count; a pattern past it is not run on clusters")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--work-dir", default=None, help="where the .wmg goes (a temporary dir)")
+    ap.add_argument("--stream-patterns", default="",
+                    help="continuous matching of these patterns (none)")
+    ap.add_argument("--stream-updates", type=float, default=1e5,
+                    help="updates of the stream (make_stream, 2 insertions per deletion)")
+    ap.add_argument("--batch-size", type=int, default=4096, help="stream batch size (4096)")
     ap.add_argument("--json", default=None, help="write every number here")
     args = ap.parse_args(argv)
     backend = args.backend or ("gpu" if args.gpu else "cpu")
@@ -227,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
                 if k != "shard_stats"}
 
+    spats = queries(args.stream_patterns) if args.stream_patterns else []
     try:
-        if args.gpu:
+        if spats:
+            bench_stream(args, g, spats, sizes, backend, res, save)
+        if args.gpu and pats:
             precompile_gpu(g, pats, [spw * n for n in sizes])
         wm.count(g, "triangle", backend=backend)    # load the graph and kernels here
         for name, q in pats:
@@ -239,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.gpu:
             import cupy as cp
             cp.get_default_memory_pool().free_all_blocks()   # GPU 0 is a worker's too
-        for n in sizes:
+        for n in sizes if pats else []:
             t = time.perf_counter()
             kw = {"gpu": True} if args.gpu else {}
             with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
@@ -261,7 +269,105 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         res["stopped_early"] = True
     save()
-    return print_table(res, [n for n, _ in pats], sizes)
+    bad = print_table(res, [n for n, _ in pats], sizes) if pats else 0
+    if spats:
+        bad |= print_stream_table(res, [n for n, _ in spats], sizes)
+    return bad
+
+
+def bench_stream(args, g, spats: list, sizes: list[int], backend: str, res: dict,
+                 save) -> None:
+    """Continuous matching (counts only) of a make_stream stream of ``g``: the direct
+    matcher vs ``ContinuousMatcher(client=)`` on each cluster size; per-update counts
+    checked equal; time = all batches (building the matchers excluded, reported apart)."""
+    import logging
+
+    import numpy as np
+
+    import warpmatch as wm
+    from warpmatch.distributed import local_cluster
+    t = time.perf_counter()
+    f_ins = (2.0 / 3.0) * args.stream_updates / max(1, g.num_edges)
+    g0, ups = wm.make_stream(g, insert_fraction=f_ins, delete_fraction=f_ins / 2,
+                             seed=args.seed)
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="wm-dist-bench-"))
+    path = work / f"{g.name}-g0-{len(ups)}.wmg"
+    wm.write_graph(g0, path)
+    g0 = wm.read_graph(path)
+    res["stream"] = {"updates": len(ups), "batch_size": args.batch_size,
+                     "build_s": round(time.perf_counter() - t, 1), "direct": {},
+                     "clusters": {}}
+    print(f"# stream: {len(ups):,} updates ({time.perf_counter() - t:.1f} s to make)",
+          file=sys.stderr, flush=True)
+
+    def run(make) -> dict:
+        t0 = time.perf_counter()
+        cm = make()
+        t1 = time.perf_counter()
+        plus, minus = [], []
+        for d in cm.apply_batches(ups, args.batch_size, counts_only=True):
+            plus.append(d.plus_counts)
+            minus.append(d.minus_counts)
+        t2 = time.perf_counter()
+        if hasattr(cm, "close"):
+            cm.close()
+        p, m = np.concatenate(plus), np.concatenate(minus)
+        return {"setup_s": t1 - t0, "s": t2 - t1, "ups": len(ups) / max(t2 - t1, 1e-9),
+                "added": int(p.sum()), "removed": int(m.sum()),
+                "digest": int((p * 1_000_003 + m).astype(np.int64).dot(
+                    np.arange(1, p.size + 1, dtype=np.int64) % 1_000_003)),
+                "backend": cm.backend}
+
+    for name, q in spats:
+        res["stream"]["direct"][name] = run(lambda: wm.ContinuousMatcher(
+            g0, q, backend=backend, count_initial=False))
+        print(f"# stream direct {name}: {res['stream']['direct'][name]}", file=sys.stderr,
+              flush=True)
+        save()
+    if args.gpu:
+        import cupy as cp
+        cp.get_default_memory_pool().free_all_blocks()
+    for n in sizes:
+        kw = {"gpu": True} if args.gpu else {}
+        with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
+            res["stream"]["clusters"][n] = {}
+            for name, q in spats:
+                r = run(lambda: wm.ContinuousMatcher(g0, q, backend=backend,
+                                                     count_initial=False, client=client))
+                res["stream"]["clusters"][n][name] = r
+                print(f"# stream {n} worker(s) {name}: {r}", file=sys.stderr, flush=True)
+                save()
+            client.cluster.close()
+
+
+def print_stream_table(res: dict, names: list[str], sizes: list[int]) -> int:
+    """The continuous-matching table; 1 if any per-update count differs."""
+    st = res.get("stream") or {}
+    head = ["pattern", "updates", "+", "-", "direct upd/s"] + \
+        [f"{n}w upd/s" for n in sizes] + [f"{n}/1" for n in sizes if n > 1] + \
+        ["1w/direct", "replica setup s", "check"]
+    print(f"\ncontinuous, counts only, batch {st.get('batch_size')}; backend {res['backend']}")
+    print("| " + " | ".join(head) + " |")
+    print("|---" * len(head) + "|")
+    bad = 0
+    for name in names:
+        d = st.get("direct", {}).get(name)
+        if d is None:
+            continue
+        cells = [st.get("clusters", {}).get(n, {}).get(name) for n in sizes]
+        ok = all(c is None or c["digest"] == d["digest"] and c["added"] == d["added"]
+                 and c["removed"] == d["removed"] for c in cells)
+        bad += not ok
+        u1 = cells[0]["ups"] if cells[0] else None
+        row = [name, f"{st['updates']:,}", f"{d['added']:,}", f"{d['removed']:,}",
+               f"{d['ups']:,.0f}"] + [f"{c['ups']:,.0f}" if c else "-" for c in cells]
+        row += [f"{c['ups'] / u1:.2f}x" if c and u1 else "-"
+                for n, c in zip(sizes, cells) if n > 1]
+        row.append(f"{d['ups'] / u1:.2f}" if u1 else "-")
+        row.append(f"{cells[-1]['setup_s']:.1f}" if cells[-1] else "-")
+        row.append("ok" if ok else "MISMATCH")
+        print("| " + " | ".join(row) + " |")
+    return 1 if bad else 0
 
 
 def print_table(res: dict, names: list[str], sizes: list[int]) -> int:

@@ -22,7 +22,7 @@ Continuous matching (matches that appear and disappear as edges change):
 from __future__ import annotations
 
 from ._version import __version__
-from .api import count, count_result, explain, match
+from .api import ContinuousMatcher, count, count_result, explain, match
 from .errors import (
     BackendUnavailableError,
     BudgetError,
@@ -36,7 +36,7 @@ from .errors import (
 )
 from .graph import Graph, read_graph, write_graph
 from .query import Query, get_pattern, list_patterns
-from .stream.matcher import ContinuousMatcher, StreamDelta
+from .stream.matcher import StreamDelta
 from .stream.updates import make_stream, read_updates, replay_temporal, write_updates
 
 __all__ = [

@@ -662,3 +662,57 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
     return head + "\n" + plan.explain().rstrip("\n")
+
+
+# ------------------------------------------------------------------ continuous
+from .stream.matcher import ContinuousMatcher as _LocalMatcher  # noqa: E402
+
+
+class ContinuousMatcher(_LocalMatcher):
+    """Per-update deltas of a query's matches over a stream of edge updates, in this
+    process or on a Dask cluster.
+
+    Every parameter, attribute and method of
+    :class:`warpmatch.stream.matcher.ContinuousMatcher` (the one-process matcher,
+    which this class is when ``client`` is not given), and:
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        Run on a Dask cluster (:mod:`warpmatch.distributed`): every worker
+        keeps a replica of the dynamic graph and applies every batch, and each
+        searches its share of the batch's updates; the deltas are this
+        class's, merged in arrival order. What is made is then a
+        :class:`~warpmatch.distributed.continuous.DistributedMatcher` (the
+        same methods and attributes; its ``graph`` is a static snapshot, a
+        :class:`~warpmatch.stream.dynamic.DynamicGraph` given as ``graph`` is
+        copied, not changed, and ``close()`` releases the replicas).
+
+    Examples
+    --------
+    >>> import warpmatch as wm
+    >>> g = wm.Graph.from_edges([0, 1, 2], [1, 2, 3])             # a path 0-1-2-3
+    >>> cm = wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    >>> cm.apply([(0, 2, "+")]).plus_counts.tolist(), cm.count
+    ([6], 6)
+    """
+
+    def __new__(cls, graph: Any = None, query: Any = None, *args: Any, client: Any = None,
+                **kwargs: Any) -> Any:
+        if client is None:
+            return super().__new__(cls)
+        from .distributed.continuous import DistributedMatcher
+        from .query.io import check_direction
+        from .stream.dynamic import DynamicGraph
+        g = graph.snapshot() if isinstance(graph, DynamicGraph) else as_graph(graph)
+        q = resolve_query(query, directed=g.directed)
+        check_direction(q, g.directed, g.name)
+        cb, close = _make_progress(kwargs.pop("progress", False), q.name)
+        try:
+            return DistributedMatcher(g, q, client, *args, progress=cb, **kwargs)
+        finally:
+            close()
+
+    def __init__(self, graph: Any, query: Any, *args: Any, client: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(graph, query, *args, **kwargs)

@@ -36,6 +36,12 @@ class InputFormatError(WarpmatchError, ValueError):
             shown = text if len(text) <= 80 else text[:77] + "..."
             msg += f": {shown!r}"
         super().__init__(msg)
+        self._init_args = (path, line, message, text)
+
+    def __reduce__(self) -> tuple:
+        # rebuilt from the constructor's arguments, so that the error survives pickling
+        # (a Dask worker or another process raises it, the client re-raises it)
+        return (type(self), self._init_args)
 
 
 class QueryError(WarpmatchError, ValueError):
@@ -52,6 +58,11 @@ class BackendUnavailableError(WarpmatchError, RuntimeError):
 
 class BudgetError(WarpmatchError, MemoryError):
     """The work does not fit the memory budget; the message names the sizes."""
+
+    def __new__(cls, *args: object, **kwargs: object) -> "BudgetError":
+        # MemoryError's own __new__ refuses subclasses when called directly, which is
+        # how tblib (Dask's exception pickling) rebuilds an error raised on a worker
+        return WarpmatchError.__new__(cls, *args)
 
 
 class DistributedError(WarpmatchError, RuntimeError):

@@ -77,3 +77,28 @@ def test_local_cuda_cluster():
             assert r.count == wm.count(g, pattern, backend="cpu")
             assert r.backend == "dask:gpu"
         client.cluster.close()
+
+
+def test_continuous_replicas_on_gpu_equal_one_process(shared_gpu):
+    """GPU delta engines in two worker processes, each searching its share."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stream"))
+    from test_matcher import random_stream
+    oracle, ups = random_stream(5, directed=False, vlab=0, elab=0, n=40, m=200, B=300)
+    g0 = oracle.graph()
+    for q, counts_only in (("diamond", True), ("square", False)):
+        one = wm.ContinuousMatcher(g0, q, backend="cpu", on_invalid="skip")
+        with wm.ContinuousMatcher(g0, q, backend="gpu", on_invalid="skip",
+                                  client=shared_gpu) as many:
+            assert many.backend == "dask:gpu"
+            for a, b in zip(many.apply_batches(ups, 64, counts_only),
+                            one.apply_batches(ups, 64, counts_only)):
+                assert np.array_equal(a.plus_counts, b.plus_counts)
+                assert np.array_equal(a.minus_counts, b.minus_counts)
+                if not counts_only:
+                    assert sorted(map(tuple, a.plus.tolist())) == \
+                        sorted(map(tuple, b.plus.tolist()))
+                    assert sorted(map(tuple, a.minus.tolist())) == \
+                        sorted(map(tuple, b.minus.tolist()))
+            assert many.count == one.count

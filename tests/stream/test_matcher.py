@@ -506,11 +506,13 @@ def test_backend_resolution():
 def test_package_exports_continuous_matching():
     # the interface is warpmatch.ContinuousMatcher(graph, query, backend=...)
     from warpmatch.stream import updates as wu
-    assert wm.ContinuousMatcher is ContinuousMatcher and wm.StreamDelta is StreamDelta
+    # (warpmatch's adds client=, the distributed layer's, above this layer)
+    assert issubclass(wm.ContinuousMatcher, ContinuousMatcher) and wm.StreamDelta is StreamDelta
     for name in ("read_updates", "write_updates", "make_stream", "replay_temporal"):
         assert getattr(wm, name) is getattr(wu, name) and name in wm.__all__
     g = wm.Graph.from_edges([0, 1], [1, 2])
     cm = wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    assert isinstance(cm, ContinuousMatcher)
     assert cm.apply([(0, 2, "+")]).plus_counts.tolist() == [6] and cm.count == 6
 
 

@@ -22,6 +22,7 @@ from ._common import (
     cli,
     running,
 )
+from ._cluster import cluster_client, cluster_options
 from .graphs import _write_graph_atomic
 
 # -------------------------------------------------------------------- stream
@@ -235,6 +236,7 @@ def _stream_options(f: Callable) -> Callable:
               help="Format of UPDATES (default: from the extension; stdin: Parquet if it "
                    "starts with its magic bytes, else text).")
 @_threads_option
+@cluster_options
 @_stream_options
 @_graph_options
 @_json_option
@@ -242,7 +244,7 @@ def _stream_options(f: Callable) -> Callable:
 def stream(graph: str, query: str, updates: str, batch_size: int, output: str | None,
            output_format: str | None, counts_only: bool, on_invalid: str,
            update_labels: bool | None, updates_format: str | None, threads: int | None,
-           mode: str, induced: bool,
+           workers: int | None, scheduler: str | None, mode: str, induced: bool,
            backend: str, fmt: str | None, directed: bool, vertex_labels: str | None,
            as_json: bool) -> None:
     """Keep the matches of QUERY in GRAPH up to date while UPDATES change it.
@@ -268,12 +270,17 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
       warpmatch stream-gen web.txt --out ups.txt --initial g0.wmg   (make a test stream)
       warpmatch stream-gen CollegeMsg.txt --temporal --out msg.txt --initial g0.wmg
       warpmatch stream g0.wmg triangle msg.txt      (replay a 'src dst time' log)
+      warpmatch stream g0.wmg square ups.txt --workers 4   (replicas on a Dask cluster)
+
+    With --workers or --scheduler every Dask worker keeps a replica of the
+    graph, applies every batch and finds the deltas of its share of the
+    batch's updates; the results are the same.
     """
     import numpy as np
 
     from .._progress import ProgressBar
     from ..api import as_query, describe_count
-    from ..stream.matcher import ContinuousMatcher
+    from ..api import ContinuousMatcher
     from ..stream.updates import iter_update_batches, read_updates, split_batches
     from ._output import check_output_target, output_sink
 
@@ -291,12 +298,17 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
         ups = read_updates(updates, labels=update_labels, fmt=updates_format)
         total = len(ups)
         batches = split_batches(ups, batch_size)
-    click.get_current_context().with_resource(running(threads))   # until the command ends
+    ctx = click.get_current_context()
+    ctx.with_resource(running(threads))           # until the command ends
+    client = ctx.with_resource(cluster_client(workers, scheduler))
     t0 = time.perf_counter()
     with ProgressBar(f"{q.name} (initial count)", percent=True) as init_bar:
         cm = ContinuousMatcher(g, q, mode=mode, induced=induced, backend=backend,
                                on_invalid=on_invalid,
-                               progress=init_bar if init_bar.enabled else None)
+                               progress=init_bar if init_bar.enabled else None,
+                               **({} if client is None else {"client": client}))
+    if client is not None:
+        ctx.call_on_close(cm.close)
     initial = int(cm.initial_count)
     init_s = time.perf_counter() - t0
     want_rows = output is not None and not counts_only
@@ -369,6 +381,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
             "rows": None if writer is None else writer.rows,
             "columns": None if writer is None else writer.columns,
             "semantics": describe_count(final, mode, induced, q.name),
+            **({"distributed": cm.stats} if client is not None else {}),
         })
 
 

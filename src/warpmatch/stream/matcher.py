@@ -181,6 +181,22 @@ def _spread(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def _searching(view: Any, search: np.ndarray | None) -> Any:
+    """``view`` whose engine searches only the updates ``search`` marks.
+
+    Engines make tasks for the valid updates of ``view.batch`` only (an invalid
+    one changes nothing and has no deltas); the overlay, built from the real
+    batch, still holds every update's edits, so the states the searched
+    updates see are unchanged.
+    """
+    if search is None:
+        return view
+    import dataclasses
+    b = view.batch
+    return dataclasses.replace(view, batch=dataclasses.replace(
+        b, valid=np.asarray(b.valid, dtype=bool) & search))
+
+
 def _check_labels(query: Query, graph: DynamicGraph) -> None:
     """The static planner's label checks (same wording), against the dynamic graph."""
     if query.labeled and graph.vertex_labels is None:
@@ -501,12 +517,47 @@ class ContinuousMatcher:
         return StreamDelta(plus_c, minus_c, added, removed, None, None, None, None, valid,
                            reasons, ups, list(self.query.names))
 
-    def _apply_batch(self, ups: Updates, counts_only: bool, account: bool = True
-                     ) -> StreamDelta:
+    def apply_share(self, updates: Any, search: np.ndarray, counts_only: bool = False
+                    ) -> StreamDelta:
+        """Apply a whole batch but compute the deltas of only the updates ``search`` marks.
+
+        What a replica of a distributed matcher does (:mod:`warpmatch.distributed`):
+        every replica applies every update, and each searches its share, so that
+        the shares' deltas, summed, are the batch's deltas. An update's deltas
+        depend only on the states just before and after it, so leaving the
+        others out changes nothing for the marked ones.
+
+        Parameters
+        ----------
+        updates : any form :meth:`apply` accepts
+        search : numpy.ndarray
+            bool[B]: the updates to search; the others are applied (and
+            validated, and skipped if invalid) with 0 and 0 as their counts and
+            no rows.
+        counts_only : bool, optional
+            As in :meth:`apply`.
+
+        Returns
+        -------
+        StreamDelta
+            :attr:`added`, :attr:`removed` and :attr:`count` follow the share
+            only.
+        """
+        from .updates import as_updates
+        ups = as_updates(updates)
+        search = np.asarray(search, dtype=bool)
+        if search.shape != (len(ups),):
+            raise ValueError(f"search must mark each of the batch's {len(ups)} updates, "
+                             f"not have shape {search.shape}")
+        return self._apply_batch(ups, counts_only, search=search)
+
+    def _apply_batch(self, ups: Updates, counts_only: bool, account: bool = True,
+                     search: np.ndarray | None = None) -> StreamDelta:
         """One batch through the overlay of all its states (the batch path).
 
         ``account=False`` leaves :attr:`added`, :attr:`removed` and
-        :attr:`updates_applied` to the caller.
+        :attr:`updates_applied` to the caller; ``search`` (bool per update)
+        limits the searches to the updates it marks (:meth:`apply_share`).
         """
         dg = self.graph                 # (up to date: the batch path reads and edits it)
         batch = dg.prepare(ups, self.on_invalid)
@@ -514,13 +565,14 @@ class ContinuousMatcher:
         plans, auts = self._listing_plans() if want else (self.plans(False), None)
         if self._relevant is None:
             view = dg.view(batch)
-            raw = self.engine.run(view, plans, want)
+            raw = self.engine.run(_searching(view, search), plans, want)
             dg.apply(batch)
             index = None
         else:
             sub, index = self._relevant.select(batch, dg.vertex_labels)
             view = self._relevant.graph.view(sub)
-            raw = self.engine.run(view, plans, want)
+            raw = self.engine.run(_searching(view, None if search is None else search[index]),
+                                  plans, want)
             self._relevant.graph.apply(sub)
             dg.apply(batch)
         plus_c = np.asarray(raw.plus_counts, dtype=np.int64)
