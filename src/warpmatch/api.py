@@ -625,7 +625,8 @@ def _match_batches(engine: Any, g: Graph, plan: Plan, limit: int | None, batch_s
 # -------------------------------------------------------------------- explain
 def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
             backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-            order: str = "ri", purpose: str = "count") -> str:
+            order: str = "ri", purpose: str = "count", client: Any = None,
+            shards: int | None = None) -> str:
     """Describe how warpmatch will search: query, filters, order, restrictions.
 
     Parameters
@@ -637,6 +638,12 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         default is ``"auto"``.
     purpose : {"count", "list"}, optional
         Explain the counting plan (the default) or the listing plan.
+    client : distributed.Client, optional
+        Also say how this Dask cluster would run it: its workers, the shards
+        and their estimated costs (:mod:`warpmatch.distributed`; only the
+        workers are asked, nothing runs).
+    shards : int, optional
+        With ``client``: the shards wanted, as in :func:`count_result`.
 
     Returns
     -------
@@ -661,7 +668,11 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
-    return head + "\n" + plan.explain().rstrip("\n")
+    text = head + "\n" + plan.explain().rstrip("\n")
+    if client is not None:
+        from .distributed.static import describe
+        text += "\n" + describe(client, g, plan, shards)
+    return text
 
 
 # ------------------------------------------------------------------ continuous

@@ -163,6 +163,13 @@ def test_a_worker_that_cannot_read_the_graph_is_named(client, tmp_path):
         count_plan(job)
 
 
+def test_explain_says_how_the_cluster_would_run(client):
+    g = random_graph(8, n=200, m=2000)
+    text = wm.explain(g, "diamond", client=client, shards=12)
+    assert "2 workers" in text and "shards: " in text and "12 asked for" in text
+    assert "estimated cost per shard" in text
+
+
 def _set_worker_version(v: str | None) -> str:
     import warpmatch._version as V
     if v is not None:

@@ -267,12 +267,13 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
 @click.argument("query")
 @click.option("--purpose", type=click.Choice(["count", "list"]), default="count",
               show_default=True, help="Explain the counting plan or the listing plan.")
+@cluster_options
 @_search_options
 @_graph_options
 @_debug_option
-def explain(graph: str, query: str, purpose: str, mode: str, induced: bool, backend: str,
-            anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
-            vertex_labels: str | None) -> None:
+def explain(graph: str, query: str, purpose: str, workers: int | None, scheduler: str | None,
+            mode: str, induced: bool, backend: str, anchors: tuple[str, ...], order: str,
+            fmt: str | None, directed: bool, vertex_labels: str | None) -> None:
     """Show how QUERY would be searched in GRAPH (nothing is counted).
 
     Prints the query, the candidate filters (labels, degrees, neighbour-label
@@ -283,11 +284,14 @@ def explain(graph: str, query: str, purpose: str, mode: str, induced: bool, back
     Examples:
       warpmatch explain web.txt house
       warpmatch explain yeast.graph query.graph --mode subgraphs --induced
+      warpmatch explain web.wmg house --scheduler tcp://10.0.0.5:8786  (+ the shards)
     """
     from ..api import explain as api_explain
     anchor_map = parse_anchors(anchors)
     g, _ = _load_graph(graph, fmt, directed, vertex_labels)
-    click.echo(api_explain(g, query, mode=mode, induced=induced, backend=backend,
-                           anchors=anchor_map or None, order=order, purpose=purpose))
+    with cluster_client(workers, scheduler) as client:
+        click.echo(api_explain(g, query, mode=mode, induced=induced, backend=backend,
+                               anchors=anchor_map or None, order=order, purpose=purpose,
+                               client=client))
 
 

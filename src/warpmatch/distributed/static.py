@@ -43,7 +43,7 @@ from .cluster import check_workers, require, worker_threads
 from .graphs import sent_as, ship_graph, ship_object, worker_graph, worker_object
 from .shards import SHARDS_PER_WORKER, Shard, make_shards, shard_plan
 
-__all__ = ["Job", "prepare", "count_plan", "match_plan", "write_dataset"]
+__all__ = ["Job", "prepare", "count_plan", "match_plan", "write_dataset", "describe"]
 
 Progress = Callable[[int, int], None]
 
@@ -107,6 +107,38 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     if spill is not None:
         weakref.finalize(job, shutil.rmtree, spill, True)
     return job
+
+
+def describe(client: Any, graph: Graph, plan: Plan, shards: int | None = None) -> str:
+    """How a cluster would run ``plan`` (for ``explain``): its workers, and the shards'
+    number and estimated costs. Nothing runs but the workers' check.
+
+    Returns
+    -------
+    str
+        A few lines, for people.
+    """
+    require()
+    facts = check_workers(client)
+    n = len(facts)
+    want = int(shards) if shards else SHARDS_PER_WORKER * n
+    parts = make_shards(graph, plan, want)
+    gpus = sum(1 for f in facts.values() if f.get("gpus"))
+    lines = [f"Dask cluster {client.scheduler.address}: {n} worker{'s' * (n != 1)}"
+             f" ({gpus} with a GPU; each runs the best engine it has)"]
+    if not parts:
+        lines.append("shards: none (the plan has no roots)")
+        return "\n".join(lines)
+    cost = np.array([p.cost for p in parts])
+    split = sum(1 for p in parts if p.depth1 is not None)
+    lines.append(f"shards: {len(parts)} ({want} asked for; {split} of them slices of heavy "
+                 f"roots split at depth 1), by estimated "
+                 f"cost (1 + degree)^{min(max(plan.k - 1, 0), 2)} of their roots")
+    lines.append(f"estimated cost per shard: min {cost.min():.3g}, median "
+                 f"{float(np.median(cost)):.3g}, max {cost.max():.3g} (the largest is "
+                 f"{cost.max() / cost.sum():.1%} of the whole; Dask's work stealing evens "
+                 f"out the rest)")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ worker side
