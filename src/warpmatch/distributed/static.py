@@ -216,10 +216,14 @@ def _write_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
 
 # ------------------------------------------------------------------ client side
 def _submit(job: Job, fn: Callable, *extra: Any) -> list[Any]:
+    # the costliest shards first (Dask runs a worker's tasks in the order given): a heavy
+    # shard started last would finish alone, after every other worker went idle
+    order = sorted(job.shards, key=lambda s: -s.cost)
     return [job.client.submit(fn, job.graph, job.plan_ref, s, job.backend, job.threads,
                               *extra, key=f"warpmatch-{fn.__name__[1:]}-{s.index}-"
-                              f"{os.urandom(6).hex()}", pure=False, retries=2)
-            for s in job.shards]
+                              f"{os.urandom(6).hex()}", pure=False, retries=2,
+                              priority=len(order) - i)
+            for i, s in enumerate(order)]
 
 
 def _cancel(client: Any, futures: list[Any]) -> None:
