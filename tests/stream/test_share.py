@@ -70,3 +70,23 @@ def test_a_share_mask_of_the_wrong_length_is_refused():
     cm = ContinuousMatcher(wm.Graph.from_edges([0, 1], [1, 2]), "triangle", backend="cpu")
     with pytest.raises(ValueError, match="each of the batch's 2 updates"):
         cm.apply_share([(0, 2, "+"), (2, 3, "+")], np.ones(3, bool))
+
+
+@pytest.mark.parametrize("query", ["triangle", "labeled path", "tailed"])
+def test_counting_shares_take_the_sequential_path(query):
+    """Counting with known vertices and valid updates runs the sequential path (one
+    update at a time, in place), which searches only the share too."""
+    oracle, ups = random_stream(7, False, 2, 0, n=20, m=60, B=200, invalid=False,
+                                new_vertices=False)
+    g0, q = oracle.graph(), QUERIES[query]
+    one = ContinuousMatcher(g0, q, backend="cpu", count_initial=False)
+    reps = [ContinuousMatcher(g0, q, backend="cpu", count_initial=False) for _ in range(3)]
+    for lo in range(0, len(ups), 50):
+        batch = ups.slice(lo, lo + 50)
+        want = one.apply(batch, counts_only=True)
+        idx = np.arange(len(batch))
+        parts = [r.apply_share(batch, idx % 3 == i, counts_only=True)
+                 for i, r in enumerate(reps)]
+        assert np.array_equal(sum(p.plus_counts for p in parts), want.plus_counts)
+        assert np.array_equal(sum(p.minus_counts for p in parts), want.minus_counts)
+    assert all(r._seq.stats["updates"] == len(ups) for r in reps)

@@ -333,7 +333,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
             same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
             nq1, lab_idx, qlab, req, fcnt, mask,
-            T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag):
+            T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag,
+            srch):
     """Validate, apply and match updates ``ctl[C_NEXT] .. i1 - 1`` in arrival order.
 
     ``u_*`` are the batch's updates (internal ids, all known vertices). ``f_*``
@@ -363,6 +364,10 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     after its edit (then ``ctl[C_NEXT]`` is past it); on ``INVALID`` and
     ``OVERFLOW`` the caller takes back every update whose ``code`` is ``OK``
     with :func:`seq_undo`.
+
+    ``srch`` (bool per update, or empty for all) marks the updates whose deltas
+    are searched; the others are validated and applied only (a replica's share,
+    :meth:`~warpmatch.stream.matcher.ContinuousMatcher.apply_share`).
     """
     k = pg[0]
     # fixed-size scratch, owned here and passed on borrowed (engine/_borrow.py): the
@@ -453,7 +458,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
                     return ROOM_REL_OUT + st
         # ---- searches that read the state before the edit
         kind_before = 0 if ins else 1      # the plans that read the state before the edit
-        if rel and (induced or not ins):
+        want = srch.size == 0 or srch[i]
+        if want and rel and (induced or not ins):
             bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
                 T, pg, i, kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
                 pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err,
@@ -487,7 +493,7 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             ctl[C_REL] += 1
             ctl[C_RNET] += sgn
             # ---- searches that read the state after the edit
-            if ins or induced:
+            if want and (ins or induced):
                 bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
                     T, pg, i, 1 - kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
                     pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen,

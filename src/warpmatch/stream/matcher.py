@@ -477,16 +477,18 @@ class ContinuousMatcher:
         """The CPU engine's sequential path for counting (:mod:`.sequential`), or ``None``."""
         return getattr(self, "_seq", None)
 
-    def _apply_sequential(self, seq: Any, ups: Updates) -> StreamDelta:
-        """Count a batch on the sequential path; what it leaves goes to the batch path."""
+    def _apply_sequential(self, seq: Any, ups: Updates, search: np.ndarray | None = None
+                          ) -> StreamDelta:
+        """Count a batch on the sequential path; what it leaves goes to the batch path.
+        ``search``: as in :meth:`apply_share` (``None``: every update)."""
         B = len(ups)
         threads = self.engine.threads_used()
         res = None
         if not seq.prefers_batch(B, threads):
-            res = seq.run(ups, self.on_invalid, threads)
+            res = seq.run(ups, self.on_invalid, threads, search)
         if res is None:                 # new vertices, malformed or invalid updates, ...
             t0 = time.perf_counter()
-            out = self._apply_batch(ups, True)
+            out = self._apply_batch(ups, True, search=search)
             seq.batch_timed(B, time.perf_counter() - t0)
             return out
         plus_c, minus_c = res.plus, res.minus
@@ -498,7 +500,9 @@ class ContinuousMatcher:
             rest = ups.slice(res.done, B)
             t0 = time.perf_counter()
             try:
-                tail = self._apply_batch(rest, True, account=False)
+                tail = self._apply_batch(rest, True, account=False,
+                                         search=None if search is None
+                                         else search[res.done:])
             except InputFormatError:
                 # an invalid update in the rest under on_invalid="error": nothing of the
                 # batch may stay applied, and the error names the update in this batch
@@ -549,6 +553,10 @@ class ContinuousMatcher:
         if search.shape != (len(ups),):
             raise ValueError(f"search must mark each of the batch's {len(ups)} updates, "
                              f"not have shape {search.shape}")
+        if counts_only:
+            seq = self._sequential_path()
+            if seq is not None:
+                return self._apply_sequential(seq, ups, search)
         return self._apply_batch(ups, counts_only, search=search)
 
     def _apply_batch(self, ups: Updates, counts_only: bool, account: bool = True,

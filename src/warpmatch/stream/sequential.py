@@ -155,6 +155,10 @@ class SeqResult:
         return out
 
 
+#: ``seq_run``'s ``srch`` when every update is searched
+_NO_MASK = np.zeros(0, np.bool_)
+
+
 def _c(a: Any, dt: Any) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dt)
 
@@ -337,7 +341,8 @@ class SequentialPath:
         return self._scache[1]
 
     # --------------------------------------------------------------- run
-    def run(self, ups: Updates, on_invalid: str, threads: int) -> SeqResult | None:
+    def run(self, ups: Updates, on_invalid: str, threads: int,
+            search: np.ndarray | None = None) -> SeqResult | None:
         """Apply and match ``ups`` in place, or return ``None`` (the batch path takes it).
 
         Parameters
@@ -353,6 +358,9 @@ class SequentialPath:
             estimated above :data:`PARALLEL_S` is left to the batch path, unless
             that was measured slower per update (the whole batch is
             :meth:`prefers_batch`'s decision, taken by the caller).
+        search : numpy.ndarray, optional
+            bool per update: search only the marked updates' deltas (the others
+            are applied with 0 and 0). The default, ``None``, searches all.
 
         Returns
         -------
@@ -395,6 +403,7 @@ class SequentialPath:
         mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
         same = self.relevant is None
         error_mode = on_invalid == "error"
+        srch = _NO_MASK if search is None else _c(search, np.bool_)
         spent = 0.0
         if rate is None:                # a small first call with threads: a heavy batch can
             size = min(B, FIRST_CALL if threads <= 1 else PROBE_CALL)   # still switch
@@ -419,7 +428,7 @@ class SequentialPath:
                                    filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask, T,
                                    pg, self._order, self._pair_kind, self._pair_elabel,
                                    self._weight, int(self.plans.divisor),
-                                   bool(self.plans.induced), mark, lcnt, flag)
+                                   bool(self.plans.induced), mark, lcnt, flag, srch)
                 dt = time.perf_counter() - t0
                 self._store_back(dg, eg, same)
                 spent += dt
