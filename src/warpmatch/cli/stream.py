@@ -279,8 +279,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     import numpy as np
 
     from .._progress import ProgressBar
-    from ..api import as_query, describe_count
-    from ..api import ContinuousMatcher
+    from ..api import ContinuousMatcher, as_query, describe_count
     from ..stream.updates import iter_update_batches, read_updates, split_batches
     from ._output import check_output_target, output_sink
 

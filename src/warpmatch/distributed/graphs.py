@@ -179,7 +179,7 @@ def worker_object(handle: Any) -> Any:
     if not isinstance(handle, PickleFile):
         return handle
     with _LOCK:
-        obj = _OBJECTS.get(handle)
+        obj = _OBJECTS.hit(handle)
         if obj is None:
             import pickle
             try:
