@@ -213,6 +213,10 @@ def _stream_options(f: Callable) -> Callable:
 @click.argument("updates")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Updates matched together (in parallel); results do not depend on it.")
+@click.option("--max-latency", default=None, metavar="DURATION",
+              help="With UPDATES from stdin ('-'): a batch also closes when its oldest update "
+                   "has waited this long (e.g. 1ms, 250us, 0.5s), so a slow producer's "
+                   "updates are matched without waiting for --batch-size of them.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Deltas file (.parquet, .jsonl or .csv): one row per match that appears "
                    "(sign +1) or disappears (sign -1), with the update's index and time; "
@@ -241,7 +245,8 @@ def _stream_options(f: Callable) -> Callable:
 @_graph_options
 @_json_option
 @_debug_option
-def stream(graph: str, query: str, updates: str, batch_size: int, output: str | None,
+def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: str | None,
+           output: str | None,
            output_format: str | None, counts_only: bool, on_invalid: str,
            update_labels: bool | None, updates_format: str | None, threads: int | None,
            workers: int | None, scheduler: str | None, mode: str, induced: bool,
@@ -267,6 +272,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
       warpmatch stream web.txt "a-b, b-c, c-d, d-a" updates.parquet -o deltas.parquet
       warpmatch stream web.txt triangle updates.txt -o - | consumer   (JSON lines on stdout)
       producer | warpmatch stream g0.wmg triangle - --counts-only --json
+      producer | warpmatch stream g0.wmg triangle - -o - --max-latency 1ms
       warpmatch stream-gen web.txt --out ups.txt --initial g0.wmg   (make a test stream)
       warpmatch stream-gen CollegeMsg.txt --temporal --out msg.txt --initial g0.wmg
       warpmatch stream g0.wmg triangle msg.txt      (replay a 'src dst time' log)
@@ -292,8 +298,19 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
     q = as_query(query, g)
     if updates == "-":
         total = None
-        batches = iter_update_batches("-", batch_size, labels=update_labels, fmt=updates_format)
+        latency = None
+        if max_latency is not None:
+            from ..stream.batching import parse_duration
+            try:
+                latency = parse_duration(max_latency)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--max-latency") from None
+        batches = iter_update_batches("-", batch_size, labels=update_labels, fmt=updates_format,
+                                      max_latency=latency)
     else:
+        if max_latency is not None:
+            raise click.UsageError("--max-latency applies to UPDATES read from stdin ('-'); a "
+                                   "file is read whole, so its batches are full anyway")
         ups = read_updates(updates, labels=update_labels, fmt=updates_format)
         total = len(ups)
         batches = split_batches(ups, batch_size)
@@ -376,6 +393,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, output: str | 
             "initial_seconds": round(init_s, 6), "load_seconds": round(load_s, 6),
             "graph": graph, "graph_name": g.name, "query": q.name, "query_dsl": q.to_dsl(),
             "updates_source": updates, "timestamps": has_time, "on_invalid": on_invalid,
+            "max_latency_seconds": None if updates != "-" else latency,
             "output": output, "format": ofmt,
             "rows": None if writer is None else writer.rows,
             "columns": None if writer is None else writer.columns,

@@ -274,6 +274,14 @@ class DistributedMatcher:
         for lo in range(0, len(ups), int(batch_size)):
             yield self.apply(ups.slice(lo, min(len(ups), lo + int(batch_size))), counts_only)
 
+    def apply_stream(self, updates: Any, batch_size: int = 1024,
+                     max_latency: float | str | None = None,
+                     counts_only: bool = False) -> Iterator[Any]:
+        """As :meth:`warpmatch.stream.matcher.ContinuousMatcher.apply_stream`."""
+        from ..stream.batching import stream_batches
+        for batch in stream_batches(updates, batch_size, max_latency):
+            yield self.apply(batch, counts_only)
+
     # ------------------------------------------------------------------ end
     def close(self) -> None:
         """Release the replicas (the workers drop them)."""

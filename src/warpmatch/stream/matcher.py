@@ -638,6 +638,46 @@ class ContinuousMatcher:
         for lo in range(0, len(ups), int(batch_size)):
             yield self.apply(ups.slice(lo, min(len(ups), lo + int(batch_size))), counts_only)
 
+    def apply_stream(self, updates: Any, batch_size: int = 1024,
+                     max_latency: float | str | None = None,
+                     counts_only: bool = False) -> Iterator[StreamDelta]:
+        """Apply updates as they come, in batches that close on size or on time.
+
+        Parameters
+        ----------
+        updates : iterable
+            Update tuples ``(u, v, op[, label])`` and ``("v", id, label)``
+            declarations, or :class:`Updates` pieces (e.g. from
+            :func:`~warpmatch.stream.updates.iter_update_batches`), from a
+            producer that may block between them; or a whole :class:`Updates`
+            (or any form :meth:`apply` takes), cut into full batches.
+        batch_size : int, optional
+            Updates per full batch. The default is 1024.
+        max_latency : float or str, optional
+            Seconds (or ``"1ms"``, ``"250us"``): a batch also closes when its
+            oldest update has waited this long, so a slow producer's updates
+            are matched about this long after they arrive. The default,
+            ``None``, closes batches on size (and at the end) only.
+        counts_only : bool, optional
+            As in :meth:`apply`.
+
+        Yields
+        ------
+        StreamDelta
+            One per batch; the results do not depend on where batches close.
+
+        Examples
+        --------
+        >>> import warpmatch as wm
+        >>> cm = ContinuousMatcher(wm.Graph.from_edges([0, 1], [1, 2]), "triangle",
+        ...                        backend="cpu")
+        >>> [d.added for d in cm.apply_stream(iter([(0, 2, "+"), (2, 3, "+")]), 1)]
+        [6, 0]
+        """
+        from .batching import stream_batches
+        for batch in stream_batches(updates, batch_size, max_latency):
+            yield self.apply(batch, counts_only)
+
     def __repr__(self) -> str:
         live = "?" if self.count is None else f"{self.count:,}"
         return (f"<ContinuousMatcher {self.query.name!r} on {self._dg.name!r} "

@@ -632,7 +632,8 @@ def read_updates(path: PathLike, *, labels: bool | None = None,
 
 def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None = None,
                         fmt: str | None = None, chunk_bytes: int = 1 << 20,
-                        stream: BinaryIO | None = None) -> Iterator[Updates]:
+                        stream: BinaryIO | None = None,
+                        max_latency: float | None = None) -> Iterator[Updates]:
     """Read an update stream in batches of ``batch_size`` updates.
 
     Text from stdin (``path="-"``) or from ``stream`` is read chunk by chunk,
@@ -653,6 +654,12 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
         Largest read from a stream. The default is 1 MiB.
     stream : binary file object, optional
         Read this instead of stdin when ``path`` is ``"-"``.
+    max_latency : float, optional
+        Seconds: a batch of a text stream also closes when its oldest update
+        has waited this long (a slow producer's updates are handed on without
+        waiting for ``batch_size`` of them; :mod:`warpmatch.stream.batching`).
+        The default, ``None``, closes batches on size only. Files are read
+        whole, so their batches are full anyway.
 
     Yields
     ------
@@ -699,7 +706,13 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
             data = b"".join(parts)
             yield from split_batches(_read_table_bytes(data, source, "parquet"), batch_size)
             return
-    yield from _stream_text(fh, source, labels, batch_size, chunk_bytes, head)
+    if max_latency is None:
+        yield from _stream_text(fh, source, labels, batch_size, chunk_bytes, head)
+        return
+    from .batching import concat_updates, timed_batches
+    yield from timed_batches(_stream_text(fh, source, labels, None, chunk_bytes, head),
+                             batch_size, float(max_latency), len, concat_updates,
+                             lambda u, lo, hi: u.slice(lo, hi))
 
 
 def split_batches(updates: Updates, batch_size: int) -> Iterator[Updates]:
@@ -732,8 +745,10 @@ def split_batches(updates: Updates, batch_size: int) -> Iterator[Updates]:
         yield updates.slice(start, min(start + batch_size, n))
 
 
-def _stream_text(fh: Any, source: str, labels: bool | None, batch_size: int,
+def _stream_text(fh: Any, source: str, labels: bool | None, batch_size: int | None,
                  chunk_bytes: int, head: bytes = b"") -> Iterator[Updates]:
+    """Text updates from a stream, in batches of ``batch_size`` as they arrive
+    (``None``: whatever each read brought)."""
     read = getattr(fh, "read1", None) or fh.read
     parser: _TextParser | None = None
     pending = head                             # an incomplete last line (or the bytes sniffed)
@@ -785,6 +800,11 @@ def _stream_text(fh: Any, source: str, labels: bool | None, batch_size: int,
             else:   # the rest of the previous chunk (< batch_size) joins the new one
                 cols = {k: np.concatenate([cols[k][cur:], new[k]]) for k in new}
             cur = 0
+        if batch_size is None:           # every chunk as it is parsed (timed batches)
+            if cols is not None and cols["src"].size > cur:
+                yielded = True
+                yield take(cols["src"].size - cur)
+            continue
         while cols is not None and cols["src"].size - cur >= batch_size:
             yielded = True
             yield take(batch_size)

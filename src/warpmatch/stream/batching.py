@@ -1,0 +1,241 @@
+"""Batches that close on size or on time (DCSM §1.3's first requirement, issue 17 item 1).
+
+What is where
+-------------
+- :func:`timed_batches` — the core: a reader thread takes pieces (parsed chunks,
+  or single updates) from a producer as they come; the caller's thread cuts
+  them into batches of ``batch_size`` updates, or hands on a shorter batch as
+  soon as its oldest update has waited ``max_latency`` seconds;
+- :func:`concat_updates` — one :class:`~warpmatch.stream.types.Updates` of
+  several, in order (the last piece's vertex declarations, which hold all
+  declarations so far);
+- :func:`item_batches` — the same for an iterable of update tuples and
+  ``("v", id, label)`` declarations;
+- :func:`stream_batches` — whatever
+  :meth:`~warpmatch.stream.matcher.ContinuousMatcher.apply_stream` is given, in
+  batches; :func:`parse_duration` — ``"1ms"`` and the like.
+
+A slow producer's updates are thus handed on about ``max_latency`` after they
+arrive, whatever ``batch_size``; a fast one still fills whole batches. The
+batches never change the results: per-update deltas do not depend on how a
+stream is cut (DESIGN.md).
+
+How it differs from DCSM: DCSM's host thread closes batches as the GPU
+pipeline asks for them; here a batch closes on size or time only, and the
+next batch is matched after the previous one (no pipelining yet: the
+multi-version store of issue 17 is what would let batches overlap).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from .types import Updates
+
+__all__ = ["timed_batches", "concat_updates", "item_batches", "stream_batches",
+           "parse_duration"]
+
+_END = object()
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds in ``text``: a number (seconds) or with a unit ``us``, ``ms``, ``s``.
+
+    Raises
+    ------
+    ValueError
+        Not a non-negative duration.
+
+    Examples
+    --------
+    >>> parse_duration("1ms"), parse_duration("250us"), parse_duration("0.5")
+    (0.001, 0.00025, 0.5)
+    """
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        s = str(text).strip().lower()
+        scale = 1.0
+        for unit, f in (("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+            if s.endswith(unit):
+                s, scale = s[:-len(unit)].strip(), f
+                break
+        try:
+            value = float(s) * scale
+        except ValueError:
+            raise ValueError(f"not a duration: {text!r} (write e.g. 1ms, 250us, 0.5s)") from None
+    if not value >= 0:
+        raise ValueError(f"a duration must be >= 0, not {text!r}")
+    return value
+
+
+def concat_updates(parts: list[Updates]) -> Updates:
+    """The updates of ``parts`` in order, as one :class:`Updates`.
+
+    Optional columns (labels, times, line numbers) are kept where every part
+    has them; the vertex declarations are the last part's (a reader's pieces
+    each carry every declaration read so far).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+
+    def cat(name: str) -> np.ndarray | None:
+        cols = [getattr(p, name) for p in parts]
+        if any(c is None for c in cols):
+            return None
+        return np.concatenate(cols)
+    return Updates(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+                   np.concatenate([p.op for p in parts]), cat("label"), cat("time"),
+                   cat("line"), last.source, last.new_vertex_ids, last.new_vertex_labels)
+
+
+def _reader(source: Iterable[Any], q: "queue.Queue[Any]", stop: threading.Event) -> None:
+    try:
+        for piece in source:
+            if stop.is_set():
+                return
+            q.put((time.perf_counter(), piece))
+    except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+        q.put((time.perf_counter(), exc))
+        return
+    q.put((time.perf_counter(), _END))
+
+
+def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | None,
+                  size: Callable[[Any], int], combine: Callable[[list], Any],
+                  cut: Callable[[Any, int, int], Any]) -> Iterator[Any]:
+    """Cut a stream of pieces into batches that close on size or on time.
+
+    Parameters
+    ----------
+    pieces : iterable
+        Read in a thread of its own (so a producer that blocks does not block
+        the batches already due). An exception it raises is raised here,
+        after the updates before it.
+    batch_size : int
+        Updates per full batch.
+    max_latency : float or None
+        Seconds the oldest update of a batch may wait for the batch to fill;
+        ``None``: batches close on size only (and at the end).
+    size, combine, cut
+        ``size(piece)`` updates in a piece; ``combine(pieces)`` one batch of
+        several; ``cut(batch, lo, hi)`` its updates ``lo..hi-1``.
+
+    Yields
+    ------
+    Any
+        Batches of at most ``batch_size`` updates, in order; none is empty.
+    """
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    q: "queue.Queue[Any]" = queue.Queue(maxsize=64)   # back-pressure on a fast producer
+    stop = threading.Event()
+    th = threading.Thread(target=_reader, args=(pieces, q, stop), daemon=True,
+                          name="warpmatch-batches")
+    th.start()
+    held: list = []            # pieces not handed on yet
+    count = 0                  # their updates
+    oldest = 0.0               # when the first of them arrived
+    try:
+        while True:
+            timeout = None
+            if held and max_latency is not None:
+                timeout = max(0.0, oldest + max_latency - time.perf_counter())
+            try:
+                t, piece = q.get(timeout=timeout)
+            except queue.Empty:              # the oldest update has waited long enough
+                yield combine(held)
+                held, count = [], 0
+                continue
+            if piece is _END or isinstance(piece, BaseException):
+                if held:
+                    yield combine(held)
+                if isinstance(piece, BaseException):
+                    raise piece
+                return
+            n = size(piece)
+            if n == 0:
+                continue
+            if not held:
+                oldest = t
+            held.append(piece)
+            count += n
+            if count >= batch_size:
+                whole = combine(held)
+                lo = 0
+                while count - lo >= batch_size:
+                    yield cut(whole, lo, lo + batch_size)
+                    lo += batch_size
+                held = [cut(whole, lo, count)] if lo < count else []
+                count -= lo
+                oldest = t if held else 0.0
+    finally:
+        stop.set()
+
+
+def item_batches(items: Iterable[Any], batch_size: int, max_latency: float | None,
+                 source: str = "<iterator>") -> Iterator[Updates]:
+    """:func:`timed_batches` of update tuples ``(u, v, op[, label])`` and ``("v", id, label)``
+    declarations, as :func:`~warpmatch.stream.updates.as_updates` reads them; every batch
+    carries the declarations seen so far (a declaration is not an update: it takes no
+    place in a batch)."""
+    from .updates import as_updates
+    seen: list = []
+
+    def updates_only() -> Iterator[list]:      # runs in the reader thread
+        for x in items:
+            if _is_decl(x):
+                seen.append(tuple(x))
+            else:
+                yield [x]
+
+    def combine(parts: list) -> list:
+        return [x for p in parts for x in p]
+
+    for batch in timed_batches(updates_only(), batch_size, max_latency, len, combine,
+                               lambda b, lo, hi: b[lo:hi]):
+        yield as_updates(list(seen) + batch, source=source)
+
+
+def _is_decl(x: Any) -> bool:
+    return isinstance(x, (tuple, list)) and len(x) == 3 and isinstance(x[0], str) and \
+        x[0].lower() == "v"
+
+
+def stream_batches(updates: Any, batch_size: int,
+                   max_latency: float | None = None) -> Iterator[Updates]:
+    """Batches of ``updates``, whatever form they come in (see
+    :meth:`~warpmatch.stream.matcher.ContinuousMatcher.apply_stream`).
+
+    An :class:`Updates` (or anything :func:`~warpmatch.stream.updates.as_updates`
+    takes whole: a mapping, a table, arrays) is cut into full batches; an
+    iterable of :class:`Updates` pieces (what a reader yields) or of update
+    tuples and ``("v", id, label)`` declarations is read as it comes, in
+    batches that close on size or, with ``max_latency``, on time.
+    """
+    import itertools
+
+    from .updates import as_updates, split_batches
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    if max_latency is not None:
+        max_latency = parse_duration(max_latency)
+    if isinstance(updates, (Updates, dict, tuple, np.ndarray)) or hasattr(updates, "column_names"):
+        yield from split_batches(as_updates(updates), int(batch_size))
+        return
+    it = iter(updates)
+    try:
+        first = next(it)
+    except StopIteration:
+        return
+    rest = itertools.chain([first], it)
+    if isinstance(first, Updates):
+        yield from timed_batches(rest, int(batch_size), max_latency, len, concat_updates,
+                                 lambda u, lo, hi: u.slice(lo, hi))
+    else:
+        yield from item_batches(rest, int(batch_size), max_latency)

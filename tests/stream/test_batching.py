@@ -1,0 +1,132 @@
+"""Batches that close on size or on time (``max_latency``): a slow producer's updates are
+handed on without waiting for a full batch, and the results never depend on the cut.
+
+No test measures time: each producer stops, gated on an event, until the consumer has
+received the batch that ``max_latency`` must close; a batcher that waited for a full batch
+would never get there (each wait is bounded, so such a failure is a failure, not a hang).
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import warpmatch as wm
+from warpmatch.stream.batching import parse_duration, stream_batches
+from warpmatch.stream.updates import iter_update_batches
+
+WAIT = 30.0          # seconds a gated producer waits before giving up (never reached)
+
+
+def gated(first, then, go: threading.Event):
+    """Yield ``first``, wait until ``go`` is set, then yield ``then``."""
+    yield from first
+    if not go.wait(WAIT):
+        raise AssertionError("the first updates were never handed on")
+    yield from then
+
+
+def test_parse_duration():
+    assert parse_duration("1ms") == pytest.approx(1e-3)
+    assert parse_duration("250us") == pytest.approx(2.5e-4)
+    assert parse_duration("2s") == 2.0 and parse_duration(0.5) == 0.5
+    for bad in ("fast", "-1ms", "1 hour"):
+        with pytest.raises(ValueError, match="duration"):
+            parse_duration(bad)
+
+
+def test_a_slow_producer_is_not_kept_waiting():
+    go = threading.Event()
+    first = [(0, 1, "+"), (1, 2, "+"), (2, 0, "+")]
+    then = [(2, 3, "+"), (3, 0, "+")]
+    sizes = []
+    for b in stream_batches(gated(first, then, go), 100, max_latency="5ms"):
+        sizes.append(len(b))
+        go.set()
+    assert sizes == [3, 2]
+
+
+def test_full_batches_still_close_on_size():
+    items = [(i, i + 1, "+") for i in range(10)]
+    assert [len(b) for b in stream_batches(iter(items), 4, max_latency=10.0)] == [4, 4, 2]
+    assert [len(b) for b in stream_batches(iter(items), 4)] == [4, 4, 2]
+
+
+def test_declarations_ride_along():
+    g = wm.Graph.from_edges([0, 1], [1, 2], vertex_labels=[0, 0, 0])
+    go = threading.Event()
+    first = [("v", 9, 7), (9, 0, "+")]
+    then = [(9, 1, "+")]
+    cm = wm.ContinuousMatcher(g, "a:7-b, b-c, c-a", mode="subgraphs", backend="cpu")
+    out = []
+    for d in cm.apply_stream(gated(first, then, go), 100, max_latency=0.005):
+        out.append(d.plus_counts.tolist())
+        go.set()
+    assert out == [[0], [1]] and cm.count == 1
+
+
+def test_results_do_not_depend_on_where_batches_close():
+    rng = np.random.default_rng(3)
+    g = wm.Graph.from_edges(rng.integers(0, 30, 120), rng.integers(0, 30, 120), n=30,
+                            warn=False)
+    g0, ups = wm.make_stream(g, 0.3, 0.1, seed=2)
+    items = list(zip(ups.src.tolist(), ups.dst.tolist(), ups.op.tolist()))
+    half = len(items) // 2
+    go = threading.Event()
+    want = wm.ContinuousMatcher(g0, "square", backend="cpu").apply(ups, counts_only=True)
+    cm = wm.ContinuousMatcher(g0, "square", backend="cpu")
+    got = []
+    for d in cm.apply_stream(gated(items[:half], items[half:], go), 1000, max_latency=0.005,
+                             counts_only=True):
+        got.append(d.plus_counts - d.minus_counts)
+        go.set()
+    assert len(got) == 2
+    assert np.array_equal(np.concatenate(got), want.plus_counts - want.minus_counts)
+
+
+def test_stdin_text_closes_batches_on_time():
+    """A real pipe, as ``producer | warpmatch stream ... --max-latency``."""
+    r, w = os.pipe()
+    go = threading.Event()
+
+    def producer():
+        with os.fdopen(w, "wb", buffering=0) as fh:
+            fh.write(b"# a comment\n1 2 +\n2 3 +\n3 1 +\n")
+            if go.wait(WAIT):
+                fh.write(b"3 4 +\n4 1 +\n")
+    th = threading.Thread(target=producer, daemon=True)
+    th.start()
+    batches = []
+    with os.fdopen(r, "rb") as fh:
+        for b in iter_update_batches("-", 100, stream=fh, max_latency=0.005):
+            batches.append(b)
+            go.set()
+    th.join(WAIT)
+    assert [len(b) for b in batches] == [3, 2]
+    assert batches[1].line.tolist() == [5, 6]        # line numbers stay global
+    assert batches[0].src.tolist() == [1, 2, 3]
+
+
+def test_cli_max_latency(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from warpmatch.cli import cli
+    g = tmp_path / "g.txt"
+    g.write_text("0 1\n1 2\n2 3\n")
+    ups = "0 2 +\n1 3 +\n0 3 +\n"
+    (tmp_path / "ups.txt").write_text(ups)
+    run = CliRunner().invoke
+    res = run(cli, ["stream", str(g), "triangle", "-", "--max-latency", "1ms", "--json",
+                    "--backend", "cpu"], input=ups)
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout.strip().splitlines()[-1])
+    assert d["final_count"] == 24 and d["max_latency_seconds"] == pytest.approx(1e-3)
+    res = run(cli, ["stream", str(g), "triangle", str(tmp_path / "ups.txt"),
+                    "--max-latency", "1ms"])
+    assert res.exit_code == 2 and "stdin" in res.output
+    res = run(cli, ["stream", str(g), "triangle", "-", "--max-latency", "soon"], input=ups)
+    assert res.exit_code == 2 and "not a duration" in res.output
