@@ -130,3 +130,25 @@ def test_cli_max_latency(tmp_path):
     assert res.exit_code == 2 and "stdin" in res.output
     res = run(cli, ["stream", str(g), "triangle", "-", "--max-latency", "soon"], input=ups)
     assert res.exit_code == 2 and "not a duration" in res.output
+
+
+def test_a_consumer_that_stops_early_releases_the_reader():
+    """The reader thread ends once the consumer is gone, even with its queue full."""
+    import gc
+
+    def endless():
+        i = 0
+        while True:
+            yield (i, i + 1, "+")
+            i += 1
+    before = {t for t in threading.enumerate() if t.name == "warpmatch-batches"}
+    it = stream_batches(endless(), 10, max_latency=1.0)
+    assert len(next(it)) == 10
+    it.close()
+    del it
+    gc.collect()
+    left = [t for t in threading.enumerate() if t.name == "warpmatch-batches"
+            and t not in before]
+    for t in left:
+        t.join(WAIT)
+    assert not any(t.is_alive() for t in left)

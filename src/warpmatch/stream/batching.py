@@ -95,15 +95,24 @@ def concat_updates(parts: list[Updates]) -> Updates:
 
 
 def _reader(source: Iterable[Any], q: "queue.Queue[Any]", stop: threading.Event) -> None:
+    def put(x: Any) -> bool:
+        # a full queue is waited on only while the consumer is there (a consumer that
+        # stopped early must not leave this thread blocked for good)
+        while not stop.is_set():
+            try:
+                q.put((time.perf_counter(), x), timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
     try:
         for piece in source:
-            if stop.is_set():
+            if not put(piece):
                 return
-            q.put((time.perf_counter(), piece))
     except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
-        q.put((time.perf_counter(), exc))
+        put(exc)
         return
-    q.put((time.perf_counter(), _END))
+    put(_END)
 
 
 def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | None,
