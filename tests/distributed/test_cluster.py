@@ -17,14 +17,6 @@ from warpmatch.errors import DistributedError  # noqa: E402
 from warpmatch.plan import build_plan  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    c = local_cluster(workers=2)
-    yield c
-    c.close()
-    c.cluster.close()
-
-
 def random_graph(seed: int, n: int = 60, m: int = 240, labels: int = 0,
                  directed: bool = False) -> wm.Graph:
     rng = np.random.default_rng(seed)

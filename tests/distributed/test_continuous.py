@@ -22,14 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stream"))
 from test_matcher import random_stream  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    c = local_cluster(workers=2)
-    yield c
-    c.close()
-    c.cluster.close()
-
-
 def by_update(d) -> dict:
     out: dict = {}
     for sign, rows, upd in (("+", d.plus, d.plus_update), ("-", d.minus, d.minus_update)):

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from ..errors import DistributedError, InputFormatError, UnknownLabelWarning
 from ..graph import Graph
 from ..query.model import Query
+from ..stream.batching import BatchedApply
 from .cluster import check_workers, require, worker_threads
 from .graphs import ship_graph, worker_graph
 
@@ -84,7 +85,7 @@ class _Replica:
         return self.cm.graph.snapshot()
 
 
-class DistributedMatcher:
+class DistributedMatcher(BatchedApply):
     """:class:`~warpmatch.stream.matcher.ContinuousMatcher` on a Dask cluster.
 
     Made by ``warpmatch.ContinuousMatcher(..., client=client)``; the parameters
@@ -126,11 +127,8 @@ class DistributedMatcher:
                  **engine_options: Any) -> None:
         if on_invalid not in ("error", "skip"):
             raise ValueError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
-        from ..stream.matcher import BACKENDS
-        if backend not in BACKENDS:
-            from ..errors import BackendUnavailableError
-            raise BackendUnavailableError(f"unknown backend {backend!r} for continuous "
-                                          f"matching; choose from {', '.join(BACKENDS)}")
+        from ..stream.matcher import check_backend
+        check_backend(backend)      # (whether it runs is each worker's question)
         require()
         self.client = client
         self.query = query
@@ -263,24 +261,6 @@ class DistributedMatcher:
         return StreamDelta(plus_c, minus_c, added, removed, plus, minus, plus_u, minus_u,
                            np.asarray(parts[0]["valid"], dtype=bool), list(parts[0]["reasons"]),
                            ups, list(self.query.names))
-
-    def apply_batches(self, updates: Any, batch_size: int,
-                      counts_only: bool = False) -> Iterator[Any]:
-        """As :meth:`warpmatch.stream.matcher.ContinuousMatcher.apply_batches`."""
-        from ..stream.updates import as_updates
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        ups = as_updates(updates)
-        for lo in range(0, len(ups), int(batch_size)):
-            yield self.apply(ups.slice(lo, min(len(ups), lo + int(batch_size))), counts_only)
-
-    def apply_stream(self, updates: Any, batch_size: int = 1024,
-                     max_latency: float | str | None = None,
-                     counts_only: bool = False) -> Iterator[Any]:
-        """As :meth:`warpmatch.stream.matcher.ContinuousMatcher.apply_stream`."""
-        from ..stream.batching import stream_batches
-        for batch in stream_batches(updates, batch_size, max_latency):
-            yield self.apply(batch, counts_only)
 
     # ------------------------------------------------------------------ end
     def close(self) -> None:

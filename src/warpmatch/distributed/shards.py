@@ -29,7 +29,8 @@ import numpy as np
 from ..graph import Graph
 from ..plan import Plan
 
-__all__ = ["Shard", "root_costs", "make_shards", "shard_plan", "SHARDS_PER_WORKER"]
+__all__ = ["Shard", "root_costs", "cost_exponent", "make_shards", "shard_plan",
+           "SHARDS_PER_WORKER"]
 
 #: shards per worker when the caller does not say: enough for work stealing to even out
 #: estimates that are off by a few times, few enough that per-task overhead stays small
@@ -68,7 +69,12 @@ def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
     Dask's work stealing evens out the rest.
     """
     deg = _degrees(graph)[plan.roots.astype(np.int64)]
-    return (1.0 + deg) ** min(max(plan.k - 1, 0), 2)
+    return (1.0 + deg) ** cost_exponent(plan)
+
+
+def cost_exponent(plan: Plan) -> int:
+    """The exponent of :func:`root_costs`: ``min(k - 1, 2)``."""
+    return min(max(plan.k - 1, 0), 2)
 
 
 def _depth1_universe(graph: Graph, plan: Plan, root: int) -> np.ndarray | None:

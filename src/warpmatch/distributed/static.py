@@ -41,7 +41,7 @@ from ..graph import Graph
 from ..plan import Plan
 from .cluster import check_workers, require, worker_threads
 from .graphs import sent_as, ship_graph, ship_object, worker_graph, worker_object
-from .shards import SHARDS_PER_WORKER, Shard, make_shards, shard_plan
+from .shards import SHARDS_PER_WORKER, Shard, cost_exponent, make_shards, shard_plan
 
 __all__ = ["Job", "prepare", "count_plan", "match_plan", "write_dataset", "describe"]
 
@@ -133,7 +133,7 @@ def describe(client: Any, graph: Graph, plan: Plan, shards: int | None = None) -
     split = sum(1 for p in parts if p.depth1 is not None)
     lines.append(f"shards: {len(parts)} ({want} asked for; {split} of them slices of heavy "
                  f"roots split at depth 1), by estimated "
-                 f"cost (1 + degree)^{min(max(plan.k - 1, 0), 2)} of their roots")
+                 f"cost (1 + degree)^{cost_exponent(plan)} of their roots")
     lines.append(f"estimated cost per shard: min {cost.min():.3g}, median "
                  f"{float(np.median(cost)):.3g}, max {cost.max():.3g} (the largest is "
                  f"{cost.max() / cost.sum():.1%} of the whole; Dask's work stealing evens "

@@ -11,6 +11,8 @@ What is where
   declarations so far);
 - :func:`item_batches` — the same for an iterable of update tuples and
   ``("v", id, label)`` declarations;
+- :class:`BatchedApply` — ``apply_batches`` and ``apply_stream`` for any matcher
+  with an ``apply(batch, counts_only)`` (the one-process and the distributed one);
 - :func:`stream_batches` — whatever
   :meth:`~warpmatch.stream.matcher.ContinuousMatcher.apply_stream` is given, in
   batches; :func:`parse_duration` — ``"1ms"`` and the like.
@@ -37,7 +39,7 @@ import numpy as np
 from .types import Updates
 
 __all__ = ["timed_batches", "concat_updates", "item_batches", "stream_batches",
-           "parse_duration"]
+           "parse_duration", "BatchedApply"]
 
 _END = object()
 
@@ -248,3 +250,74 @@ def stream_batches(updates: Any, batch_size: int,
                                  lambda u, lo, hi: u.slice(lo, hi))
     else:
         yield from item_batches(rest, int(batch_size), max_latency)
+
+
+class BatchedApply:
+    """``apply_batches`` and ``apply_stream`` on top of a matcher's ``apply(updates,
+    counts_only)``: one implementation for
+    :class:`~warpmatch.stream.matcher.ContinuousMatcher` and the distributed matcher."""
+
+    def apply(self, updates: Any, counts_only: bool = False) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def apply_batches(self, updates: Any, batch_size: int,
+                      counts_only: bool = False) -> Iterator[Any]:
+        """Apply a stream in batches of ``batch_size`` updates, yielding each batch's deltas.
+
+        Parameters
+        ----------
+        updates : Updates or any form :meth:`apply` accepts
+        batch_size : int
+            Updates per batch (the results do not depend on it).
+        counts_only : bool, optional
+            As in :meth:`apply`. The default is ``False``.
+
+        Yields
+        ------
+        StreamDelta
+            One per batch; update indices are within the batch.
+        """
+        from .updates import as_updates, split_batches
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        for batch in split_batches(as_updates(updates), int(batch_size)):
+            yield self.apply(batch, counts_only)
+
+    def apply_stream(self, updates: Any, batch_size: int = 1024,
+                     max_latency: float | str | None = None,
+                     counts_only: bool = False) -> Iterator[Any]:
+        """Apply updates as they come, in batches that close on size or on time.
+
+        Parameters
+        ----------
+        updates : iterable
+            Update tuples ``(u, v, op[, label])`` and ``("v", id, label)``
+            declarations, or :class:`Updates` pieces (e.g. from
+            :func:`~warpmatch.stream.updates.iter_update_batches`), from a
+            producer that may block between them; or a whole :class:`Updates`
+            (or any form :meth:`apply` takes), cut into full batches.
+        batch_size : int, optional
+            Updates per full batch. The default is 1024.
+        max_latency : float or str, optional
+            Seconds (or ``"1ms"``, ``"250us"``): a batch also closes when its
+            oldest update has waited this long, so a slow producer's updates
+            are matched about this long after they arrive. The default,
+            ``None``, closes batches on size (and at the end) only.
+        counts_only : bool, optional
+            As in :meth:`apply`.
+
+        Yields
+        ------
+        StreamDelta
+            One per batch; the results do not depend on where batches close.
+
+        Examples
+        --------
+        >>> import warpmatch as wm
+        >>> cm = wm.ContinuousMatcher(wm.Graph.from_edges([0, 1], [1, 2]), "triangle",
+        ...                           backend="cpu")
+        >>> [d.added for d in cm.apply_stream(iter([(0, 2, "+"), (2, 3, "+")]), 1)]
+        [6, 0]
+        """
+        for batch in stream_batches(updates, batch_size, max_latency):
+            yield self.apply(batch, counts_only)

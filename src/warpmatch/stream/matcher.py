@@ -36,7 +36,7 @@ import inspect
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from ..errors import (BackendUnavailableError, InputFormatError, QueryError,
 from ..graph.csr import Graph
 from ..query.io import check_direction, resolve_query
 from ..query.model import ANY, Query
+from .batching import BatchedApply
 from .delta import compile_delta_plans
 from .dynamic import DynamicGraph
 from .relevant import RelevantSubgraph, relevant_pairs
@@ -129,6 +130,14 @@ def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in params}
 
 
+def check_backend(backend: str) -> None:
+    """Raise :class:`~warpmatch.errors.BackendUnavailableError` for a name not in
+    :data:`BACKENDS` (whether the backend can run is another question)."""
+    if backend not in BACKENDS:
+        raise BackendUnavailableError(f"unknown backend {backend!r} for continuous matching; "
+                                      f"choose from {', '.join(BACKENDS)}")
+
+
 def resolve_delta_engine(backend: str = "auto", **engine_options: Any) -> Any:
     """A delta engine for ``backend`` that can run here.
 
@@ -152,9 +161,7 @@ def resolve_delta_engine(backend: str = "auto", **engine_options: Any) -> Any:
         An unknown backend, or ``"gpu"`` where it cannot run (the reason is given).
     """
     from .cpu import CpuDeltaEngine
-    if backend not in BACKENDS:
-        raise BackendUnavailableError(f"unknown backend {backend!r} for continuous matching; "
-                                      f"choose from {', '.join(BACKENDS)}")
+    check_backend(backend)
     if backend == "cpu":
         return CpuDeltaEngine(**engine_options)
     if backend == "gpu":
@@ -212,7 +219,7 @@ def _check_labels(query: Query, graph: DynamicGraph) -> None:
                          f"labels or read a graph with edge labels")
 
 
-class ContinuousMatcher:
+class ContinuousMatcher(BatchedApply):
     """Per-update deltas of a query's matches over a stream of edge updates.
 
     Parameters
@@ -613,70 +620,6 @@ class ContinuousMatcher:
         return StreamDelta(plus_c, minus_c, added, removed, plus, minus, plus_u, minus_u,
                            np.asarray(batch.valid, dtype=bool), list(batch.reason), ups,
                            list(self.query.names))
-
-    def apply_batches(self, updates: Any, batch_size: int,
-                      counts_only: bool = False) -> Iterator[StreamDelta]:
-        """Apply a stream in batches of ``batch_size`` updates, yielding each batch's deltas.
-
-        Parameters
-        ----------
-        updates : Updates or any form :meth:`apply` accepts
-        batch_size : int
-            Updates per batch (the results do not depend on it).
-        counts_only : bool, optional
-            As in :meth:`apply`. The default is ``False``.
-
-        Yields
-        ------
-        StreamDelta
-            One per batch; update indices are within the batch.
-        """
-        from .updates import as_updates
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        ups = as_updates(updates)
-        for lo in range(0, len(ups), int(batch_size)):
-            yield self.apply(ups.slice(lo, min(len(ups), lo + int(batch_size))), counts_only)
-
-    def apply_stream(self, updates: Any, batch_size: int = 1024,
-                     max_latency: float | str | None = None,
-                     counts_only: bool = False) -> Iterator[StreamDelta]:
-        """Apply updates as they come, in batches that close on size or on time.
-
-        Parameters
-        ----------
-        updates : iterable
-            Update tuples ``(u, v, op[, label])`` and ``("v", id, label)``
-            declarations, or :class:`Updates` pieces (e.g. from
-            :func:`~warpmatch.stream.updates.iter_update_batches`), from a
-            producer that may block between them; or a whole :class:`Updates`
-            (or any form :meth:`apply` takes), cut into full batches.
-        batch_size : int, optional
-            Updates per full batch. The default is 1024.
-        max_latency : float or str, optional
-            Seconds (or ``"1ms"``, ``"250us"``): a batch also closes when its
-            oldest update has waited this long, so a slow producer's updates
-            are matched about this long after they arrive. The default,
-            ``None``, closes batches on size (and at the end) only.
-        counts_only : bool, optional
-            As in :meth:`apply`.
-
-        Yields
-        ------
-        StreamDelta
-            One per batch; the results do not depend on where batches close.
-
-        Examples
-        --------
-        >>> import warpmatch as wm
-        >>> cm = ContinuousMatcher(wm.Graph.from_edges([0, 1], [1, 2]), "triangle",
-        ...                        backend="cpu")
-        >>> [d.added for d in cm.apply_stream(iter([(0, 2, "+"), (2, 3, "+")]), 1)]
-        [6, 0]
-        """
-        from .batching import stream_batches
-        for batch in stream_batches(updates, batch_size, max_latency):
-            yield self.apply(batch, counts_only)
 
     def __repr__(self) -> str:
         live = "?" if self.count is None else f"{self.count:,}"
