@@ -345,3 +345,43 @@ def test_split_mode_only_below_its_memory_cap(monkeypatch):
     monkeypatch.setattr(SQ, "SPLIT_MAX_BYTES", 0)
     cm = ContinuousMatcher(oracle.graph(), q, backend="cpu")
     assert cm._relevant is not None and not cm._seq.split
+
+
+def test_packed_arguments_are_reused_until_something_else_edits_the_graph(monkeypatch):
+    """The kernel's arguments are packed once and reused batch after batch; a listing
+    batch (the batch path edits the stores), the edge set's or a store's growth pack them
+    again, and every count stays the batch path's. The kernel's sums are ``added`` and
+    ``removed``."""
+    oracle, ups = known_stream(41, False, 3, 0, invalid=True, B=120)
+    q = labeled_query(9, False, 3, UNDIRECTED, 1, 0)
+    g0 = oracle.graph()
+    kw = dict(backend="cpu", threads=1, on_invalid="skip")
+    cm = ContinuousMatcher(g0, q, **kw)
+    ref = ContinuousMatcher(g0, q, sequential=False, **kw)
+    seq = cm._seq
+    packs = []
+    real = SQ.SequentialPath._args
+
+    def counting(self, *a):
+        packs.append(1)
+        return real(self, *a)
+    monkeypatch.setattr(SQ.SequentialPath, "_args", counting)
+    for lo in range(0, 40, 10):               # counting batches only: no repacking
+        d, r = cm.apply(ups.slice(lo, lo + 10), True), ref.apply(ups.slice(lo, lo + 10), True)
+        assert np.array_equal(d.plus_counts, r.plus_counts)
+        assert (d.added, d.removed) == (int(d.plus_counts.sum()), int(d.minus_counts.sum()))
+    assert packs == [] and seq.stats["runs"] == 4
+    cm.apply(ups.slice(40, 50)), ref.apply(ups.slice(40, 50))      # listing: batch path
+    d, r = cm.apply(ups.slice(50, 60), True), ref.apply(ups.slice(50, 60), True)
+    assert np.array_equal(d.plus_counts, r.plus_counts) and len(packs) == 1
+    if seq.split:                             # the edge set grows: its arrays are new
+        seq.edgeset.grow()
+        d, r = cm.apply(ups.slice(60, 70), True), ref.apply(ups.slice(60, 70), True)
+        assert np.array_equal(d.minus_counts, r.minus_counts) and len(packs) == 2
+    eg = cm._relevant.graph if cm._relevant is not None else cm._dg
+    eg._out.ensure_edges(10 * eg._out.nbr.shape[0])    # new edge arrays
+    eg.storage_version += 1
+    n = len(packs)
+    d, r = cm.apply(ups.slice(70, 120), True), ref.apply(ups.slice(70, 120), True)
+    assert np.array_equal(d.plus_counts, r.plus_counts) and len(packs) == n + 1
+    assert cm.count == ref.count and state(cm) == state(ref)

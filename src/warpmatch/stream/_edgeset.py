@@ -161,11 +161,14 @@ class EdgeSet:
     keys, vals, meta : numpy.ndarray
         The table (int64 keys, int32 labels) and ``[entries, log2 size]``; the
         kernels edit them in place.
+    generation : int
+        Counts the times the arrays were replaced (growth).
     """
 
     def __init__(self, src: np.ndarray, dst: np.ndarray, labels: np.ndarray | None,
                  directed: bool) -> None:
         self.directed = bool(directed)
+        self.generation = -1
         m = int(np.asarray(src).shape[0])
         self._alloc(_bits_for(m))
         has_lab = labels is not None
@@ -175,6 +178,8 @@ class EdgeSet:
                 np.ascontiguousarray(dst, dtype=np.int64), lab, has_lab, self.directed)
 
     def _alloc(self, bits: int) -> None:
+        # new arrays: whoever packed the old ones (the sequential path) must pack again
+        self.generation += 1
         self.keys = np.full(1 << bits, EMPTY, np.int64)
         self.vals = np.zeros(1 << bits, np.int32)
         self.meta = np.array([0, bits], np.int64)

@@ -68,9 +68,10 @@ DONE, ROOM_FULL_OUT, ROOM_FULL_IN, ROOM_REL_OUT, ROOM_REL_IN, INVALID, OVERFLOW,
     range(8)
 #: slots of the control array ``ctl`` (int64): the next update to process, room
 #: needed, updates applied (valid), net edge change of the whole graph and of the
-#: relevant subgraph, relevant updates, tasks searched
-C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS, C_IRR = range(8)
-CTL_SIZE = 8
+#: relevant subgraph, relevant updates, tasks searched, how far the irrelevant pass got,
+#: the sums of ``plus`` and ``minus`` (int64, wrapping as numpy's sum does)
+C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS, C_IRR, C_PLUS, C_MINUS = range(10)
+CTL_SIZE = 10
 #: ``code`` of an update no call has reached yet (the caller's initial value)
 NOT_DONE = 127
 #: slots of a store's ``meta`` array (int64): used slots, live (allocated) slots,
@@ -504,6 +505,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             if divisor != 1:
                 plus[i] //= divisor
                 minus[i] //= divisor
+            ctl[C_PLUS] += plus[i]
+            ctl[C_MINUS] += minus[i]
         ctl[C_NEXT] = i + 1
     ctl[C_NEXT] = limit                     # (split: the irrelevant ones are done too)
     alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size + glen_.size

@@ -200,6 +200,8 @@ class CpuDeltaEngine:
 
     def threads_used(self) -> int:
         """The threads a batch's parallel region would use."""
+        if self.threads == 1:           # (asked for every batch: no numba call then)
+            return 1
         import numba
         return min(self._threads(), int(numba.config.NUMBA_NUM_THREADS))
 

@@ -346,7 +346,8 @@ class NlfFilter:
         self._graph = graph
         self._state = graph._state
         self._last_batch = None
-        self._touched = np.zeros(0, dtype=np.int64)
+        if self._touched.shape[0]:
+            self._touched = np.zeros(0, dtype=np.int64)
         self.changed = None             # a copy kept elsewhere must copy them whole
         self.calls += 1
 

@@ -471,8 +471,11 @@ class ContinuousMatcher(BatchedApply):
         ...
         warpmatch.errors.InputFormatError: <array>: update 0: vertex 6 is new ... ('v', 6, ...
         """
-        from .updates import as_updates
-        ups = as_updates(updates)
+        if type(updates) is Updates:    # (a batch of apply_batches: nothing to convert)
+            ups = updates
+        else:
+            from .updates import as_updates
+            ups = as_updates(updates)
         if counts_only:
             seq = self._sequential_path()
             if seq is not None:
@@ -521,7 +524,9 @@ class ContinuousMatcher(BatchedApply):
             minus_c[res.done:] = tail.minus_counts
             valid[res.done:] = tail.valid
             reasons[res.done:] = tail.reasons
-        added, removed = int(plus_c.sum()), int(minus_c.sum())
+            added, removed = int(plus_c.sum()), int(minus_c.sum())
+        else:
+            added, removed = res.added, res.removed     # the kernel's sums
         self.added += added
         self.removed += removed
         self.updates_applied += B

@@ -135,6 +135,8 @@ class SeqResult:
         What :meth:`SequentialPath.undo` needs to take the batch back.
     valid : int
         Valid updates among ``0..done-1``.
+    added, removed : int
+        ``plus.sum()`` and ``minus.sum()``.
     """
 
     done: int
@@ -144,11 +146,13 @@ class SeqResult:
     tasks: int
     undo_state: tuple = ()
     valid: int = -1
+    added: int = 0
+    removed: int = 0
 
     def reasons(self, ups: Updates) -> list[str]:
         """The batch path's skip messages for the invalid updates among ``0..done-1``."""
         out = [""] * len(ups)
-        if self.valid == self.done:
+        if self.valid == self.done:     # (the common case: no scan of the codes)
             return out
         for i in np.flatnonzero(self.code[:self.done]).tolist():
             out[i] = skip_reason(int(self.code[i]), ups, i)
@@ -157,6 +161,8 @@ class SeqResult:
 
 #: ``seq_run``'s ``srch`` when every update is searched
 _NO_MASK = np.zeros(0, np.bool_)
+#: ``map_updates``' labels when the batch has none
+_NO_LABELS = np.zeros(0, np.int64)
 
 
 def _c(a: Any, dt: Any) -> np.ndarray:
@@ -221,6 +227,11 @@ class SequentialPath:
         self._scache: tuple | None = None
         self.edgeset: EdgeSet | None = None
         self.dirty = False
+        # the kernel's arguments that outlive a batch, valid while _pack_key (the stores'
+        # and the edge set's versions) is what the last run left: see _args
+        self._pack: tuple | None = None
+        self._pack_key: tuple | None = None
+        self._bufs: tuple | None = None
         if split_from is not None and relevant is not None:
             g = split_from
             src, dst = g.edges()
@@ -232,12 +243,11 @@ class SequentialPath:
         self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
                         np.array([0, 4], np.int64))
         # what the first batch would otherwise pay: the packed plans, the scratch rows,
-        # the search's address table
-        engine._program(plans)
+        # the search's address table, the kernel's arguments, the batch arrays
         eg = graph if relevant is None else relevant.graph
-        filt = engine.filter_for(plans, eg)
-        self._scratch(int(filt.mask.shape[0]))
-        self._table_of(eg, filt.mask)
+        self._filt = engine.filter_for(plans, eg)
+        self._args(graph, eg, self._filt)
+        self._buffers(FIRST_CALL)
 
     # ------------------------------------------------------------- split mode
     @property
@@ -340,6 +350,50 @@ class SequentialPath:
         self._scache = (n_cap, (marks[0], cnts[0], flags[0]))
         return self._scache[1]
 
+    def _key(self, dg: Any, eg: Any) -> tuple:
+        """What the packed arguments depend on: the graphs' states (another path edited
+        them; the filter is then stale too) and storage versions (arrays replaced), the
+        edge set's arrays."""
+        es = self.edgeset
+        return (dg._state, eg._state, dg.storage_version, eg.storage_version,
+                -1 if es is None else es.generation)
+
+    def _args(self, dg: Any, eg: Any, filt: Any) -> tuple:
+        """The kernel's arguments after the batch's own: stores, filter, plans, scratch.
+
+        Built again only when :meth:`_key` changed; in between, the stores'
+        ``used``/``live``/``entries`` live in the packed ``meta`` arrays, which
+        :meth:`_store_back` copies to the stores after each call.
+        """
+        same = self.relevant is None
+        fs = self._store_args(dg)
+        rs = fs if same else self._store_args(eg)
+        mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
+        self._pack = (*fs, *rs, same, self._table, dg.directed, dg.has_edge_labels, dg.slack,
+                      self.split, *self._set_args(), filt.nq1, filt.lab_idx, filt.qlab,
+                      filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
+                      self.engine._program(self.plans), self._order, self._pair_kind,
+                      self._pair_elabel, self._weight, int(self.plans.divisor),
+                      bool(self.plans.induced), mark, lcnt, flag)
+        self._pack_key = self._key(dg, eg)
+        return self._pack
+
+    def _buffers(self, B: int) -> tuple[np.ndarray, ...]:
+        """``a, b, op, lab, code, old_lab`` for a batch of ``B`` (views of kept arrays:
+        a batch's are read only until the next :meth:`run`)."""
+        bufs = self._bufs
+        if bufs is not None and bufs[0] == B:
+            return bufs[2]
+        if bufs is None or bufs[1][0].shape[0] < B:
+            n = max(B, 1024)
+            whole = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int8),
+                     np.empty(n, np.int32), np.empty(n, np.int8), np.empty(n, np.int32))
+        else:
+            whole = bufs[1]
+        views = tuple(x[:B] for x in whole)
+        self._bufs = (B, whole, views)
+        return views
+
     # --------------------------------------------------------------- run
     def run(self, ups: Updates, on_invalid: str, threads: int,
             search: np.ndarray | None = None) -> SeqResult | None:
@@ -377,33 +431,33 @@ class SequentialPath:
             return None
         if dg.labeled and len(ups.new_vertex_ids):
             dg.declarations.check(ups)     # checked (and cached) as the batch path does
-        a = np.empty(B, np.int32)
-        b = np.empty(B, np.int32)
-        op = np.empty(B, np.int8)
-        lab = np.empty(B, np.int32)
+        a, b, op, lab, code, old_lab = self._buffers(B)
         ids = dg._ids
         has_lab = ups.label is not None
         # ops as given when int8 (the readers' dtype), else widened: a cast could wrap
         op_in = ups.op if ups.op.dtype == np.int8 else _c(ups.op, np.int64)
         if not map_updates(_c(ups.src, np.int64), _c(ups.dst, np.int64), _c(op_in, op_in.dtype),
-                           _c(ups.label, np.int64) if has_lab else np.zeros(0, np.int64),
+                           _c(ups.label, np.int64) if has_lab else _NO_LABELS,
                            has_lab, dg.has_edge_labels, ids.identity, dg.n, ids.base_ext,
                            ids.base_int, ids.extra_ext, ids.extra_int, a, b, op, lab):
             return None
-        rate = self.rate
-        eng = self.engine
         eg = dg if self.relevant is None else self.relevant.graph
-        filt = eng.filter_for(self.plans, eg)
-        code = np.full(B, S.NOT_DONE, np.int8)
-        old_lab = np.zeros(B, np.int32)
+        same = self.relevant is None
+        eng = self.engine
+        if self._pack_key is not None and self._pack_key == self._key(dg, eg):
+            # nothing but this path touched the graphs since its last run: the filter is
+            # exact (this path kept it so) and the packed arguments are current
+            filt = self._filt
+        else:
+            filt = self._filt = eng.filter_for(self.plans, eg)
+            self._args(dg, eg, filt)
+        code.fill(S.NOT_DONE)
         plus = np.zeros(B, np.int64)
         minus = np.zeros(B, np.int64)
         ctl = np.zeros(S.CTL_SIZE, np.int64)
-        pg = eng._program(self.plans)
-        mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
-        same = self.relevant is None
         error_mode = on_invalid == "error"
         srch = _NO_MASK if search is None else _c(search, np.bool_)
+        rate = self.rate
         spent = 0.0
         if rate is None:                # a small first call with threads: a heavy batch can
             size = min(B, FIRST_CALL if threads <= 1 else PROBE_CALL)   # still switch
@@ -417,18 +471,11 @@ class SequentialPath:
                 if threads > 1 and nxt > 0 and spent / nxt * (B - nxt) > PARALLEL_S and (
                         self.batch_rate is None or self.batch_rate < spent / nxt):
                     break               # the rest is worth the batch path's threads
-                fs = self._store_args(dg)
-                rs = fs if same else self._store_args(eg)
-                T = self._table_of(eg, filt.mask)
+                pack = self._pack if self._pack_key == self._key(dg, eg) else \
+                    self._args(dg, eg, filt)
                 t0 = time.perf_counter()
                 status = S.seq_run(ctl, min(B, nxt + size), error_mode, a, b, op, lab, code,
-                                   old_lab, plus, minus, *fs, *rs, same, self._table,
-                                   dg.directed, dg.has_edge_labels, dg.slack, self.split,
-                                   *self._set_args(), filt.nq1,
-                                   filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask, T,
-                                   pg, self._order, self._pair_kind, self._pair_elabel,
-                                   self._weight, int(self.plans.divisor),
-                                   bool(self.plans.induced), mark, lcnt, flag, srch)
+                                   old_lab, plus, minus, *pack, srch)
                 dt = time.perf_counter() - t0
                 self._store_back(dg, eg, same)
                 spent += dt
@@ -468,7 +515,8 @@ class SequentialPath:
             self.rate = r if self.rate is None else 0.5 * (self.rate + r)
         return SeqResult(done, plus, minus, code, int(ctl[S.C_TASKS]),
                          (a, b, op, lab, code, old_lab, int(ctl[S.C_NET]),
-                          int(ctl[S.C_RNET])), int(ctl[S.C_VALID]))
+                          int(ctl[S.C_RNET])), int(ctl[S.C_VALID]), int(ctl[S.C_PLUS]),
+                         int(ctl[S.C_MINUS]))
 
     def undo(self, res: SeqResult) -> None:
         """Take back a batch :meth:`run` applied (its caller found an error after it)."""
@@ -527,6 +575,7 @@ class SequentialPath:
                    dg.directed, dg.has_edge_labels, dg.slack, self.split, *self._set_args(),
                    filt.nq1, filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask)
         self._store_back(dg, eg, same)
+        self._pack_key = None             # the stores' meta arrays are _undo's own now
 
     def _finish(self, dg: Any, eg: Any, filt: Any, ctl: np.ndarray, same: bool) -> None:
         """Bookkeeping after a run: edge counts, states, compaction, the filter's state."""
@@ -534,7 +583,13 @@ class SequentialPath:
             return
         if self.split:
             self.dirty = True           # its stores are rebuilt by sync()
+        versions = (dg.storage_version, eg.storage_version)
         dg.edited_in_place(int(ctl[S.C_NET]))
         if not same:
             eg.edited_in_place(int(ctl[S.C_RNET]))
         filt.synced(eg)
+        if self._pack_key is not None:
+            # this path's own edit leaves the pack current, unless a store was compacted
+            # (new arrays) on the way
+            self._pack_key = (self._key(dg, eg)
+                              if versions == (dg.storage_version, eg.storage_version) else None)
