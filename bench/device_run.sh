@@ -14,6 +14,9 @@
 #   DIST_ARGS, DIST_LIMIT (s)      arguments of bench/distributed.py, which runs only when
 #                                  DIST_ARGS is set (dask, distributed, dask-cuda and their
 #                                  missing dependencies as wheels in .whl/)
+#   CSM_ARGS, CSM_LIMIT (s)        arguments of bench/csm_peers.py (against RapidFlow), which
+#                                  runs only when CSM_ARGS is set (e.g. --rapidflow
+#                                  .peers/rapidflow with the sources carried there)
 # Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
 # files) next to summary.txt; KEEP_FILES=1 leaves the files as they are.
 set -o pipefail
@@ -66,6 +69,14 @@ if [ -n "$DIST_ARGS" ]; then
   r=$?; [ $r -ne 0 ] && rc=$r
   grep '^#' "$OUT/dist.err" | tail -60; tail -5 "$OUT/dist.err" | grep -v '^#'; cat "$OUT/dist.log"
   summary+=("bench/distributed.py $DIST_ARGS: rc=$r in $(( $(date +%s) - start )) s")
+fi
+if [ -n "$CSM_ARGS" ]; then
+  start=$(date +%s)
+  timeout "${CSM_LIMIT:-400}" python3 bench/csm_peers.py $CSM_ARGS --json "$OUT/csm.json" \
+    >"$OUT/csm.log" 2>&1
+  r=$?; [ $r -ne 0 ] && rc=$r
+  sed -n '/^| workload/,$p' "$OUT/csm.log"; tail -3 "$OUT/csm.log"
+  summary+=("bench/csm_peers.py $CSM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
 echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles
