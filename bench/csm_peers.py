@@ -825,6 +825,8 @@ def main(argv: list[str] | None = None) -> int:
     jit_runs: list[str] = []
     notes: set[str] = set()
     keep = Path(args.work_dir).expanduser().resolve() if args.work_dir else None
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     tmp_root = Path(tempfile.mkdtemp(prefix="wm_csm_peers_", dir=keep)) if keep else None
     ctx = tempfile.TemporaryDirectory(prefix="wm_csm_peers_") if tmp_root is None else None
     base = tmp_root if tmp_root is not None else Path(ctx.name)    # type: ignore[union-attr]
