@@ -321,13 +321,16 @@ def test_sequential_can_be_turned_off_and_is_cpu_only():
 
 
 def test_path_choice_with_threads():
-    """One thread: always this path. Several: a batch estimated above PARALLEL_S tries the
-    batch path once, then takes the faster per update, the other again every REPROBE."""
+    """One thread: always this path. Several: a batch estimated above UNTIMED_FACTOR x
+    PARALLEL_S tries the batch path once, then the faster per update is taken (above
+    PARALLEL_S), the other again every REPROBE."""
     g = wm.Graph.from_edges([0, 1], [1, 2])
     seq = ContinuousMatcher(g, "triangle", backend="cpu")._sequential_path()
     assert not seq.prefers_batch(10**6, 1) and not seq.prefers_batch(10**6, 4)  # no rate yet
     seq.rate = 1e-6
     assert not seq.prefers_batch(int(SQ.PARALLEL_S / 1e-6) - 1, 4)   # light: stay
+    # never timed: tried only far above PARALLEL_S (a first rate may be a cold one)
+    assert not seq.prefers_batch(int(SQ.UNTIMED_FACTOR * SQ.PARALLEL_S / 1e-6) - 1, 4)
     heavy = int(SQ.PARALLEL_S / 1e-6) * 10
     assert not seq.prefers_batch(heavy, 1)
     assert seq.prefers_batch(heavy, 4)                                # batch path unmeasured

@@ -65,6 +65,11 @@ FIRST_CALL = 4096
 PROBE_CALL = 256
 #: batches left to the batch path before this path is tried again
 REPROBE = 16
+#: before the batch path was ever timed, it is tried only for sequential work estimated
+#: above this many times PARALLEL_S: a rate from a first, short call on cold caches can be
+#: twice or more too high (hprd's first 4,096 updates: 208 µs against 93 µs warm), and a
+#: wrong switch makes several threads slower than one
+UNTIMED_FACTOR = 4
 #: largest edge set split mode builds (a graph whose irrelevant edges need more keeps
 #: editing its adjacency rows in place instead: no second copy of a huge graph)
 SPLIT_MAX_BYTES = 1 << 30
@@ -468,8 +473,7 @@ class SequentialPath:
         try:
             while ctl[S.C_NEXT] < B:
                 nxt = int(ctl[S.C_NEXT])
-                if threads > 1 and nxt > 0 and spent / nxt * (B - nxt) > PARALLEL_S and (
-                        self.batch_rate is None or self.batch_rate < spent / nxt):
+                if threads > 1 and nxt > 0 and self._worth_batch(spent / nxt, B - nxt):
                     break               # the rest is worth the batch path's threads
                 pack = self._pack if self._pack_key == self._key(dg, eg) else \
                     self._args(dg, eg, filt)
@@ -539,19 +543,27 @@ class SequentialPath:
         """Whether a batch of ``size`` updates should go to the batch path instead.
 
         Only with several threads and sequential work estimated above
-        :data:`PARALLEL_S`: then the batch path is tried once, and from then on
+        :data:`PARALLEL_S` (:data:`UNTIMED_FACTOR` times that before the batch path
+        was ever timed): then the batch path is tried once, and from then on
         the path with the smaller measured time per update is taken, the other
         one again every :data:`REPROBE` batches (a stream's work changes).
         """
         if threads <= 1 or self.rate is None or self.rate * size <= PARALLEL_S:
             return False
         if self.batch_rate is None:
-            return True
+            return self.rate * size > UNTIMED_FACTOR * PARALLEL_S
         self._skipped += 1
         if self._skipped >= REPROBE:
             self._skipped = 0
             return self.batch_rate >= self.rate
         return self.batch_rate < self.rate
+
+    def _worth_batch(self, rate: float, rest: int) -> bool:
+        """Whether ``rest`` updates at ``rate`` s each should leave this path for the batch
+        path's threads (measured faster, or never timed and far above PARALLEL_S)."""
+        if self.batch_rate is None:
+            return rate * rest > UNTIMED_FACTOR * PARALLEL_S
+        return rate * rest > PARALLEL_S and self.batch_rate < rate
 
     def batch_timed(self, size: int, seconds: float) -> None:
         """Record the batch path's time for ``size`` updates (an average per update)."""
