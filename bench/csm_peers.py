@@ -148,6 +148,8 @@ def _jit_signatures() -> int:
 #: setup seconds (load, warm-up) allowed to an engine's children until one finished: the
 #: first may compile numba's kernels from a cold cache
 COLD_SETUP_S = 300.0
+#: seconds between two writes of the per-update counts a timed child has finished
+PROGRESS_S = 0.25
 
 
 def _wm_child(spec_path: str) -> None:
@@ -198,19 +200,25 @@ def _wm_child(spec_path: str) -> None:
         timed_out = False
         progress = open(spec["progress"], "wb") if rep == 0 else None
         Path(spec["marker"]).write_text(f"{rep} {time.time()}\n")   # the parent's deadline
-        t0 = time.perf_counter()
+        written = 0
+        t0 = t_written = time.perf_counter()
         for d in cm.apply_batches(ups, batch, counts_only=True):
             b = len(d)
             counts[done:done + b] = d.plus_counts + d.minus_counts
-            if progress is not None:    # what the parent can still check if it kills us
-                progress.write(counts[done:done + b].tobytes())
-                progress.flush()
             done += b
-            if time.perf_counter() - t0 > limit and done < n:
+            now = time.perf_counter()
+            if progress is not None and now - t_written > PROGRESS_S:
+                # what the parent can still check if it kills us; written now and then,
+                # not per batch (a write and a flush cost tens of µs a batch)
+                progress.write(counts[written:done].tobytes())
+                progress.flush()
+                written, t_written = done, time.perf_counter()
+            if now - t0 > limit and done < n:
                 timed_out = True
                 break
         seconds = time.perf_counter() - t0
         if progress is not None:
+            progress.write(counts[written:done].tobytes())
             progress.close()
         jit = _jit_signatures() - jit0
         if jit and not timed_out and jit_retimed == 0:

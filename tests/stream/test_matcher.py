@@ -503,6 +503,32 @@ def test_backend_resolution():
         assert gpu.name == "gpu"
 
 
+def test_auto_counts_a_label_confined_query_on_the_cpu(monkeypatch):
+    """backend="auto": a query whose labels confine it to part of a vertex-labeled graph
+    runs on the CPU engine without asking for the GPU; wildcards, unlabeled graphs and
+    "gpu" still go to the resolver (which prefers the GPU)."""
+    import warpmatch.stream.matcher as M
+    asked = []
+
+    class Asked(Exception):
+        pass
+
+    def resolver(backend, **kw):
+        asked.append(backend)
+        raise Asked
+    monkeypatch.setattr(M, "resolve_delta_engine", resolver)
+    g = wm.Graph.from_edges([0, 1, 2], [1, 2, 0], vertex_labels=[1, 2, 3])
+    cm = ContinuousMatcher(g, "a:1-b:2, b-c:3", cache="device")   # a GPU-only option
+    assert cm.backend == "cpu" and asked == []
+    assert cm.apply([(0, 2, "-")], counts_only=True).minus_counts.tolist() == [0]
+    for graph, query, backend in ((g, "a:1-b:2, b-c", "auto"),             # a wildcard
+                                  (wm.Graph.from_edges([0, 1], [1, 2]), "triangle", "auto"),
+                                  (g, "a:1-b:2, b-c:3", "gpu")):
+        with pytest.raises(Asked):
+            ContinuousMatcher(graph, query, backend=backend)
+    assert asked == ["auto", "auto", "gpu"]
+
+
 def test_package_exports_continuous_matching():
     # the issue's interface is warpmatch.ContinuousMatcher(graph, query, backend=...)
     from warpmatch.stream import updates as wu

@@ -196,7 +196,9 @@ def _jsonl(names: Sequence[str], cols: Sequence[Any], chunk: int = 1 << 20) -> b
 def _stream_options(f: Callable) -> Callable:
     f = click.option("--backend", type=click.Choice(STREAM_BACKENDS), default="auto",
                      show_default=True,
-                     help="Engine: auto picks the GPU if CuPy and a device exist, else cpu.")(f)
+                     help="Engine: auto picks the GPU if CuPy and a device exist, else "
+                          "cpu (and cpu for a query whose labels confine it to part of a "
+                          "labeled graph, where it was measured faster).")(f)
     f = click.option("--induced", is_flag=True,
                      help="Induced: non-adjacent query vertices map to non-adjacent data "
                           "vertices (an insertion can then also remove matches).")(f)
