@@ -29,17 +29,22 @@ def _apply(keys, vals, meta, a, b, op, lab, directed, out):
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(ops=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.sampled_from([1, -1]),
                               st.integers(0, 5)), min_size=1, max_size=400),
-       directed=st.booleans(), start=st.integers(0, 30))
-def test_edge_set_matches_a_dict(ops, directed, start):
+       directed=st.booleans(), start=st.integers(0, 30), labeled=st.booleans())
+def test_edge_set_matches_a_dict(ops, directed, start, labeled):
+    # without labels the table keeps none (vals is empty) and every label reads 0
+    if not labeled:
+        ops = [(a, b, op, 0) for a, b, op, _ in ops]
     rng = np.random.default_rng(start)
     init = {}
     for _ in range(start):
         a, b = (int(x) for x in rng.integers(0, 41, 2))
         k = (a, b) if directed or a <= b else (b, a)
-        init.setdefault(k, int(rng.integers(0, 5)))
+        init.setdefault(k, int(rng.integers(0, 5)) if labeled else 0)
     src = np.array([k[0] for k in init], np.int64)
     dst = np.array([k[1] for k in init], np.int64)
-    es = EdgeSet(src, dst, np.array(list(init.values()), np.int32), directed)
+    es = EdgeSet(src, dst, np.array(list(init.values()), np.int32) if labeled else None,
+                 directed)
+    assert (es.vals.shape[0] > 0) == labeled
     ref = dict(init)
     arr = np.array(ops, np.int64).reshape(-1, 4)
     out = np.zeros(len(arr), np.int64)

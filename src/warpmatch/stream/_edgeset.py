@@ -72,9 +72,11 @@ def es_full(meta, keys):
 
 @njit(cache=True, nogil=True, inline="always")
 def es_insert(keys, vals, meta, slot, key, val):
-    """Put ``key`` (absent, ``slot`` from :func:`es_slot`) with label ``val``."""
+    """Put ``key`` (absent, ``slot`` from :func:`es_slot`) with label ``val`` (kept only
+    where ``vals`` is not empty: a table without edge labels has none)."""
     keys[slot] = key
-    vals[slot] = val
+    if vals.shape[0] > 0:
+        vals[slot] = val
     meta[E_LIVE] += 1
 
 
@@ -85,7 +87,8 @@ def es_delete(keys, vals, meta, slot):
     The entries after it on the probe run move back into the hole when their
     home slot does not lie cyclically in ``(hole, position]``.
     """
-    lab = vals[slot]
+    labeled = vals.shape[0] > 0
+    lab = vals[slot] if labeled else np.int32(0)
     bits = meta[E_BITS]
     mask = (np.int64(1) << bits) - 1
     hole = slot
@@ -100,7 +103,8 @@ def es_delete(keys, vals, meta, slot):
         if (hole < j and hole < h <= j) or (hole > j and (h > hole or h <= j)):
             continue
         keys[hole] = k
-        vals[hole] = vals[j]
+        if labeled:
+            vals[hole] = vals[j]
         hole = j
     keys[hole] = EMPTY
     meta[E_LIVE] -= 1
@@ -125,7 +129,8 @@ def es_rehash(keys, vals, new_keys, new_vals, new_meta):
         key = keys[s]
         if key >= 0:
             slot, _ = es_slot(new_keys, bits, key)
-            es_insert(new_keys, new_vals, new_meta, slot, key, vals[s])
+            es_insert(new_keys, new_vals, new_meta, slot, key,
+                      vals[s] if vals.shape[0] > 0 else np.int32(0))
 
 
 @njit(cache=True, nogil=True)
@@ -136,7 +141,7 @@ def _gather(keys, vals, src, dst, lab):
         if key >= 0:
             src[w] = key >> np.int64(32)
             dst[w] = key & np.int64(0xFFFFFFFF)
-            lab[w] = vals[s]
+            lab[w] = vals[s] if vals.shape[0] > 0 else 0
             w += 1
     return w
 
@@ -153,14 +158,15 @@ class EdgeSet:
     src, dst : numpy.ndarray
         The initial edges (distinct; undirected edges once, either way round).
     labels : numpy.ndarray or None
-        Their labels (``None``: all 0).
+        Their labels (``None``: all 0, and none are kept: ``vals`` is empty, which
+        keeps the table a third smaller for the probes of a stream).
     directed : bool
 
     Attributes
     ----------
     keys, vals, meta : numpy.ndarray
-        The table (int64 keys, int32 labels) and ``[entries, log2 size]``; the
-        kernels edit them in place.
+        The table (int64 keys, int32 labels, or no labels) and ``[entries, log2
+        size]``; the kernels edit them in place.
     generation : int
         Counts the times the arrays were replaced (growth).
     """
@@ -169,9 +175,9 @@ class EdgeSet:
                  directed: bool) -> None:
         self.directed = bool(directed)
         self.generation = -1
+        has_lab = self.labeled = labels is not None
         m = int(np.asarray(src).shape[0])
         self._alloc(_bits_for(m))
-        has_lab = labels is not None
         lab = (np.ascontiguousarray(labels, dtype=np.int32) if has_lab
                else np.zeros(0, np.int32))
         es_fill(self.keys, self.vals, self.meta, np.ascontiguousarray(src, dtype=np.int64),
@@ -181,13 +187,13 @@ class EdgeSet:
         # new arrays: whoever packed the old ones (the sequential path) must pack again
         self.generation += 1
         self.keys = np.full(1 << bits, EMPTY, np.int64)
-        self.vals = np.zeros(1 << bits, np.int32)
+        self.vals = np.zeros((1 << bits) if self.labeled else 0, np.int32)
         self.meta = np.array([0, bits], np.int64)
 
     @staticmethod
-    def bytes_for(entries: int) -> int:
-        """Bytes of a table built for ``entries`` edges."""
-        return (1 << _bits_for(entries)) * (8 + 4)
+    def bytes_for(entries: int, labeled: bool = True) -> int:
+        """Bytes of a table built for ``entries`` edges (with labels or without)."""
+        return (1 << _bits_for(entries)) * (8 + (4 if labeled else 0))
 
     def __len__(self) -> int:
         return int(self.meta[E_LIVE])

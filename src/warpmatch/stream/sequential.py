@@ -241,8 +241,9 @@ class SequentialPath:
             g = split_from
             src, dst = g.edges()
             keep = ~relevant._keep(np.asarray(g.vertex_labels), src, dst)
-            if EdgeSet.bytes_for(int(np.count_nonzero(keep))) <= SPLIT_MAX_BYTES:
-                lab = g.edge_label_array()
+            lab = g.edge_label_array()
+            if EdgeSet.bytes_for(int(np.count_nonzero(keep)), lab is not None) \
+                    <= SPLIT_MAX_BYTES:
                 self.edgeset = EdgeSet(src[keep], dst[keep],
                                        None if lab is None else lab[keep], g.directed)
         self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
