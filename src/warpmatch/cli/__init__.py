@@ -6,6 +6,7 @@ helpers) < one module per command group, each a thin layer over
 
 - :mod:`.search`: ``count``, ``match``, ``explain``;
 - :mod:`.graphs`: ``info``, ``convert``, ``generate``, ``patterns``;
+- :mod:`.queries`: ``sample-queries``;
 - :mod:`.demo`: ``demo``;
 - :mod:`.stream`: ``stream``, ``stream-gen``;
 - :mod:`.show`: ``show``, ``plot-stream`` (pictures, over :mod:`warpmatch.viz`).
@@ -17,7 +18,7 @@ its group (or a new module imported below), registered on :data:`cli`.
 """
 from __future__ import annotations
 
-from . import demo, graphs, search, show, stream  # noqa: F401  (register the commands)
+from . import demo, graphs, queries, search, show, stream  # noqa: F401  (register)
 from ._common import cli, main, parse_anchors, read_id_file
 
 __all__ = ["cli", "main", "parse_anchors", "read_id_file"]

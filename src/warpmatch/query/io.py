@@ -1,9 +1,11 @@
-"""Reading query files, and turning any query specification into a Query.
+"""Reading and writing query files, and turning any query specification into a Query.
 
 :func:`read_query_file` reads the labeled ``t/v/e`` format of the
 subgraph-matching literature (Sun & Luo, SIGMOD 2020, and the query sets of
 the yeast/human/hprd benchmarks) through the one ``t/v/e`` parser of the
-package, :func:`warpmatch.graph.formats.parse_tve`.
+package, :func:`warpmatch.graph.formats.parse_tve`; :func:`write_query_file`
+writes that format, or DSL text for what it cannot hold (wildcard vertex labels,
+directed queries).
 
 :func:`resolve_query` is the single entry point the API and the CLI use for a
 user's QUERY argument; the order in which it tries the possibilities is
@@ -24,7 +26,7 @@ from .dsl import parse_query, pattern_name_error
 from .model import ANY, Query
 from .patterns import get_pattern, is_pattern_name, read_pattern_collection
 
-__all__ = ["read_query_file", "resolve_query", "check_direction"]
+__all__ = ["read_query_file", "write_query_file", "resolve_query", "check_direction"]
 
 
 def read_query_file(path: str | os.PathLike[str]) -> Query:
@@ -109,6 +111,62 @@ def read_query_file(path: str | os.PathLike[str]) -> Query:
                      name=Path(path).stem)
     except QueryError as e:
         raise InputFormatError(path, None, str(e)) from None
+
+
+#: extensions :func:`write_query_file` writes as t/v/e; any other is DSL text
+TVE_EXTENSIONS = (".graph", ".tve")
+
+
+def write_query_file(query: Query, path: str | os.PathLike[str]) -> None:
+    """Write ``query`` to ``path``, atomically (a temporary file, then a rename).
+
+    ``.graph`` and ``.tve`` get the ``t/v/e`` format of :func:`read_query_file`
+    (``t k m``, ``v i label degree``, ``e u v [label]``; the edge-label column
+    only when some query edge has one), vertex ``i`` being the query's
+    ``i``-th vertex; any other extension gets DSL text (:meth:`Query.to_dsl`).
+    Either reads back as the same query (vertex names aside: t/v/e names them
+    ``0..k-1``).
+
+    Parameters
+    ----------
+    query : Query
+    path : str or os.PathLike
+
+    Raises
+    ------
+    QueryError
+        A ``t/v/e`` target for a query that format cannot hold: a directed
+        query, or a vertex or edge label ``-1`` (any) among labeled ones; the
+        message names DSL text (e.g. a ``.txt`` file) instead.
+    """
+    path = os.fspath(path)
+    if path.lower().endswith(TVE_EXTENSIONS):
+        vl = np.asarray(query.vertex_labels, dtype=np.int64)
+        el = np.asarray(query.edge_labels, dtype=np.int64)
+        why = ("it is directed" if query.directed
+               else "a vertex has no label (any)" if np.any(vl == ANY)
+               else "some edges have a label and others none" if (
+                   np.any(el == ANY) and np.any(el != ANY)) else "")
+        if why:
+            raise QueryError(f"{path}: the t/v/e format cannot hold this query ({why}); "
+                             "write DSL text instead (e.g. a .txt file)")
+        deg = np.bincount(np.asarray(query.edges, dtype=np.int64).ravel(), minlength=query.k)
+        lines = [f"t {query.k} {query.m}"]
+        lines += [f"v {i} {int(vl[i])} {int(deg[i])}" for i in range(query.k)]
+        labeled = bool(el.size) and not np.any(el == ANY)
+        for (u, w), lab in zip(np.asarray(query.edges).tolist(), el.tolist()):
+            lines.append(f"e {u} {w} {lab}" if labeled else f"e {u} {w}")
+        text = "\n".join(lines) + "\n"
+    else:
+        text = query.to_dsl() + "\n"
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def check_direction(query: Query, directed: bool, graph_name: str | None = None) -> None:
