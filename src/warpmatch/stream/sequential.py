@@ -35,6 +35,11 @@ What differs from RapidFlow (beyond :mod:`warpmatch.stream._seq_kernels`):
   the graph's adjacency from it when the graph is read.
 - Listing, new vertices and heavy batches with several threads use the batch
   path; both paths keep the same stores, so either can take the next batch.
+
+Fixed cost per batch: the kernel's ~60 arguments are packed once and reused
+while no other path has edited the graphs (:meth:`SequentialPath._key`), the
+batch arrays are kept, and the kernel sums the counts: about 35 µs of Python a
+batch (hprd, a 2-core box), where RapidFlow has none.
 """
 from __future__ import annotations
 
@@ -138,6 +143,9 @@ class SeqResult:
         Delta searches run.
     undo_state : tuple
         What :meth:`SequentialPath.undo` needs to take the batch back.
+
+        ``code`` and the arrays of ``undo_state`` are views of the path's kept
+        batch arrays: valid until its next :meth:`~SequentialPath.run`.
     valid : int
         Valid updates among ``0..done-1``.
     added, removed : int
