@@ -26,7 +26,7 @@ from numba import njit
 from ..errors import InputFormatError
 from ..graph import _tokenize as tk
 from ..graph.csr import INT32_MAX, INT64_MAX
-from ..graph.formats import _first_repeat, _line_text
+from ..graph._base import _first_repeat, _line_text
 from .types import Updates
 
 # ------------------------------------------------------------------ the scanner

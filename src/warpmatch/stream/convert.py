@@ -27,7 +27,8 @@ from numba import njit
 from ..errors import InputFormatError
 from ..graph import _tokenize as tk
 from ..graph.csr import INT64_MAX
-from ..graph.formats import _check_label_range, _csv_row_line, _first_repeat, _read_bytes
+from ..graph._base import _check_label_range, _first_repeat, _read_bytes
+from ..graph._tables import _csv_row_line
 from .types import Updates
 
 __all__ = ["as_updates"]
@@ -249,7 +250,7 @@ def _read_csv(source: str) -> Updates:
     try:
         table = pcsv.read_csv(source, convert_options=_csv_convert())
     except (pa.ArrowInvalid, pa.ArrowKeyError) as exc:
-        from ..graph.formats import _csv_locate_problem
+        from ..graph._tables import _csv_locate_problem
         raise _csv_locate_problem(source, ",", True, str(exc)) from None
 
     def locate(row: int, message: str) -> InputFormatError:

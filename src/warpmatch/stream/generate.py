@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import InputCleanupWarning, InputFormatError
 from ..graph.csr import Graph
-from ..graph.formats import _read_bytes, _Table
+from ..graph._base import _read_bytes, _Table
 from .types import DELETE, INSERT, Updates
 
 __all__ = ["make_stream", "replay_temporal", "FRACTION_SLACK"]

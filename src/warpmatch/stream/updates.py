@@ -55,7 +55,7 @@ from typing import Any, BinaryIO, Iterator
 import numpy as np
 
 from ..errors import InputFormatError
-from ..graph.formats import _read_bytes
+from ..graph._base import _read_bytes
 from ._update_text import _Layout, _make_updates, _TextParser
 # the other modules of update streams; as_updates, make_stream and replay_temporal are
 # re-exported here, where users have always found them
