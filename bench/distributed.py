@@ -128,21 +128,11 @@ def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
                 if kind not in seen:
                     seen.add(kind)
                     runs.append((eng, shard_plan(plan, s), False))
-    from warpmatch.engine.gpu.engine import module_source
-    srcs = sorted({module_source(eng, plan, lm) for eng, plan, lm in runs})
+    from warpmatch.engine.gpu.engine import module_source, precompile
     t = time.perf_counter()
-    import multiprocessing as mp
-    with mp.get_context("spawn").Pool(min(len(srcs), os.cpu_count() or 1)) as pool:
-        pool.map(_compile_one, srcs, chunksize=1)
-    print(f"# {len(srcs)} modules compiled ahead in {time.perf_counter() - t:.1f} s",
+    n = precompile(module_source(eng, plan, lm) for eng, plan, lm in runs)
+    print(f"# {n} modules compiled ahead in {time.perf_counter() - t:.1f} s",
           file=sys.stderr, flush=True)
-
-
-def _compile_one(src: str) -> None:
-    # (here, not bench/gpu.py's: a spawned process must import it by name)
-    import cupy as cp
-    from warpmatch.engine.gpu.engine import NVRTC_OPTIONS
-    cp.RawModule(code=src, options=NVRTC_OPTIONS).compile()
 
 
 def main(argv: list[str] | None = None) -> int:

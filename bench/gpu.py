@@ -201,29 +201,20 @@ def gpu_run(eng, g, plan, kind: str = "count", limit: int | None = None):
     return r, dt, dict(eng.last_stats)
 
 
-def _compile_one(src: str) -> None:
-    import cupy as cp
-    from warpmatch.engine.gpu.engine import NVRTC_OPTIONS
-    cp.RawModule(code=src, options=NVRTC_OPTIONS).compile()
-
-
 def precompile(runs, what: str) -> None:
     """Compile the modules of ``runs`` ((engine, plan, list_mode) triples) in parallel
-    processes before anything is timed: one module takes seconds of one core (nvcc
-    --cubin on our sources: 1.6-5.4 s for 16- to 32-vertex labeled queries), and on the
-    H100 host 36 such modules took 17 s in 16 processes. The modules land in CuPy's
-    on-disk kernel cache, which the engine's own compile then reads. Times never include
-    compilation either way (the engine reports it apart); this only saves device time."""
-    from warpmatch.engine.gpu.engine import module_source
-    srcs = sorted({module_source(eng, plan, lm) for eng, plan, lm in runs})
+    processes before anything is timed (:func:`warpmatch.engine.gpu.engine.precompile`):
+    the modules land in CuPy's on-disk kernel cache, which the engine's own compile
+    then reads. Times never include compilation either way (the engine reports it
+    apart); this only saves device time."""
+    from warpmatch.engine.gpu.engine import module_source, precompile as compile_all
+    srcs = {module_source(eng, plan, lm) for eng, plan, lm in runs}
     if len(srcs) < 2:
         return
     t = time.perf_counter()
-    procs = min(len(srcs), os.cpu_count() or 1)
-    with mp.get_context("spawn").Pool(procs) as pool:
-        pool.map(_compile_one, srcs, chunksize=1)
-    print(f"# {what}: {len(srcs)} modules compiled ahead in {time.perf_counter() - t:.1f} s "
-          f"({procs} processes)", flush=True)
+    n = compile_all(srcs)
+    print(f"# {what}: {n} modules compiled ahead in {time.perf_counter() - t:.1f} s",
+          flush=True)
 
 
 def _fmt_t(x) -> str:
