@@ -388,3 +388,28 @@ def test_packed_arguments_are_reused_until_something_else_edits_the_graph(monkey
     d, r = cm.apply(ups.slice(70, 120), True), ref.apply(ups.slice(70, 120), True)
     assert np.array_equal(d.plus_counts, r.plus_counts) and len(packs) == n + 1
     assert cm.count == ref.count and state(cm) == state(ref)
+
+
+def test_kernels_are_called_once_on_no_update_while_the_matcher_is_built(monkeypatch):
+    """numba loads (or compiles) the kernels during construction, not in the first batch:
+    one call of each on an empty run, which leaves every store, count and mask as it was."""
+    oracle, ups = known_stream(12, False, 3, 0, invalid=False, B=30)
+    q = labeled_query(9, False, 3, UNDIRECTED, 1, 0)
+    runs, maps = [], []
+    real_run, real_map = SQ.S.seq_run, SQ.map_updates
+
+    def run(ctl, i1, *args):
+        runs.append(int(i1))
+        return real_run(ctl, i1, *args)
+
+    def mapping(src, *args):
+        maps.append(len(src))
+        return real_map(src, *args)
+    monkeypatch.setattr(SQ.S, "seq_run", run)
+    monkeypatch.setattr(SQ, "map_updates", mapping)
+    cm = ContinuousMatcher(oracle.graph(), q, backend="cpu", threads=1)
+    assert runs == [0] and maps == [0]
+    fresh = ContinuousMatcher(oracle.graph(), q, backend="cpu", threads=1, sequential=False)
+    assert state(cm) == state(fresh)
+    assert np.array_equal(counts(cm, ups, 10)[0], counts(fresh, ups, 10)[0])
+    assert runs[1:] and all(r > 0 for r in runs[1:])

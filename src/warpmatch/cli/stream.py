@@ -377,7 +377,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
                + (f", {invalid:,} invalid skipped" if invalid else "")
                + f"; {seconds:.3f} s, {rate:,.0f} updates/s (batch size {batch_size:,}, "
                  f"{nbatch:,} batch{'' if nbatch == 1 else 'es'})", err=to_stdout)
-    click.echo(f"  in {_graph_line(g)}; backend {backend_name}; initial count "
+    click.echo(f"  in {_graph_line(g)}; backend {backend_name}; set-up and initial count "
                f"{init_s:.3f} s", err=to_stdout)
     if writer is not None:
         assert writer.columns is not None

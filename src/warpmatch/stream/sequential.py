@@ -261,7 +261,22 @@ class SequentialPath:
         eg = graph if relevant is None else relevant.graph
         self._filt = engine.filter_for(plans, eg)
         self._args(graph, eg, self._filt)
-        self._buffers(FIRST_CALL)
+        self._warm_up(graph)
+
+    def _warm_up(self, dg: Any) -> None:
+        """Call both kernels once on no update, so that numba loads them from its cache
+        (or compiles them: tens of seconds on a fresh install) while the matcher is
+        built, not in the first batch: that batch's latency and a stream's measured rate
+        are then the work's own. Nothing is read or changed."""
+        a, b, op, lab, code, old_lab = self._buffers(FIRST_CALL)
+        ids = dg._ids
+        empty = np.zeros(0, np.int64)
+        map_updates(empty, empty, np.zeros(0, np.int8), empty, False, dg.has_edge_labels,
+                    ids.identity, dg.n, ids.base_ext, ids.base_int, ids.extra_ext,
+                    ids.extra_int, a, b, op, lab)
+        ctl = np.zeros(S.CTL_SIZE, np.int64)
+        S.seq_run(ctl, 0, False, a, b, op, lab, code, old_lab, empty, empty, *self._pack,
+                  _NO_MASK)
 
     # ------------------------------------------------------------- split mode
     @property
