@@ -128,7 +128,8 @@ def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
                 if kind not in seen:
                     seen.add(kind)
                     runs.append((eng, shard_plan(plan, s), False))
-    from warpmatch.engine.gpu.engine import module_source, precompile
+    from warpmatch.engine.gpu.engine import module_source
+    from warpmatch.engine.gpu.precompile import precompile
     t = time.perf_counter()
     n = precompile(module_source(eng, plan, lm) for eng, plan, lm in runs)
     print(f"# {n} modules compiled ahead in {time.perf_counter() - t:.1f} s",

@@ -203,11 +203,12 @@ def gpu_run(eng, g, plan, kind: str = "count", limit: int | None = None):
 
 def precompile(runs, what: str) -> None:
     """Compile the modules of ``runs`` ((engine, plan, list_mode) triples) in parallel
-    processes before anything is timed (:func:`warpmatch.engine.gpu.engine.precompile`):
+    processes before anything is timed (:func:`warpmatch.engine.gpu.precompile.precompile`):
     the modules land in CuPy's on-disk kernel cache, which the engine's own compile
     then reads. Times never include compilation either way (the engine reports it
     apart); this only saves device time."""
-    from warpmatch.engine.gpu.engine import module_source, precompile as compile_all
+    from warpmatch.engine.gpu.engine import module_source
+    from warpmatch.engine.gpu.precompile import precompile as compile_all
     srcs = {module_source(eng, plan, lm) for eng, plan, lm in runs}
     if len(srcs) < 2:
         return

@@ -287,10 +287,11 @@ def _check_rows(g: Graph, q: Query, plan, rows: np.ndarray) -> bool:
 
 
 def test_precompile_fills_the_kernel_cache_the_engine_reads(tmp_path, monkeypatch):
-    """engine.precompile compiles distinct module sources in spawned processes into
+    """engine.gpu.precompile compiles distinct module sources in spawned processes into
     CuPy's on-disk cache (a fresh one here); the engine's counts are unchanged."""
     import warpmatch as wm
-    from warpmatch.engine.gpu.engine import module_source, precompile
+    from warpmatch.engine.gpu.engine import module_source
+    from warpmatch.engine.gpu.precompile import precompile
     from warpmatch.plan import build_plan
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
     g = wm.graph.barabasi_albert(300, 4, seed=3)

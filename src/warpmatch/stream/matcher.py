@@ -298,35 +298,32 @@ class ContinuousMatcher(BatchedApply):
             from ..api import as_graph
             static = as_graph(graph)
         g_in = graph if static is None else static
+        self.query = resolve_query(query, directed=g_in.directed)    # (read once)
+        # the labels a fully labelled query can use (stream/relevant.py), or None
+        pairs = (relevant_pairs(self.query, bool(induced)) if g_in.vertex_labels is not None
+                 else None)
         # a query whose labels confine it to part of a vertex-labeled graph (a relevant
         # subgraph): "auto" takes the CPU engine (measured faster: see ``backend`` above)
-        confined = (g_in.vertex_labels is not None and relevant_pairs(
-            resolve_query(query, directed=g_in.directed), bool(induced)) is not None)
-        if backend == "auto" and confined:
+        if backend == "auto" and pairs is not None:
             from .cpu import CpuDeltaEngine
             self.engine = CpuDeltaEngine(**_accepted(CpuDeltaEngine, engine_options))
         else:
             self.engine = resolve_delta_engine(backend, **engine_options)
         self.backend = str(self.engine.name)
+        allocator = getattr(self.engine, "allocator", None)
         if static is None:
             dg = graph
         else:
             # the engine reads this graph unless it reads the query's relevant subgraph
-            allocator = None
-            if not confined:
-                allocator = getattr(self.engine, "allocator", None)
-            dg = (DynamicGraph(static) if allocator is None
+            dg = (DynamicGraph(static) if allocator is None or pairs is not None
                   else DynamicGraph(static, allocator=allocator))
         self._dg = dg
-        self.query = resolve_query(query, directed=dg.directed)
         check_direction(self.query, dg.directed, dg.name)
         _check_labels(self.query, dg)
         self._relevant: RelevantSubgraph | None = None
-        pairs = relevant_pairs(self.query, bool(induced)) if dg.labeled else None
         if pairs is not None:
             # the engine reads only the edges the query can use (stream/relevant.py)
             g_rel = static if static is not None else dg.snapshot()
-            allocator = getattr(self.engine, "allocator", None)
             self._relevant = RelevantSubgraph(g_rel, *pairs, **(
                 {} if allocator is None else {"allocator": allocator}))
         self.mode = mode

@@ -476,10 +476,10 @@ class SequentialPath:
         if self._pack_key is not None and self._pack_key == self._key(dg, eg):
             # nothing but this path touched the graphs since its last run: the filter is
             # exact (this path kept it so) and the packed arguments are current
-            filt = self._filt
+            filt, pack = self._filt, self._pack
         else:
             filt = self._filt = eng.filter_for(self.plans, eg)
-            self._args(dg, eg, filt)
+            pack = self._args(dg, eg, filt)
         code.fill(S.NOT_DONE)
         plus = np.zeros(B, np.int64)
         minus = np.zeros(B, np.int64)
@@ -499,8 +499,6 @@ class SequentialPath:
                 nxt = int(ctl[S.C_NEXT])
                 if threads > 1 and nxt > 0 and self._worth_batch(spent / nxt, B - nxt):
                     break               # the rest is worth the batch path's threads
-                pack = self._pack if self._pack_key == self._key(dg, eg) else \
-                    self._args(dg, eg, filt)
                 t0 = time.perf_counter()
                 status = S.seq_run(ctl, min(B, nxt + size), error_mode, a, b, op, lab, code,
                                    old_lab, plus, minus, *pack, srch)
@@ -514,11 +512,13 @@ class SequentialPath:
                     break
                 if status == S.ROOM_SET:
                     self.edgeset.grow()
+                    pack = self._args(dg, eg, filt)     # the table's arrays are new
                 elif status != S.DONE:  # a row must move: make room in that store
                     g = dg if status in (S.ROOM_FULL_OUT, S.ROOM_FULL_IN) else eg
                     st = g._out if status in (S.ROOM_FULL_OUT, S.ROOM_REL_OUT) else g._in
                     if st.ensure_edges(int(ctl[S.C_ROOM])):
                         g.storage_version += 1
+                        pack = self._args(dg, eg, filt)     # new edge arrays
             kept = status not in (S.INVALID, S.OVERFLOW)
         finally:
             # an invalid update under "error", an overflow, or an exception between calls
@@ -575,7 +575,7 @@ class SequentialPath:
         if threads <= 1 or self.rate is None or self.rate * size <= PARALLEL_S:
             return False
         if self.batch_rate is None:
-            return self.rate * size > UNTIMED_FACTOR * PARALLEL_S
+            return self._worth_batch(self.rate, size)
         self._skipped += 1
         if self._skipped >= REPROBE:
             self._skipped = 0
