@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from . import _strategies as S
 from .errors import BackendUnavailableError, QueryError, WarpmatchError
 from .graph import Graph, read_graph
 from .plan import Plan, build_plan
@@ -193,6 +194,10 @@ class CountResult:
         how the graph reached them, the seconds spent before counting
         (checking workers, shipping graph and plan: not in ``seconds``) and
         each worker's seconds of counting. ``None`` (the default) in one process.
+    partition : dict or None
+        For a count run by partitions (:mod:`warpmatch.partition`): the parts,
+        the cut, the intra-partition share, the seconds of each stage and the
+        bytes moved to the device. ``None`` (the default) in memory.
     """
 
     count: int
@@ -207,6 +212,7 @@ class CountResult:
     warmup_seconds: float = 0.0
     partial: str | None = None
     distributed: dict | None = None
+    partition: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -239,6 +245,8 @@ class CountResult:
             "partial_reason": self.partial,
             "semantics": self.describe(),
             **({"distributed": self.distributed} if self.distributed is not None else {}),
+            "strategy": "partitioned" if self.partition is not None else "in-memory",
+            **({"partition": self.partition} if self.partition is not None else {}),
         }
 
 
@@ -339,7 +347,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                  backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
                  order: str = "ri", progress: ProgressArg = False, limit: int | None = None,
                  time_limit: float | None = None, client: Any = None,
-                 shards: int | None = None) -> CountResult:
+                 shards: int | None = None, partitions: Any = None,
+                 memory_budget: int | str | None = None) -> CountResult:
     """Like :func:`count`, but return a :class:`CountResult` with the plan, backend and timings.
 
     Parameters are those of :func:`count`, and:
@@ -353,6 +362,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     shards : int or None, optional
         With ``client``: the number of parts the search is cut into (the
         default is 8 per worker).
+    partitions, memory_budget
+        As in :func:`count`.
 
     A count that stopped early is a lower bound: ``partial`` says why, and
     :meth:`CountResult.describe` says "at least". One that finished first is
@@ -385,10 +396,11 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         raise QueryError(f"limit must be at least 1, not {limit}")
     if time_limit is not None and not float(time_limit) > 0:
         raise QueryError(f"time_limit must be positive, not {time_limit}")
-    g = as_graph(graph)
+    pg, g = S.source(graph)
     q = as_query(query, g)
+    S.no_parts_on_cluster(client, pg, partitions)
     if client is not None:
-        return _count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
+        return S.count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
                                  progress, limit, time_limit, shards)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
@@ -396,6 +408,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     t1 = time.perf_counter()
     if plan.empty_reason is not None:
         return CountResult(0, mode, bool(induced), engine.name, 0.0, t1 - t0, plan, q, g)
+    pg = S.partition(pg, g, engine, partitions, memory_budget)
+    if pg is not None:
+        return S.count_partitioned(pg, q, plan, mode, induced, anchors, order, engine,
+                                  progress, limit, time_limit, t1 - t0)
     warm_s = warm_up(engine, g)     # timed apart: a one-time cost is not the count's
     callback, close = _make_progress(progress, q.name)
     t2 = time.perf_counter()
@@ -419,46 +435,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        partial=why[0] if why else None)
 
 
-def _count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, induced: bool,
-                      backend: str, anchors: Mapping[Any, Any] | None, order: str,
-                      progress: ProgressArg, limit: int | None, time_limit: float | None,
-                      shards: int | None) -> CountResult:
-    """:func:`count_result` on a Dask cluster (:mod:`warpmatch.distributed`)."""
-    from . import distributed as D
-    from .engine import _unknown, backend_names
-    if backend not in ("auto", *backend_names()):
-        raise _unknown(backend)     # (whether it runs is each worker's question)
-    t0 = time.perf_counter()
-    plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
-    t1 = time.perf_counter()
-    path = source if isinstance(source, (str, os.PathLike)) else None
-    if plan.empty_reason is not None:
-        return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, g,
-                           distributed={"shards": 0})
-    job = D.prepare(client, g, plan, backend=backend, shards=shards, graph_path=path)
-    callback, close = _make_progress(progress, q.name)
-    t2 = time.perf_counter()
-    stop, why = _early_stop(None if limit is None else int(limit), None, int(plan.multiplier),
-                            t2)
-    deadline = None if time_limit is None else t2 + float(time_limit)
-    try:
-        raw, complete = D.count_plan(job, progress=callback, stop=stop, deadline=deadline)
-    finally:
-        close()
-        job.close()
-    t3 = time.perf_counter()
-    partial = None
-    if not complete:
-        partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
-    engines = job.stats.get("engines") or [backend]
-    return CountResult(raw * int(plan.multiplier), mode, bool(induced),
-                       "dask:" + "+".join(engines), t3 - t2, t1 - t0, plan, q, g,
-                       partial=partial, distributed=job.stats)
-
-
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-          order: str = "ri", progress: ProgressArg = False, client: Any = None) -> int:
+          order: str = "ri", progress: ProgressArg = False, client: Any = None,
+          partitions: Any = None, memory_budget: int | str | None = None) -> int:
     """Count the embeddings (or distinct subgraphs) of a query graph in a data graph.
 
     Counting never materialises matches.
@@ -500,6 +480,17 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         cut into shards, each worker runs the best engine it has (``backend``
         names it on the workers), and the answer is the one-process answer.
         Progress then counts shards. The default, ``None``, counts here.
+    partitions : int, str, os.PathLike or Partitioned, optional
+        Match by parts (PBE, :mod:`warpmatch.partition`): ``P`` cuts the graph
+        into ``P`` METIS parts (any backend), a directory written by
+        ``warpmatch partition`` reuses its parts. Each part is matched alone,
+        then the matches that cross parts; the answer is the in-memory one.
+        The default, ``None``, partitions only when the GPU backend's budget
+        is too small for the graph. ``graph`` may also be a partition directory.
+    memory_budget : int or str, optional
+        Device memory the GPU engine may use (bytes, or ``"4GB"``); a graph
+        that does not fit it is matched by parts. The default, ``None``, is
+        the device's free memory less working room.
 
     Returns
     -------
@@ -533,7 +524,8 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     """
     return count_result(graph, query, mode=mode, induced=induced, backend=backend,
                         anchors=anchors, order=order, progress=progress,
-                        client=client).count
+                        client=client, partitions=partitions,
+                        memory_budget=memory_budget).count
 
 
 # ---------------------------------------------------------------------- match
@@ -541,7 +533,8 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
           limit: int | None = None, batch_size: int = 65536, order: str = "ri",
           progress: Callable[[int, int], None] | None = None,
-          client: Any = None) -> Iterator[np.ndarray]:
+          client: Any = None, partitions: Any = None,
+          memory_budget: int | str | None = None) -> Iterator[np.ndarray]:
     """List the embeddings (or distinct subgraphs) of a query, in batches.
 
     Parameters
@@ -562,6 +555,9 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         from one process's, their set does not (``batch_size`` does not apply;
         :func:`warpmatch.distributed.write_dataset` writes them on the workers
         instead). The default, ``None``, lists here.
+    partitions, memory_budget
+        As in :func:`count`: by parts, each match once (the in-memory rows, in
+        another order).
 
     Yields
     ------
@@ -595,8 +591,9 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         raise QueryError(f"limit must be >= 0, not {limit}")
     if int(batch_size) <= 0:
         raise QueryError(f"batch_size must be positive, not {batch_size}")
-    g = as_graph(graph)
+    pg, g = S.source(graph)
     q = as_query(query, g)
+    S.no_parts_on_cluster(client, pg, partitions)
     if client is not None:
         from . import distributed as D
         plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
@@ -609,6 +606,13 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
     if plan.multiplier != 1:   # a listing plan enumerates every match itself
         raise WarpmatchError(f"internal error: a listing plan has multiplier {plan.multiplier}")
+    if plan.empty_reason is None:
+        pg = S.partition(pg, g, engine, partitions, memory_budget)
+    if pg is not None and plan.empty_reason is None:
+        from .partition.search import match_partitioned
+        rows = match_partitioned(pg, q, mode, bool(induced), anchors, order, engine,
+                                 int(batch_size), limit, progress, plan=plan)
+        return (g.to_external(r).astype(np.int64, copy=False) for r in rows)
     return _match_batches(engine, g, plan, limit, int(batch_size), progress)
 
 
@@ -626,7 +630,8 @@ def _match_batches(engine: Any, g: Graph, plan: Plan, limit: int | None, batch_s
 def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
             backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
             order: str = "ri", purpose: str = "count", client: Any = None,
-            shards: int | None = None) -> str:
+            shards: int | None = None, partitions: Any = None,
+            memory_budget: int | str | None = None) -> str:
     """Describe how warpmatch will search: query, filters, order, restrictions.
 
     Parameters
@@ -644,6 +649,9 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         workers are asked, nothing runs).
     shards : int, optional
         With ``client``: the shards wanted, as in :func:`count_result`.
+    partitions, memory_budget
+        As in :func:`count`; when the run would be partitioned, also say how
+        (parts, their bytes, the inter-partition searches).
 
     Returns
     -------
@@ -659,16 +667,23 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     """
     from .engine import resolve_backend
 
-    g = as_graph(graph)
+    pg, g = S.source(graph)
     q = as_query(query, g)
+    engine = None
     try:
-        engine_name = resolve_backend(backend).name
+        engine = resolve_backend(backend)
+        engine_name = engine.name
     except WarpmatchError as e:
         engine_name = f"{backend} (unavailable: {e})"
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
     text = head + "\n" + plan.explain().rstrip("\n")
+    if engine is not None or pg is not None or partitions is not None:
+        pg = S.partition(pg, g, engine, partitions, memory_budget)
+    if pg is not None:
+        from .partition.search import describe as describe_parts
+        text += "\n" + describe_parts(pg, plan, anchors, engine_name, purpose)
     if client is not None:
         from .distributed.static import describe
         text += "\n" + describe(client, g, plan, shards)

@@ -30,6 +30,8 @@ from warpmatch.plan import build_plan
 from warpmatch.query.model import Query
 from warpmatch.query.patterns import get_pattern
 
+from engine_helpers import graphs, queries  # noqa: E402  (tests/engine is on sys.path)
+
 CPU = CpuEngine()
 REF = ReferenceEngine()
 pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
@@ -54,47 +56,6 @@ def _check_same(graph: Graph, plan, batch_size: int = 1 << 16) -> int:
     assert len(got) == len(set(got)) == want
     assert set(got) == set(ref)
     return want
-
-
-# ------------------------------------------------------------- strategies
-@st.composite
-def graphs(draw, directed: bool | None = None, labels: bool | None = None,
-           edge_labels: bool | None = None) -> Graph:
-    n = draw(st.integers(1, 11))
-    directed = draw(st.booleans()) if directed is None else directed
-    m = draw(st.integers(0, 3 * n))
-    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
-    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
-    use_vl = draw(st.booleans()) if labels is None else labels
-    use_el = draw(st.booleans()) if edge_labels is None else edge_labels
-    vl = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)) if use_vl else None
-    el = draw(st.lists(st.integers(0, 1), min_size=m, max_size=m)) if use_el else None
-    return Graph.from_edges(src, dst, n=n, vertex_labels=vl, edge_labels=el,
-                            directed=directed, warn=False)
-
-
-@st.composite
-def queries(draw, graph: Graph, kmin: int = 3, kmax: int = 7) -> Query:
-    """A random connected query: a random spanning tree plus extra edges."""
-    k = draw(st.integers(kmin, kmax))
-    edges = set()
-    for v in range(1, k):
-        u = draw(st.integers(0, v - 1))
-        edges.add((v, u) if graph.directed and draw(st.booleans()) else (u, v))
-    for _ in range(draw(st.integers(0, k))):
-        a = draw(st.integers(0, k - 1))
-        b = draw(st.integers(0, k - 1))
-        if a != b:
-            edges.add((a, b) if graph.directed else (min(a, b), max(a, b)))
-    if not graph.directed:
-        edges = {(min(a, b), max(a, b)) for a, b in edges}
-    # (directed: an extra edge may reverse a tree edge, giving both directions)
-    edges = sorted(edges)
-    vl = [draw(st.sampled_from([-1, -1, 0, 1])) if graph.labeled else -1 for _ in range(k)]
-    el = [draw(st.sampled_from([-1, -1, 0, 1])) if graph.edge_labels is not None else -1
-          for _ in edges]
-    return Query.from_edges(edges, k=k, vertex_labels=vl, edge_labels=el,
-                            directed=graph.directed)
 
 
 # ------------------------------------------------------- property tests

@@ -5,6 +5,7 @@ helpers) < one module per command group, each a thin layer over
 :mod:`warpmatch.api` and the readers/generators in :mod:`warpmatch.graph`:
 
 - :mod:`.search`: ``count``, ``match``, ``explain``;
+- :mod:`.partition`: ``partition`` (and the search commands' ``--partitions``);
 - :mod:`.graphs`: ``info``, ``convert``, ``generate``, ``patterns``;
 - :mod:`.queries`: ``sample-queries``;
 - :mod:`.demo`: ``demo``;
@@ -18,7 +19,7 @@ its group (or a new module imported below), registered on :data:`cli`.
 """
 from __future__ import annotations
 
-from . import demo, graphs, queries, search, show, stream  # noqa: F401  (register)
+from . import demo, graphs, partition, queries, search, show, stream  # noqa: F401  (register)
 from ._common import cli, main, parse_anchors, read_id_file
 
 __all__ = ["cli", "main", "parse_anchors", "read_id_file"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -20,6 +21,7 @@ from ._common import (
     parse_anchors,
     running,
 )
+from .partition import load_source, partition_line, partition_options
 
 
 # --------------------------------------------------------------------- count
@@ -34,14 +36,16 @@ from ._common import (
               help="Stop each query's search after SECONDS; a partial count says so.")
 @_threads_option
 @cluster_options
+@partition_options
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
 def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: float | None,
-          threads: int | None, workers: int | None, scheduler: str | None, mode: str,
-          induced: bool, backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
-          directed: bool, vertex_labels: str | None, as_json: bool) -> None:
+          threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
+          memory_budget: int | None, mode: str, induced: bool, backend: str,
+          anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
+          vertex_labels: str | None, as_json: bool) -> None:
     """Count the embeddings (or subgraphs) of each QUERY in GRAPH.
 
     Counting never materialises matches. The printed line says what was
@@ -64,6 +68,13 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
       warpmatch count web.txt square --anchor 0=7      (named patterns: vertices 0..k-1)
       warpmatch count web.wmg 4-clique --workers 4      (a local Dask cluster)
       warpmatch count web.wmg house --scheduler tcp://10.0.0.5:8786
+      warpmatch count web.wmg square --partitions 8     (by parts: graphs beyond GPU memory)
+      warpmatch count web.parts square --backend gpu    (parts made by warpmatch partition)
+
+    With --partitions, or a graph too large for --memory-budget on the GPU,
+    each part is matched alone and then the matches that cross parts (PBE);
+    --json adds "partition" (parts, cut, intra-partition share, seconds,
+    bytes moved to the device).
 
     With --workers or --scheduler the search is cut into shards run by Dask
     workers (each runs the best engine it has; --backend names it there), the
@@ -74,7 +85,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
     from ..api import as_query, count_result
 
     anchor_map = parse_anchors(anchors)
-    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    g, load_s, pg = load_source(graph, fmt, directed, vertex_labels)
+    if pg is not None and partitions is None:
+        partitions = pg
     qs = [as_query(query, g) for query in queries]     # every query checked before any count
     # (a .wmg graph is memory-mapped: the workers map its file instead of receiving it)
     with running(threads), cluster_client(workers, scheduler) as client:
@@ -84,7 +97,8 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                                    induced=induced, backend=backend,
                                    anchors=anchor_map or None, order=order,
                                    progress=bar if bar.enabled else None,
-                                   limit=limit, time_limit=time_limit, client=client)
+                                   limit=limit, time_limit=time_limit, client=client,
+                                   partitions=partitions, memory_budget=memory_budget)
             click.echo(res.describe())
             anchored = "".join(f", {v} anchored to {n:,} ids"
                                for v, n in res.as_dict()["anchors"].items())
@@ -99,6 +113,8 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        + (f"; {res.distributed['workers']} workers, "
                           f"{res.distributed['shards']} shards"
                           if res.distributed and "workers" in res.distributed else ""))
+            if res.partition is not None:
+                click.echo(partition_line(res.partition))
             if as_json:
                 d = res.as_dict()
                 d.update(graph=graph, graph_name=g.name, load_seconds=round(load_s, 6))
@@ -121,15 +137,16 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
               help="Override the format implied by the extension.")
 @_threads_option
 @cluster_options
+@partition_options
 @_search_options
 @_graph_options
 @_json_option
 @_debug_option
 def match(graph: str, query: str, output: str, limit: int | None, batch_size: int,
           output_format: str | None, threads: int | None, workers: int | None,
-          scheduler: str | None, mode: str, induced: bool, backend: str,
-          anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
-          vertex_labels: str | None, as_json: bool) -> None:
+          scheduler: str | None, partitions: Any, memory_budget: int | None, mode: str,
+          induced: bool, backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
+          directed: bool, vertex_labels: str | None, as_json: bool) -> None:
     """List the matches of QUERY in GRAPH into a file.
 
     Columns are named by the query's vertex names and hold data vertex ids in
@@ -171,7 +188,9 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
     # stdout carries the rows: the summary goes to stderr
     to_stdout = check_output_target(output, ofmt, as_json)
     anchor_map = parse_anchors(anchors)
-    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    g, load_s, pg = load_source(graph, fmt, directed, vertex_labels)
+    if pg is not None and partitions is None:
+        partitions = pg
     q = as_query(query, g)
     engine_name = resolve_backend(backend).name
     click.get_current_context().with_resource(running(threads))   # until the command ends
@@ -180,7 +199,8 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
     t0 = time.perf_counter()
     batches = api_match(g, q, mode=mode, induced=induced, backend=backend,
                         anchors=anchor_map or None, limit=limit, batch_size=batch_size,
-                        order=order, progress=bar if bar.enabled else None)
+                        order=order, progress=bar if bar.enabled else None,
+                        partitions=partitions, memory_budget=memory_budget)
     with output_sink(output) as sink:
         writer = open_match_writer(sink, q.names, ofmt)
         try:
@@ -268,12 +288,14 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
 @click.option("--purpose", type=click.Choice(["count", "list"]), default="count",
               show_default=True, help="Explain the counting plan or the listing plan.")
 @cluster_options
+@partition_options
 @_search_options
 @_graph_options
 @_debug_option
 def explain(graph: str, query: str, purpose: str, workers: int | None, scheduler: str | None,
-            mode: str, induced: bool, backend: str, anchors: tuple[str, ...], order: str,
-            fmt: str | None, directed: bool, vertex_labels: str | None) -> None:
+            partitions: Any, memory_budget: int | None, mode: str, induced: bool,
+            backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
+            directed: bool, vertex_labels: str | None) -> None:
     """Show how QUERY would be searched in GRAPH (nothing is counted).
 
     Prints the query, the candidate filters (labels, degrees, neighbour-label
@@ -285,13 +307,17 @@ def explain(graph: str, query: str, purpose: str, workers: int | None, scheduler
       warpmatch explain web.txt house
       warpmatch explain yeast.graph query.graph --mode subgraphs --induced
       warpmatch explain web.wmg house --scheduler tcp://10.0.0.5:8786  (+ the shards)
+      warpmatch explain web.parts house     (+ the parts and the inter-partition searches)
     """
     from ..api import explain as api_explain
     anchor_map = parse_anchors(anchors)
-    g, _ = _load_graph(graph, fmt, directed, vertex_labels)
+    g, _, pg = load_source(graph, fmt, directed, vertex_labels)
+    if pg is not None and partitions is None:
+        partitions = pg
     with cluster_client(workers, scheduler) as client:
         click.echo(api_explain(g, query, mode=mode, induced=induced, backend=backend,
                                anchors=anchor_map or None, order=order, purpose=purpose,
-                               client=client))
+                               client=client, partitions=partitions,
+                               memory_budget=memory_budget))
 
 

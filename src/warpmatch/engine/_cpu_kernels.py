@@ -52,13 +52,16 @@ BIG = np.int64(1) << np.int64(62)
 
 # The plan travels as one int64 "program" array (a handful of simple array
 # arguments compile several times faster in numba than a tuple of 20 arrays):
-# prog[0..3] = k, has_edge_labels, has_vertex_labels, number of backward edges;
+# prog[0..4] = k, has_edge_labels, has_vertex_labels, number of backward edges,
+# the cut rule (rule 8 of the Plan contract: CUT_OFF; CUT_UND, the prime data edge
+# is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
 # the innermost loop (and a helper taking s would be compiled once per
 # constant s, numba typing a constant argument as a literal).
-HEAD = 4
+HEAD = 5
+CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
 S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
 S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
 S_NA_PTR, S_NA_POS, S_NA_DIR = 7, 8, 9
@@ -152,10 +155,55 @@ def _has_edge(ip, ix, iip, iix, u, v, direction):
     return q < hi and iix[q] == v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _edge_after(x, y, px, py, directed):
+    """True if data edge ``x -> y`` (``{x, y}`` when undirected) comes after the prime
+    edge ``px -> py`` in the fixed edge order (lexicographic on the ordered pair)."""
+    if not directed and x > y:
+        x, y = y, x
+    return x > px or (x == px and y > py)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos, o_bn_dir, cut):
+    """Rule 8 (PBE's DupRemove): may ``c`` take depth ``d`` of an inter-partition search?
+
+    Depth 1 must cross partitions with ``M[0]`` (the prime data edge); every other
+    matched edge that crosses partitions must come after the prime edge, so a match
+    is found only from its smallest cut edge.
+    """
+    directed = cut != CUT_UND
+    pc = part[c]
+    m_0 = st[m0]
+    m_1 = c if d == 1 else st[m0 + 1]
+    if d == 1 and pc == part[m_0]:
+        return False
+    if cut != CUT_BWD:
+        px, py = m_0, m_1
+    else:
+        px, py = m_1, m_0
+    if not directed and px > py:
+        px, py = py, px
+    prime_dir = 1 if cut == CUT_BWD else 0
+    for t in range(prog[o_bn_ptr + d], prog[o_bn_ptr + d + 1]):
+        mj = st[m0 + prog[o_bn_pos + t]]
+        if part[mj] == pc:
+            continue
+        dr = prog[o_bn_dir + t]
+        if d == 1 and (dr == prime_dir or not directed):
+            continue                  # the prime edge itself
+        if dr == 0:
+            if not _edge_after(mj, c, px, py, directed):
+                return False
+        elif not _edge_after(c, mj, px, py, directed):
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, cap, count_only, budget,
-              flag):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, cap, count_only,
+              budget, flag):
     """Run one lane's DFS over items ``st[ST_W], st[ST_W] + lane_step, ...`` below ``item_hi``.
 
     ``st[ST_D]`` is the current depth (-1: between items) and ``st[ST_W]`` the
@@ -177,6 +225,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     k = prog[0]
     has_elab = prog[1] != 0
     has_vlab = prog[2] != 0
+    cut = prog[4]
     o_vlabel = prog[HEAD + S_VLABEL]
     o_min_out = prog[HEAD + S_MIN_OUT]
     o_min_in = prog[HEAD + S_MIN_IN]
@@ -455,6 +504,9 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                     break
             if not ok:
                 continue
+            if cut != CUT_OFF and not _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos,
+                                                o_bn_dir, cut):
+                continue
             found = c
             break
         # the positions scanned, plus one for the step itself (counted here rather
@@ -489,8 +541,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
 @njit(parallel=True, cache=True, nogil=True)
 def run_lanes(item_root, item_a, item_b, item_hi, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, st, out, res, cap, count_only, budget,
-              flag):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, res, cap, count_only,
+              budget, flag):
     """One round of every lane, in parallel (``prange`` over lanes).
 
     Lane ``t`` resumes from its state row ``st[t]`` and takes items
@@ -507,6 +559,6 @@ def run_lanes(item_root, item_a, item_b, item_hi, roots,
         # cache lines, and the scan writes its state at every step
         local = st[lane].copy()
         res[lane] = _run_lane(nlanes, item_hi, item_root, item_a, item_b, roots,
-                              ip, ix, iip, iix, el, iel, vl, cids, prog,
+                              ip, ix, iip, iix, el, iel, vl, cids, prog, part,
                               local, out[lane], cap, count_only, budget, flag)
         st[lane, :] = local

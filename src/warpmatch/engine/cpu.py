@@ -122,7 +122,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     fast_last = np.zeros(k, dtype=np.int64)
     i = k - 1
     t0, t1 = int(bn_ptr[i]), int(bn_ptr[i + 1])
-    if k >= 2 and t1 > t0:
+    if k >= 2 and t1 > t0 and plan.cut_part is None:     # rule 8 checks every candidate
         pos = plan.bn_pos[t0:t1]
         dirs = plan.bn_dir[t0:t1]
         # a vertex in the lists of d distinct matched vertices has degree >= d
@@ -160,8 +160,14 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
     offsets = head + np.concatenate([[0], np.cumsum(lens)])
+    if plan.cut_part is None:
+        cut = K.CUT_OFF
+    elif not graph.directed:
+        cut = K.CUT_UND
+    else:
+        cut = K.CUT_BWD if plan.cut_prime else K.CUT_FWD
     header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
-              int(plan.bn_pos.size)]
+              int(plan.bn_pos.size), cut]
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)
@@ -307,7 +313,14 @@ class CpuEngine:
         garr = _graph_arrays(graph)
         cids = _ro(plan.cand_ids, garr[1].dtype)
         roots = cids[int(plan.cand_ptr[0]):int(plan.cand_ptr[1])]
-        return garr + (cids, _program(plan, graph)), roots
+        if plan.cut_part is None:
+            part = _ro(np.zeros(0, np.int32), np.int32)
+        else:
+            if plan.cut_part.shape != (graph.n,):
+                raise ValueError(f"plan.cut_part has shape {plan.cut_part.shape}, the graph "
+                                 f"{graph.name!r} has {graph.n} vertices")
+            part = _ro(plan.cut_part, np.int32)
+        return garr + (cids, _program(plan, graph), part), roots
 
     def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
               stop: Stop | None = None) -> int:

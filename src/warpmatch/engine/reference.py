@@ -98,6 +98,28 @@ class _Search:
             mj = M[p.res_pos[t]]
             if (p.res_sign[t] == 1 and not c > mj) or (p.res_sign[t] == -1 and not c < mj):
                 return False
+        # 8. cut: the prime edge crosses parts, every other crossing edge comes after it
+        if p.cut_part is not None and i > 0:
+            return self.cut_ok(i, c)
+        return True
+
+    def cut_ok(self, i: int, c: int) -> bool:
+        """Rule 8 of the Plan contract, written from its text."""
+        p, M, part = self.p, self.M, self.p.cut_part
+        directed = self.g.directed
+
+        def key(x: int, y: int) -> tuple[int, int]:
+            return (x, y) if directed else (min(x, y), max(x, y))
+
+        m1 = c if i == 1 else M[1]
+        if i == 1 and part[c] == part[M[0]]:
+            return False
+        prime = key(M[0], m1) if p.cut_prime == 0 else key(m1, M[0])
+        for t in range(p.bn_ptr[i], p.bn_ptr[i + 1]):
+            mj = M[p.bn_pos[t]]
+            e = key(mj, c) if p.bn_dir[t] == 0 else key(c, mj)
+            if part[mj] != part[c] and e != prime and not e > prime:
+                return False
         return True
 
     def generate(self, i: int) -> list[int]:

@@ -32,7 +32,7 @@ removes little is not worth shipping to a device.
 from __future__ import annotations
 
 import warnings
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -156,8 +156,6 @@ def build_plan(
     if anchor_sets:
         first = min(anchor_sets, key=lambda u: (int(counts[u]), anchor_sets[u].size, u))
     vorder = np.asarray(order_fn(query, counts.tolist(), first), dtype=np.int32)
-    depth_of = np.empty(k, dtype=np.int32)
-    depth_of[vorder] = np.arange(k, dtype=np.int32)
 
     # ------------------------------------------------------ symmetry breaking
     colors = _anchor_colors(k, anchor_sets)
@@ -165,37 +163,7 @@ def build_plan(
     aut_size = int(aut_size)
     use_restrictions = mode == "subgraphs" or purpose == "count"
     multiplier = aut_size if (mode == "embeddings" and purpose == "count") else 1
-    res: list[list[tuple[int, int]]] = [[] for _ in range(k)]
-    if use_restrictions:
-        for a, b in pairs:                       # f(a) < f(b)
-            da, db = int(depth_of[a]), int(depth_of[b])
-            if db > da:
-                res[db].append((da, 1))          # at b's depth: c > M[da]
-            else:
-                res[da].append((db, -1))         # at a's depth: c < M[db]
-
-    # ---------------------------------------------- edges and non-edges
-    A = query.adjacency()
-    L = query.edge_label_matrix()
-    bn: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
-    na: list[list[tuple[int, int]]] = [[] for _ in range(k)]
-    for i in range(k):
-        u = int(vorder[i])
-        for j in range(i):
-            w = int(vorder[j])
-            if query.directed:
-                if A[w, u]:
-                    bn[i].append((j, 0, int(L[w, u])))     # data edge M[j] -> c
-                elif induced:
-                    na[i].append((j, 0))
-                if A[u, w]:
-                    bn[i].append((j, 1, int(L[u, w])))     # data edge c -> M[j]
-                elif induced:
-                    na[i].append((j, 1))
-            elif A[w, u]:
-                bn[i].append((j, 0, int(L[w, u])))
-            elif induced:
-                na[i].append((j, 0))
+    bn, na, res = _depth_rows(query, vorder, pairs if use_restrictions else [], induced)
 
     # --------------------------------------------------- candidate sets
     restricted = np.zeros(k, dtype=bool)
@@ -226,20 +194,10 @@ def build_plan(
     cand_ptr[1:] = np.cumsum([s.size for s in slices])
     cand_ids = np.ascontiguousarray(np.concatenate(slices).astype(itype, copy=False))
 
-    deg_out = query.out_degree() if query.directed else query.degree()
-    deg_in = query.in_degree() if query.directed else query.degree()
-    bn_ptr, (bn_pos, bn_dir, bn_el) = _flatten(bn, (np.int32, np.int8, np.int32))
-    na_ptr, (na_pos, na_dir) = _flatten(na, (np.int32, np.int8))
-    res_ptr, (res_pos, res_sign) = _flatten(res, (np.int32, np.int8))
     return Plan(
         k=k,
         order=vorder,
-        vlabel=np.ascontiguousarray(query.vertex_labels[vorder], dtype=np.int32),
-        min_out_deg=np.ascontiguousarray(deg_out[vorder], dtype=np.int32),
-        min_in_deg=np.ascontiguousarray(deg_in[vorder], dtype=np.int32),
-        bn_ptr=bn_ptr, bn_pos=bn_pos, bn_dir=bn_dir, bn_elabel=bn_el,
-        na_ptr=na_ptr, na_pos=na_pos, na_dir=na_dir,
-        res_ptr=res_ptr, res_pos=res_pos, res_sign=res_sign,
+        **_vertex_arrays(query, vorder), **_edge_arrays(bn, na, res),
         cand_ptr=cand_ptr, cand_ids=cand_ids, cand_restricted=restricted,
         multiplier=multiplier, mode=mode, induced=bool(induced),
         directed=bool(graph.directed), aut_size=aut_size, order_name=order,
@@ -248,7 +206,145 @@ def build_plan(
     )
 
 
+def anchor_colors(graph: Graph, query: Query,
+                  anchors: Mapping[str | int, Iterable[int]] | None) -> list[int] | None:
+    """The colours :func:`build_plan` gives the automorphism group for ``anchors``:
+    automorphisms preserve them (0 unanchored, one colour per distinct anchor set)."""
+    return _anchor_colors(query.k, _resolve_anchors(graph, query, anchors))
+
+
+def restriction_pairs(plan: Plan) -> list[tuple[int, int]]:
+    """The plan's symmetry-breaking restrictions as query-vertex pairs ``(a, b)``: ``f(a) < f(b)``.
+
+    The inverse of what :func:`build_plan` does with the pairs of
+    :func:`~warpmatch.query.symmetry.symmetry_breaking`: independent of the order.
+    """
+    out = []
+    for i in range(plan.k):
+        for t in range(int(plan.res_ptr[i]), int(plan.res_ptr[i + 1])):
+            j = int(plan.res_pos[t])
+            a, b = int(plan.order[j]), int(plan.order[i])
+            out.append((a, b) if int(plan.res_sign[t]) == 1 else (b, a))
+    return out
+
+
+def reorder_plan(plan: Plan, vorder: Sequence[int], roots: np.ndarray,
+                 pairs: Sequence[tuple[int, int]] | None = None, **changes: Any) -> Plan:
+    """The same search as ``plan`` in another matching order, from other roots.
+
+    Every query vertex keeps the candidate set it had (rule 3), and the
+    restrictions are ``pairs`` (``f(a) < f(b)``; the default, ``None``, keeps
+    the plan's own, :func:`restriction_pairs`). For searches that must start
+    somewhere else than the planner chose, e.g. at a given query edge (the
+    inter-partition search of :mod:`warpmatch.partition`).
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan of ``plan.query``.
+    vorder : sequence of int
+        The new order: a permutation of the query vertices in which every vertex
+        after the first has an earlier neighbour.
+    roots : numpy.ndarray
+        Sorted unique candidates of ``vorder[0]`` (depth 0 is always explicit);
+        the caller's contract: a subset of what that vertex may take.
+    pairs : sequence of (int, int), optional
+        The restrictions. The default, ``None``, keeps the plan's.
+    **changes
+        Other fields to set (``multiplier``, ``cut_part``, ...).
+
+    Returns
+    -------
+    Plan
+    """
+    import dataclasses
+    query, k = plan.query, plan.k
+    vorder = np.asarray(vorder, dtype=np.int32)
+    if sorted(vorder.tolist()) != list(range(k)):
+        raise ValueError(f"order {vorder.tolist()} is not a permutation of 0..{k - 1}")
+    if pairs is None:
+        pairs = restriction_pairs(plan)
+    depth_old = plan.inverse_order
+    slices, restricted = [], np.zeros(k, dtype=bool)
+    for i, u in enumerate(vorder.tolist()):
+        if i == 0:
+            slices.append(np.asarray(roots, dtype=plan.cand_ids.dtype))
+            restricted[0] = True
+            continue
+        d = int(depth_old[u])
+        if plan.cand_restricted[d]:
+            restricted[i] = True
+            slices.append(plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]])
+        else:
+            slices.append(plan.cand_ids[:0])
+    cand_ptr = np.zeros(k + 1, dtype=np.int64)
+    cand_ptr[1:] = np.cumsum([x.size for x in slices])
+    cand_ids = np.ascontiguousarray(np.concatenate(slices).astype(plan.cand_ids.dtype,
+                                                                 copy=False))
+    bn, na, res = _depth_rows(query, vorder, list(pairs), plan.induced)
+    return dataclasses.replace(plan, order=vorder, **_vertex_arrays(query, vorder),
+                               **_edge_arrays(bn, na, res), cand_ptr=cand_ptr,
+                               cand_ids=cand_ids, cand_restricted=restricted, **changes)
+
+
 # ---------------------------------------------------------------- helpers
+def _depth_rows(query: Query, vorder: np.ndarray, pairs: Sequence[tuple[int, int]],
+                induced: bool) -> tuple[list, list, list]:
+    """Per depth of ``vorder``: backward edges ``(j, dir, label)``, induced non-edges
+    ``(j, dir)`` and restrictions ``(j, sign)`` (the Plan contract's rules 5-7)."""
+    k = query.k
+    depth_of = np.empty(k, dtype=np.int32)
+    depth_of[vorder] = np.arange(k, dtype=np.int32)
+    res: list[list[tuple[int, int]]] = [[] for _ in range(k)]
+    for a, b in pairs:                           # f(a) < f(b)
+        da, db = int(depth_of[a]), int(depth_of[b])
+        if db > da:
+            res[db].append((da, 1))              # at b's depth: c > M[da]
+        else:
+            res[da].append((db, -1))             # at a's depth: c < M[db]
+    A = query.adjacency()
+    L = query.edge_label_matrix()
+    bn: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    na: list[list[tuple[int, int]]] = [[] for _ in range(k)]
+    for i in range(k):
+        u = int(vorder[i])
+        for j in range(i):
+            w = int(vorder[j])
+            if query.directed:
+                if A[w, u]:
+                    bn[i].append((j, 0, int(L[w, u])))     # data edge M[j] -> c
+                elif induced:
+                    na[i].append((j, 0))
+                if A[u, w]:
+                    bn[i].append((j, 1, int(L[u, w])))     # data edge c -> M[j]
+                elif induced:
+                    na[i].append((j, 1))
+            elif A[w, u]:
+                bn[i].append((j, 0, int(L[w, u])))
+            elif induced:
+                na[i].append((j, 0))
+    return bn, na, res
+
+
+def _vertex_arrays(query: Query, vorder: np.ndarray) -> dict[str, np.ndarray]:
+    """The Plan's per-depth label and degree arrays (rules 1-2) for ``vorder``."""
+    deg_out = query.out_degree() if query.directed else query.degree()
+    deg_in = query.in_degree() if query.directed else query.degree()
+    return {"vlabel": np.ascontiguousarray(query.vertex_labels[vorder], dtype=np.int32),
+            "min_out_deg": np.ascontiguousarray(deg_out[vorder], dtype=np.int32),
+            "min_in_deg": np.ascontiguousarray(deg_in[vorder], dtype=np.int32)}
+
+
+def _edge_arrays(bn: list, na: list, res: list) -> dict[str, np.ndarray]:
+    """:func:`_depth_rows`' lists as the Plan's flat arrays."""
+    bn_ptr, (bn_pos, bn_dir, bn_el) = _flatten(bn, (np.int32, np.int8, np.int32))
+    na_ptr, (na_pos, na_dir) = _flatten(na, (np.int32, np.int8))
+    res_ptr, (res_pos, res_sign) = _flatten(res, (np.int32, np.int8))
+    return {"bn_ptr": bn_ptr, "bn_pos": bn_pos, "bn_dir": bn_dir, "bn_elabel": bn_el,
+            "na_ptr": na_ptr, "na_pos": na_pos, "na_dir": na_dir,
+            "res_ptr": res_ptr, "res_pos": res_pos, "res_sign": res_sign}
+
+
 def _validate(graph: Graph, query: Query, mode: str, purpose: str) -> None:
     """The checks that make a query askable of this graph (QueryError otherwise)."""
     if mode not in MODES:

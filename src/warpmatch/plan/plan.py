@@ -28,7 +28,16 @@ satisfy, in any order:
    ``j = na_pos[t]``: if ``na_dir[t] == 0`` there is no data edge ``M[j] -> c``,
    if ``na_dir[t] == 1`` there is no data edge ``c -> M[j]`` (undirected: no edge);
 7. symmetry breaking: for each ``t`` in ``res_ptr[i]:res_ptr[i+1]`` with
-   ``j = res_pos[t]``: ``c > M[j]`` if ``res_sign[t] == 1``, ``c < M[j]`` if ``-1``.
+   ``j = res_pos[t]``: ``c > M[j]`` if ``res_sign[t] == 1``, ``c < M[j]`` if ``-1``;
+8. cut (only when ``cut_part`` is set: the inter-partition search of
+   :mod:`warpmatch.partition`, PBE's DupRemove): the *prime* data edge is
+   ``M[0] -> M[1]`` (``cut_prime == 0``; ``{M[0], M[1]}`` if undirected) or
+   ``M[1] -> M[0]`` (``cut_prime == 1``); at depth 1 ``cut_part[c] !=
+   cut_part[M[0]]``; every other matched data edge (a backward edge of rule 5)
+   whose endpoints lie in different parts must come *after* the prime edge in
+   the order of ordered pairs ``(x, y)`` (``(min, max)`` if undirected). So a
+   match is found exactly once, from its smallest cut edge, and a match inside
+   one part not at all.
 
 A full assignment ``M[0..k-1]`` is a raw match. ``count = raw matches ×
 multiplier``. Matches are produced in *depth* order; :meth:`Plan.to_query_order`
@@ -76,6 +85,8 @@ class Plan:
     query: Any = None            # the Query (for explain and output); engines ignore it
     anchors: dict = field(default_factory=dict)   # query vertex -> #anchor ids (for explain)
     empty_reason: str | None = None   # set when planning proved the answer is 0
+    cut_part: np.ndarray | None = None   # int32[n]: part per data vertex (rule 8), or None
+    cut_prime: int = 0                  # rule 8: 0 prime edge M[0] -> M[1], 1 M[1] -> M[0]
 
     @property
     def roots(self) -> np.ndarray:

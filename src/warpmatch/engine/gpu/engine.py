@@ -49,16 +49,17 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..._progress import compiling
-from ...errors import BackendUnavailableError, BudgetError, GraphError
+from ...errors import BackendUnavailableError, BudgetError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
+from .memory import MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
 from .render import (leaf_countable, plan_signature, plan_trims, render_functions,
                      render_plan)
 
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
-_GRAPHS: "weakref.WeakKeyDictionary[Graph, _DeviceGraph]" = weakref.WeakKeyDictionary()
+_GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictionary()
 
 #: counters of the kernels (kernels/common.cuh)
 _C_POOL, _C_COUNT, _C_STEPS, _C_TASKS, _C_CURSOR, _C_OVERFLOW, _C_STEALS, _C_ABORT = range(8)
@@ -148,45 +149,6 @@ def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool) -> str:
 NVRTC_OPTIONS = ("-std=c++17",)
 
 
-class _DeviceGraph:
-    """A :class:`Graph` resident in device memory (cached per graph object)."""
-
-    def __init__(self, graph: Graph) -> None:
-        import cupy as cp
-        if graph.indices.dtype != np.int32:
-            raise GraphError(f"{graph.name}: the GPU engine needs int32 vertex ids "
-                             f"(n = {graph.n} vertices)")
-        self.indptr = cp.asarray(graph.indptr, dtype=cp.int64)
-        self.indices = cp.asarray(graph.indices, dtype=cp.int32)
-        self.elab = None if graph.edge_labels is None else cp.asarray(graph.edge_labels, cp.int32)
-        if graph.directed:
-            self.in_indptr = cp.asarray(graph.in_indptr, dtype=cp.int64)
-            self.in_indices = cp.asarray(graph.in_indices, dtype=cp.int32)
-            self.in_elab = (None if graph.in_edge_labels is None
-                            else cp.asarray(graph.in_edge_labels, cp.int32))
-        else:
-            self.in_indptr, self.in_indices, self.in_elab = self.indptr, self.indices, self.elab
-        self.vlab = (None if graph.vertex_labels is None
-                     else cp.asarray(graph.vertex_labels, cp.int32))
-        self.nbytes = device_graph_bytes(graph)
-        out_deg = np.diff(graph.indptr)
-        in_deg = np.diff(graph.in_indptr)
-        self.max_list = int(max(out_deg.max(initial=0), in_deg.max(initial=0)))
-
-
-def device_graph_bytes(graph: Graph) -> int:
-    """Bytes the graph takes in device memory (as :class:`_DeviceGraph` stores it)."""
-    m = int(graph.indices.size)
-    b = (graph.n + 1) * 8 + m * 4
-    if graph.edge_labels is not None:
-        b += m * 4
-    if graph.directed:
-        b += (graph.n + 1) * 8 + m * 4 + (m * 4 if graph.edge_labels is not None else 0)
-    if graph.vertex_labels is not None:
-        b += graph.n * 4
-    return b
-
-
 def cuda_available(device: int = 0) -> tuple[bool, str]:
     """``(True, "")`` if CuPy loads and CUDA device ``device`` exists, else ``(False, why)``."""
     try:
@@ -249,6 +211,11 @@ class GpuEngine:
     memory_budget_bytes : int or None, optional
         Device memory the engine may use (graph, plan arrays, pools, buffers).
         The default is ``None``, meaning 90% of the device's memory.
+    graph_memory : {"device", "pinned", "managed"}, optional
+        Where the graph's arrays live (:mod:`~warpmatch.engine.gpu.memory`):
+        device memory (the default), page-locked host memory read over PCIe
+        (zero-copy), or unified memory. The last two hold graphs larger than
+        the budget, at a cost per access.
     profile : bool, optional
         Compile kernels that count warp steps and tasks, so that
         :attr:`last_stats` reports the idle-lane rate (gMatch 2.3). The
@@ -286,9 +253,13 @@ class GpuEngine:
     def __init__(self, model: str = "fine", batch: bool = True, steal: bool = True,
                  pool_threshold: int = 2_000_000, memory_budget_bytes: int | None = None,
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
-                 list_rows: int | None = None, fetch: int | None = None) -> None:
+                 list_rows: int | None = None, fetch: int | None = None,
+                 graph_memory: str = "device") -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
+        if graph_memory not in MEMORY_KINDS:
+            raise ValueError(f"graph_memory must be one of {MEMORY_KINDS}, got {graph_memory!r}")
+        self.graph_memory = graph_memory
         if pool_threshold < 1:
             raise ValueError(f"pool_threshold must be positive, got {pool_threshold}")
         self.model = model
@@ -428,8 +399,11 @@ class _Run:
         total_mem = int(self.props["totalGlobalMem"])
         self.budget = (int(eng.memory_budget_bytes) if eng.memory_budget_bytes is not None
                        else int(total_mem * 0.9))
-        gbytes = device_graph_bytes(graph)
+        # a graph in host memory (pinned, managed) takes none of the device's budget
+        gbytes = device_graph_bytes(graph) if eng.graph_memory == "device" else 0
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8
+        if plan.cut_part is not None:
+            cbytes += graph.n * 4                   # rule 8's part ids
         if gbytes + cbytes > self.budget:
             raise BudgetError(f"the graph needs {_fmt(gbytes)} of GPU memory "
                               f"({graph.n} vertices, {graph.indices.size} adjacency entries) "
@@ -437,9 +411,12 @@ class _Run:
                               f"{_fmt(self.budget)}")
         self.used = gbytes + cbytes
         self.dg = _GRAPHS.get(graph)
-        if self.dg is None:
-            self.dg = _DeviceGraph(graph)
+        if self.dg is None or self.dg.memory != eng.graph_memory:
+            _GRAPHS.pop(graph, None)                # free the other kind's copy first
+            self.dg = DeviceGraph(graph, eng.graph_memory)
             _GRAPHS[graph] = self.dg
+        self.part = (None if plan.cut_part is None
+                     else _array(plan.cut_part, np.int32, "device"))
         self.cand_ptr = cp.asarray(plan.cand_ptr, dtype=cp.int64)
         self.cand_ids = (cp.asarray(plan.cand_ids, dtype=cp.int32) if plan.cand_ids.size
                          else cp.zeros(1, cp.int32))
@@ -490,7 +467,8 @@ class _Run:
 
         vals = np.array([ptr(dg.indptr), ptr(dg.indices), ptr(dg.elab), ptr(dg.in_indptr),
                          ptr(dg.in_indices), ptr(dg.in_elab), ptr(dg.vlab),
-                         ptr(self.cand_ptr), ptr(self.cand_ids)], dtype=np.uint64)
+                         ptr(self.cand_ptr), ptr(self.cand_ids), ptr(self.part)],
+                        dtype=np.uint64)
         mem = mod.get_global("g")
         cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
 

@@ -9,7 +9,8 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
 
 ``wm_check_d{d}(c, gen, gpos, m0, ..., m{d-1})``
     the fine-grained task of gMatch section 4.1: may data vertex ``c`` extend
-    the partial match ``m0..m{d-1}`` at depth ``d``? (Plan rules 1-7.) ``gen``
+    the partial match ``m0..m{d-1}`` at depth ``d``? (Plan rules 1-8; rule 8,
+    the inter-partition search's DupRemove, only in plans with ``cut_part``.) ``gen``
     names the list ``c`` was drawn from and ``gpos`` its position there, so the
     generating backward edge needs no binary search, only its label check;
 ``wm_gen_d{d}(m0, ..., m{d-1}, gen, start, len, skip)``
@@ -87,7 +88,32 @@ def _ms_params(d: int) -> str:
     return ", ".join(f"int m{j}" for j in range(d))
 
 
-def _check(d: int, s: DepthSpec, directed: bool) -> str:
+def _cut(d: int, s: DepthSpec, directed: bool, prime: int) -> list[str]:
+    """Rule 8 at depth ``d`` (inter-partition plans): the prime edge joins ``m0`` and
+    ``m1`` across parts, every other crossing edge comes after it (DupRemove)."""
+    m1 = "c" if d == 1 else "m1"
+    out = ["  {", "    const int pc_ = g.part[c];"]
+    if d == 1:
+        out.append("    if (pc_ == g.part[m0]) return false;")
+    if not directed:
+        out.append(f"    const int px_ = min(m0, {m1}), py_ = max(m0, {m1});")
+    elif prime == 0:
+        out.append(f"    const int px_ = m0, py_ = {m1};")
+    else:
+        out.append(f"    const int px_ = {m1}, py_ = m0;")
+    for pos, dr, _el in s.bn:
+        if d == 1 and (not directed or dr == prime):
+            continue                        # the prime edge itself
+        x, y = (f"m{pos}", "c") if dr == 0 else ("c", f"m{pos}")
+        if not directed:
+            x, y = f"min({x}, {y})", f"max({x}, {y})"
+        out.append(f"    if (g.part[m{pos}] != pc_ && !wm_after({x}, {y}, px_, py_)) "
+                   "return false;")
+    out.append("  }")
+    return out
+
+
+def _check(d: int, s: DepthSpec, directed: bool, cut: int = -1) -> str:
     params = "int c, int gen, long long gpos" + (", " + _ms_params(d) if d else "")
     out = [f"__device__ __forceinline__ bool wm_check_d{d}({params}) {{",
            "  (void)gen; (void)gpos;"]
@@ -127,6 +153,8 @@ def _check(d: int, s: DepthSpec, directed: bool) -> str:
             out.append(f"  if (gen != {t} && !wm_bedge(m{pos}, c, {dr}, -1)) return false;")
     for pos, dr in s.na:
         out.append(f"  if (wm_bedge(m{pos}, c, {dr}, -1)) return false;")
+    if cut >= 0 and d > 0:
+        out += _cut(d, s, directed, cut)
     out.append("  return true;")
     out.append("}")
     return "\n".join(out)
@@ -160,7 +188,7 @@ def leaf_countable(plan: Plan) -> bool:
     list entry (the tail of a tailed triangle at a hub: thousands of tasks).
     """
     k = int(plan.k)
-    if k < 2:
+    if k < 2 or plan.cut_part is not None:     # rule 8 checks every candidate
         return False
     s = depth_specs(plan)[k - 1]
     if s.vlabel != -1 or len(s.bn) != 1 or s.na or s.restricted or s.bn[0][2] != -1:
@@ -378,8 +406,9 @@ def render_functions(plan: Plan) -> str:
     k = int(plan.k)
     specs = depth_specs(plan)
     body = []
+    cut = -1 if plan.cut_part is None else int(plan.cut_prime)
     for d in range(k):
-        body.append(_check(d, specs[d], bool(plan.directed)))
+        body.append(_check(d, specs[d], bool(plan.directed), cut))
     for d in range(1, k):
         body.append(_gen(d, specs[d]))
     leaf = leaf_countable(plan)

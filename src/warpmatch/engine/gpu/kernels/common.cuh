@@ -32,6 +32,7 @@ struct WmGraph {
   const int* vlab;
   const long long* cand_ptr;
   const int* cand_ids;
+  const int* part;        // rule 8 (inter-partition plans): part per vertex, else unused
 };
 
 __constant__ WmGraph g;
@@ -67,6 +68,13 @@ __device__ __forceinline__ bool wm_bedge(int m, int c, int dr, int el) {
   const long long p = wm_lower_bound(ix, a0, a1, c);
   if (p >= a1 || __ldg(ix + p) != c) return false;
   return el < 0 || (dr == 0 ? g.elab : g.in_elab)[p] == el;
+}
+
+// Rule 8 of the Plan contract (PBE's DupRemove): does data edge x -> y come after
+// the prime edge px -> py in the order of ordered pairs? Undirected callers pass
+// (min, max) pairs.
+__device__ __forceinline__ bool wm_after(int x, int y, int px, int py) {
+  return x > px || (x == px && y > py);
 }
 
 // A warp's execution stack (gMatch 5.1), in shared memory: level l holds up

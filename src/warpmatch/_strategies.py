@@ -1,0 +1,111 @@
+"""How a count runs when it is not one engine's search in memory: by partitions, or on a cluster.
+
+Map: :func:`source` (a partition directory may stand where a graph is) <
+:func:`partition` (in memory or by parts: :func:`warpmatch.partition.choose.choose`) <
+:func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
+:func:`count_on_cluster` (Dask, :mod:`warpmatch.distributed`), each returning the
+:class:`~warpmatch.api.CountResult` that :func:`warpmatch.api.count_result` returns;
+:func:`no_parts_on_cluster` refuses the two together.
+
+Split from :mod:`warpmatch.api`, which keeps the user's surface (signatures and
+docstrings); these helpers import from it at call time.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Mapping
+
+from .errors import QueryError, WarpmatchError
+from .graph.csr import Graph
+from .plan.plan import Plan
+from .query.model import Query
+
+
+def source(graph: Any) -> tuple[Any, Graph]:
+    """``(Partitioned or None, Graph)``: a partition directory may stand where a graph is."""
+    from .api import as_graph
+    from .partition.choose import open_source
+    pg = open_source(graph)
+    return (pg, pg.graph) if pg is not None else (None, as_graph(graph))
+
+
+def no_parts_on_cluster(client: Any, pg: Any, partitions: Any) -> None:
+    if client is not None and (pg is not None or partitions is not None):
+        raise QueryError("partitions on a Dask cluster are not supported yet: give either "
+                         "client= (--workers/--scheduler) or partitions (--partitions, a "
+                         "partition directory)")
+
+
+def partition(pg: Any, g: Graph, engine: Any, partitions: Any,
+               memory_budget: int | str | None) -> Any:
+    """The partition to run on (:func:`warpmatch.partition.choose.choose`), or ``None``."""
+    from .partition.choose import choose
+    try:
+        return choose(g, engine, pg if partitions is None else partitions, memory_budget)
+    except ValueError as e:
+        if isinstance(e, WarpmatchError):
+            raise
+        raise QueryError(str(e)) from None      # a bad part count or budget
+
+
+def count_partitioned(pg: Any, q: Query, plan: Plan, mode: str, induced: bool,
+                       anchors: Mapping[Any, Any] | None, order: str, engine: Any,
+                       progress: Any, limit: int | None, time_limit: float | None,
+                       plan_s: float) -> Any:
+    """:func:`~warpmatch.api.count_result` by partitions (:mod:`warpmatch.partition`)."""
+    from .api import CountResult, _early_stop, _make_progress, warm_up
+    from .partition.search import count_partitioned
+    warm_s = warm_up(engine, pg.graph)
+    callback, close = _make_progress(progress, q.name)
+    t2 = time.perf_counter()
+    stop, why = _early_stop(None if limit is None else int(limit),
+                            None if time_limit is None else float(time_limit), 1, t2)
+    try:
+        total, stats, _ = count_partitioned(pg, q, mode, bool(induced), anchors, order,
+                                            engine, progress=callback, stop=stop, plan=plan)
+    finally:
+        close()
+    name = engine.name if stats.inter_engine == engine.name else \
+        f"{engine.name}+{stats.inter_engine}"
+    return CountResult(int(total), mode, bool(induced), name, time.perf_counter() - t2,
+                       plan_s, plan, q, pg.graph, warmup_seconds=warm_s,
+                       partial=why[0] if why else None, partition=stats.as_dict())
+
+
+def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, induced: bool,
+                      backend: str, anchors: Mapping[Any, Any] | None, order: str,
+                      progress: Any, limit: int | None, time_limit: float | None,
+                      shards: int | None) -> Any:
+    """:func:`~warpmatch.api.count_result` on a Dask cluster (:mod:`warpmatch.distributed`)."""
+    from .api import CountResult, _early_stop, _make_progress, _plan
+    from . import distributed as D
+    from .engine import _unknown, backend_names
+    if backend not in ("auto", *backend_names()):
+        raise _unknown(backend)     # (whether it runs is each worker's question)
+    t0 = time.perf_counter()
+    plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
+    t1 = time.perf_counter()
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    if plan.empty_reason is not None:
+        return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, g,
+                           distributed={"shards": 0})
+    job = D.prepare(client, g, plan, backend=backend, shards=shards, graph_path=path)
+    callback, close = _make_progress(progress, q.name)
+    t2 = time.perf_counter()
+    stop, why = _early_stop(None if limit is None else int(limit), None, int(plan.multiplier),
+                            t2)
+    deadline = None if time_limit is None else t2 + float(time_limit)
+    try:
+        raw, complete = D.count_plan(job, progress=callback, stop=stop, deadline=deadline)
+    finally:
+        close()
+        job.close()
+    t3 = time.perf_counter()
+    partial = None
+    if not complete:
+        partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
+    engines = job.stats.get("engines") or [backend]
+    return CountResult(raw * int(plan.multiplier), mode, bool(induced),
+                       "dask:" + "+".join(engines), t3 - t2, t1 - t0, plan, q, g,
+                       partial=partial, distributed=job.stats)

@@ -1,0 +1,100 @@
+"""Where the GPU engine's copy of a data graph lives: device, pinned host, or managed memory.
+
+Map: :data:`MEMORY_KINDS` < :func:`device_graph_bytes` (what a graph costs in
+device memory) < :func:`_array` (one array in a memory kind) <
+:class:`DeviceGraph` (the graph's arrays, as the kernels read them).
+
+- ``"device"`` (the default): ``cudaMalloc``, copied once; the graph counts
+  against the engine's memory budget.
+- ``"pinned"``: zero-copy. The arrays are copied into page-locked host memory
+  (``cudaHostAlloc``); with unified addressing (every 64-bit CUDA platform) a
+  kernel reads that memory through the same pointer, over PCIe, so a graph
+  larger than the device is searched without copying it there. It does not
+  count against the budget. PBE (§6) compares against this ("zero-copy").
+- ``"managed"``: unified memory (``cudaMallocManaged``): pages migrate to the
+  device on demand and are evicted when it is oversubscribed (PBE's "UMA").
+  It does not count against the budget either.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import GraphError
+from ...graph.csr import Graph
+
+MEMORY_KINDS = ("device", "pinned", "managed")
+
+
+def device_graph_bytes(graph: Graph) -> int:
+    """Bytes the graph takes in device memory (as :class:`DeviceGraph` stores it)."""
+    m = int(graph.indices.size)
+    b = (graph.n + 1) * 8 + m * 4
+    if graph.edge_labels is not None:
+        b += m * 4
+    if graph.directed:
+        b += (graph.n + 1) * 8 + m * 4 + (m * 4 if graph.edge_labels is not None else 0)
+    if graph.vertex_labels is not None:
+        b += graph.n * 4
+    return b
+
+
+def _array(a: np.ndarray, dtype: Any, memory: str) -> Any:
+    """``a`` as a CuPy array in ``memory`` (a view kernels can read)."""
+    import cupy as cp
+    a = np.ascontiguousarray(a, dtype=dtype)
+    if memory == "device":
+        return cp.asarray(a)
+    nbytes = max(int(a.nbytes), 1)
+    if memory == "pinned":
+        mem = cp.cuda.alloc_pinned_memory(nbytes)
+        np.frombuffer(mem, dtype=a.dtype, count=a.size)[:] = a.ravel()
+        # unified addressing: the host pointer of cudaHostAlloc'd memory is valid on the
+        # device (no cudaHostGetDevicePointer needed); `mem` stays alive as the owner
+        ptr = cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(mem.ptr, nbytes, mem,
+                                                          cp.cuda.Device().id), 0)
+        return cp.ndarray(a.shape, dtype=a.dtype, memptr=ptr)
+    if memory == "managed":
+        out = cp.ndarray(a.shape, dtype=a.dtype, memptr=cp.cuda.malloc_managed(nbytes))
+        out.set(a)
+        return out
+    raise ValueError(f"graph memory must be one of {MEMORY_KINDS}, not {memory!r}")
+
+
+class DeviceGraph:
+    """A :class:`Graph`'s arrays where the kernels read them (cached per graph and kind).
+
+    Parameters
+    ----------
+    graph : Graph
+    memory : {"device", "pinned", "managed"}, optional
+        See the module docstring. The default is ``"device"``.
+    """
+
+    def __init__(self, graph: Graph, memory: str = "device") -> None:
+        if memory not in MEMORY_KINDS:
+            raise ValueError(f"graph memory must be one of {MEMORY_KINDS}, not {memory!r}")
+        if graph.indices.dtype != np.int32:
+            raise GraphError(f"{graph.name}: the GPU engine needs int32 vertex ids "
+                             f"(n = {graph.n} vertices)")
+        self.memory = memory
+        self.indptr = _array(graph.indptr, np.int64, memory)
+        self.indices = _array(graph.indices, np.int32, memory)
+        self.elab = (None if graph.edge_labels is None
+                     else _array(graph.edge_labels, np.int32, memory))
+        if graph.directed:
+            self.in_indptr = _array(graph.in_indptr, np.int64, memory)
+            self.in_indices = _array(graph.in_indices, np.int32, memory)
+            self.in_elab = (None if graph.in_edge_labels is None
+                            else _array(graph.in_edge_labels, np.int32, memory))
+        else:
+            self.in_indptr, self.in_indices, self.in_elab = self.indptr, self.indices, self.elab
+        self.vlab = (None if graph.vertex_labels is None
+                     else _array(graph.vertex_labels, np.int32, memory))
+        self.nbytes = device_graph_bytes(graph)
+        #: bytes of device memory it takes (0 when it lives in host memory)
+        self.device_bytes = self.nbytes if memory == "device" else 0
+        out_deg = np.diff(graph.indptr)
+        in_deg = np.diff(graph.in_indptr)
+        self.max_list = int(max(out_deg.max(initial=0), in_deg.max(initial=0)))

@@ -1,0 +1,93 @@
+"""Whether a request runs partitioned, and on which partition (the strategy of issue 18).
+
+Map: :func:`device_budget` (the default budget: the device's free memory less
+working room) < :func:`choose` (``partitions=``, ``memory_budget=`` and the
+engine decide: in memory, or a :class:`~warpmatch.partition.store.Partitioned`
+graph) < :func:`open_source` (a partition directory given where a graph is).
+
+PBE §3.1 partitions when the graph does not fit the GPU. Here:
+
+- ``partitions=P`` forces ``P`` parts on every backend (the CPU one too);
+  a directory path or a :class:`Partitioned` reuses a partition made once.
+- Otherwise a device engine (``gpu``) partitions when the graph's device
+  bytes exceed the budget, less the room of :data:`~.split.ROOM`; host
+  engines read the graph in host memory and never need to.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..graph.csr import Graph
+from .split import ROOM, parse_bytes
+from .store import Partitioned, is_partition_dir
+
+#: device memory kept free for the engine's buffers when the budget is the default
+WORKING_ROOM = 0.10
+
+
+def device_budget(engine: Any) -> int | None:
+    """The device engine's budget: ``memory_budget_bytes`` if set, else free memory less
+    :data:`WORKING_ROOM`; ``None`` for host engines (no device memory to fit)."""
+    if getattr(engine, "name", "") != "gpu":
+        return None
+    if getattr(engine, "memory_budget_bytes", None) is not None:
+        return int(engine.memory_budget_bytes)
+    import cupy as cp
+    free, _ = cp.cuda.Device(getattr(engine, "device", 0)).mem_info
+    return int(free * (1 - WORKING_ROOM))
+
+
+def open_source(source: Any) -> Partitioned | None:
+    """A :class:`Partitioned` if ``source`` is one or names a partition directory."""
+    if isinstance(source, Partitioned):
+        return source
+    if isinstance(source, (str, os.PathLike)) and is_partition_dir(source):
+        return Partitioned.open(source)
+    return None
+
+
+def choose(graph: Graph, engine: Any, partitions: Any = None,
+           memory_budget: int | str | None = None, method: str = "auto") -> Partitioned | None:
+    """The partition a request runs on, or ``None`` to run in memory.
+
+    Parameters
+    ----------
+    graph : Graph
+    engine : Engine
+        The engine that will run the intra-partition searches; with a device
+        engine the budget is set on it too, so that each part honours it.
+    partitions : int, str, os.PathLike or Partitioned, optional
+        ``P`` parts (forced, any backend), or a partition to reuse.
+    memory_budget : int or str, optional
+        Device bytes (``"4GB"``). The default, ``None``, is the device's free
+        memory less working room.
+    method : str, optional
+        Partitioning method for new partitions (:func:`~.split.partition_vertices`).
+
+    Returns
+    -------
+    Partitioned or None
+    """
+    budget = None if memory_budget is None else parse_bytes(memory_budget)
+    if budget is not None and getattr(engine, "name", "") == "gpu":
+        engine.memory_budget_bytes = budget
+    if isinstance(partitions, Partitioned):
+        if partitions.graph is not graph:
+            return Partitioned(graph, partitions.part, partitions.method)
+        return partitions
+    if isinstance(partitions, (str, os.PathLike)):
+        return Partitioned.open(partitions, graph=graph)
+    if partitions is not None:
+        if isinstance(partitions, bool) or int(partitions) < 1:
+            raise ValueError(f"partitions must be a positive part count or a partition "
+                             f"directory, not {partitions!r}")
+        return Partitioned.build(graph, parts=int(partitions), budget=budget, method=method)
+    dev = device_budget(engine) if budget is None else (
+        budget if getattr(engine, "name", "") == "gpu" else None)
+    if dev is None:
+        return None
+    from ..engine.gpu.memory import device_graph_bytes
+    if device_graph_bytes(graph) <= dev * (1 - ROOM):
+        return None
+    return Partitioned.build(graph, budget=dev, method=method)

@@ -1,0 +1,214 @@
+"""Plans of the partitioned search: one per part (intra) and one per query-edge orbit (inter).
+
+Map: :func:`local_plan` (a plan's candidate sets moved to one part's local ids)
+< :func:`edge_order` (a matching order that starts at a query edge) <
+:func:`edge_orbits` (the query's edges grouped by automorphism) <
+:class:`InterSearch` / :func:`inter_searches` (PBE Alg. 2: the inter-partition
+search sequences, with their sharing).
+
+PBE (§3.2, §4, Alg. 2-3): every match that uses a cut edge is found from its
+smallest cut edge (the *prime* edge, DupRemove) by the search sequence whose
+first two vertices are the query edge that edge is matched to; sequences whose
+prime query edges lie in one automorphism edge orbit are strictly equivalent
+(Lemma 3), so one search serves the whole orbit. Here:
+
+- An inter search is an ordinary :class:`~warpmatch.plan.Plan` run by an
+  ordinary engine, with rule 8 of the Plan contract (``cut_part``) doing
+  DupRemove inside the candidate checks; its roots are the boundary vertices.
+- Sharing goes further than PBE's row remapping: the search of orbit ``O``
+  with representative edge ``e`` breaks the symmetry of ``e``'s setwise
+  stabilizer ``H`` (Grochow-Kellis restrictions with ``e``'s endpoints
+  coloured), so it finds ``N / |H|`` rows where PBE finds ``N``; the count is
+  ``|O| * |H| * rows`` (``|O| * |H| = |Aut|``), and listing expands each row
+  by every automorphism (each embedding once, see :func:`expand_rows`).
+- Subgraph listing must return the rows the in-memory engine returns (the
+  representative the global restrictions choose), so there it runs one search
+  per query edge with the global restrictions, as PBE's unshared plan does.
+- The order after the prime edge is greedy (most matched neighbours, then the
+  smaller candidate set, then the higher degree), not PBE's search over all
+  permutations with a cost model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph.csr import Graph
+from ..plan.build import reorder_plan, restriction_pairs
+from ..plan.filter import ldf_mask
+from ..plan.plan import Plan
+from ..query.model import Query
+from ..query.symmetry import automorphism_generators, automorphisms, symmetry_breaking
+
+
+def local_plan(plan: Plan, part: np.ndarray, local: np.ndarray, p: int) -> Plan:
+    """``plan`` for part ``p``'s induced subgraph: every explicit candidate set keeps
+    the ids in part ``p``, renamed to local ids (an order-preserving renaming)."""
+    import dataclasses
+    k = plan.k
+    slices = []
+    for d in range(k):
+        ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
+        if plan.cand_restricted[d] and ids.size:
+            ids = local[ids[part[ids] == p]]
+        slices.append(np.asarray(ids, dtype=plan.cand_ids.dtype))
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([x.size for x in slices])
+    cids = np.ascontiguousarray(np.concatenate(slices)) if slices else plan.cand_ids[:0]
+    return dataclasses.replace(plan, cand_ptr=ptr, cand_ids=cids)
+
+
+def edge_order(query: Query, a: int, b: int, sizes: np.ndarray) -> list[int]:
+    """A connected order starting ``a, b``: then the vertex with the most matched
+    neighbours, ties to the smaller candidate count ``sizes[u]``, then the higher degree."""
+    A = query.adjacency()
+    adj = (A | A.T) if query.directed else A
+    deg = adj.sum(axis=1)
+    order = [a, b]
+    left = set(range(query.k)) - {a, b}
+    while left:
+        u = max(sorted(left), key=lambda x: (int(adj[x, order].sum()), -int(sizes[x]),
+                                             int(deg[x])))
+        order.append(u)
+        left.remove(u)
+    return order
+
+
+def query_edges(query: Query) -> list[tuple[int, int]]:
+    """The query's edges: arcs ``(a, b)`` when directed, pairs ``a < b`` otherwise."""
+    A = query.adjacency()
+    k = query.k
+    if query.directed:
+        return [(a, b) for a in range(k) for b in range(k) if A[a, b]]
+    return [(a, b) for a in range(k) for b in range(a + 1, k) if A[a, b]]
+
+
+def edge_orbits(query: Query, colors: list[int] | None) -> list[list[tuple[int, int]]]:
+    """The query edges grouped into orbits of the (colour-preserving) automorphism group."""
+    edges = query_edges(query)
+    index = {e: i for i, e in enumerate(edges)}
+    root = list(range(len(edges)))
+
+    def find(x: int) -> int:
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for g in automorphism_generators(query, colors):
+        for i, (a, b) in enumerate(edges):
+            x, y = g[a], g[b]
+            j = index[(x, y) if query.directed else (min(x, y), max(x, y))]
+            root[find(i)] = find(j)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for i, e in enumerate(edges):
+        groups.setdefault(find(i), []).append(e)
+    return sorted(groups.values())
+
+
+def _edge_colors(k: int, colors: list[int] | None, a: int, b: int,
+                 directed: bool) -> list[int]:
+    """``colors`` refined so that automorphisms map the edge ``(a, b)`` to itself
+    (setwise if undirected, pointwise if directed)."""
+    base = colors if colors is not None else [0] * k
+    out = [3 * int(c) for c in base]
+    out[a] += 1
+    out[b] += 1 if not directed else 2
+    return out
+
+
+@dataclass(frozen=True)
+class InterSearch:
+    """One inter-partition search sequence.
+
+    Attributes
+    ----------
+    plan : Plan
+        Rooted at the prime query edge ``edges[0]``, with ``cut_part`` set.
+    edges : list of (int, int)
+        The query edges it stands for (its orbit when shared, else one edge).
+    weight : int
+        Embeddings per raw match in counting (``|O| * |H|``; 1 when listing).
+    """
+
+    plan: Plan
+    edges: list
+    weight: int
+
+
+def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray) -> np.ndarray:
+    """The boundary vertices that query vertex ``u`` may take under ``plan``."""
+    d = int(plan.inverse_order[u])
+    if plan.cand_restricted[d]:
+        ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
+        return np.intersect1d(ids, boundary, assume_unique=True).astype(plan.cand_ids.dtype)
+    keep = ldf_mask(graph, plan.query, u)[boundary]
+    return boundary[keep].astype(plan.cand_ids.dtype)
+
+
+def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndarray,
+                   colors: list[int] | None, purpose: str) -> list[InterSearch]:
+    """The inter-partition search sequences for ``plan`` (PBE Alg. 2).
+
+    Parameters
+    ----------
+    graph : Graph
+        The whole graph (the inter search reads it in host memory).
+    plan : Plan
+        The in-memory plan (its candidate sets, mode and restrictions).
+    part : numpy.ndarray
+        int32[n] part ids.
+    boundary : numpy.ndarray
+        Sorted vertices with a cut edge.
+    colors : list of int or None
+        Anchor colours (:func:`~warpmatch.plan.build.anchor_colors`).
+    purpose : {"count", "list"}
+        Counting (and embedding listing) shares one search per edge orbit;
+        subgraph listing runs one per edge with the plan's restrictions.
+
+    Returns
+    -------
+    list of InterSearch
+    """
+    query = plan.query
+    k = query.k
+    sizes = np.array([int(plan.cand_ptr[d + 1] - plan.cand_ptr[d])
+                      if plan.cand_restricted[d] else graph.n
+                      for d in plan.inverse_order.tolist()], dtype=np.int64)
+    cut = {"cut_part": part, "cut_prime": 0}
+    out = []
+    if purpose == "list" and plan.mode == "subgraphs":
+        pairs = restriction_pairs(plan)
+        for a, b in query_edges(query):
+            p = reorder_plan(plan, edge_order(query, a, b, sizes),
+                             _roots(graph, plan, a, boundary), pairs, multiplier=1, **cut)
+            out.append(InterSearch(p, [(a, b)], 1))
+        return out
+    aut = symmetry_breaking(query, colors)[1]
+    for orbit in edge_orbits(query, colors):
+        a, b = orbit[0]
+        pairs, h = symmetry_breaking(query, _edge_colors(k, colors, a, b, query.directed))
+        if len(orbit) * h != aut:            # orbit-stabilizer: |O| |H| = |Aut|
+            raise AssertionError(f"edge orbit {orbit}: {len(orbit)} x {h} != |Aut| = {aut}")
+        p = reorder_plan(plan, edge_order(query, a, b, sizes),
+                         _roots(graph, plan, a, boundary), pairs, multiplier=1, **cut)
+        out.append(InterSearch(p, list(orbit), aut if purpose == "count" else 1))
+    return out
+
+
+def expand_rows(rows: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """Every row ``f`` (query order) as ``f ∘ σ`` for each automorphism ``σ`` in ``perms``.
+
+    For a shared inter search listing embeddings: its rows are one per orbit of
+    the edge's stabilizer, and ``{f ∘ σ : σ ∈ Aut}`` are then distinct embeddings,
+    each with its smallest cut edge on an edge of the orbit, each listed once.
+    """
+    if rows.shape[0] == 0 or perms.shape[0] == 1:
+        return rows
+    return rows[:, perms].reshape(-1, rows.shape[1])
+
+
+def all_automorphisms(query: Query, colors: list[int] | None) -> np.ndarray:
+    """Aut(Q) (colour-preserving) as an int array (|Aut| x k)."""
+    return np.asarray(automorphisms(query, colors), dtype=np.int64).reshape(-1, query.k)

@@ -1,0 +1,390 @@
+"""Partitioned counting and listing: intra-partition, then inter-partition (PBE Alg. 1-3).
+
+Map: :class:`PartitionStats` (what ran: parts, shares, seconds, bytes) <
+:func:`count_partitioned` / :func:`match_partitioned` (the two stages, for a
+:class:`~warpmatch.partition.store.Partitioned` graph) < :func:`describe`
+(``explain``'s lines).
+
+PBE (Guo et al.) matches each part's induced subgraph on the GPU with no host
+traffic (intra), then every match with at least one cut edge from its
+smallest cut edge (inter; :mod:`.plans`), and the answer is the sum. What
+differs here:
+
+- Intra runs whatever engine the caller gives (GPU, CPU, reference) on each
+  part's subgraph, with the in-memory plan's candidate sets moved to local ids;
+  a part's device copy is dropped before the next part is loaded.
+- Inter runs the same engine over the whole graph, rule 8 in its candidate
+  checks. On the GPU the graph is in device memory when it fits the budget and
+  otherwise in pinned host memory read over PCIe (zero-copy), instead of PBE's
+  per-level gathering of the rows a level needs (Alg. 3 lines 15-17), which
+  our DFS engine (gMatch's warp stacks, not level-wise BFS) has no level for.
+- Counts are exact in every mode (embeddings and subgraphs, induced, labels,
+  edge labels, directed, anchors); listing yields each match once, the rows
+  the in-memory engine lists, in another order.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+
+from ..graph.csr import Graph
+from ..plan.build import anchor_colors, build_plan
+from ..plan.plan import Plan
+from ..query.model import Query
+from .plans import all_automorphisms, expand_rows, inter_searches, local_plan
+from .store import Partitioned
+
+Progress = Callable[[int, int], None]
+#: progress units per stage (a part or an inter search)
+_UNIT = 1000
+
+
+@dataclass
+class PartitionStats:
+    """What a partitioned run did (``explain``, ``--json``'s ``"partition"``)."""
+
+    parts: int
+    method: str
+    cut_edges: int
+    boundary_vertices: int
+    intra_engine: str
+    inter_engine: str
+    intra: int = 0                  # matches inside one part (in the answer's unit)
+    inter: int = 0                  # matches with a cut edge
+    intra_seconds: float = 0.0
+    inter_seconds: float = 0.0
+    inter_searches: int = 0         # search sequences run
+    query_edges: int = 0            # search sequences without sharing (one per edge)
+    bytes_to_device: int = 0        # part subgraphs the intra engine was given (device engines)
+    part_bytes_max: int = 0
+    per_search: list = field(default_factory=list)
+
+    @property
+    def intra_share(self) -> float:
+        """Share of the matches found inside one part (1.0 for an empty answer)."""
+        total = self.intra + self.inter
+        return 1.0 if total == 0 else self.intra / total
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready facts."""
+        return {"strategy": "partitioned", "parts": self.parts, "method": self.method,
+                "cut_edges": self.cut_edges, "boundary_vertices": self.boundary_vertices,
+                "intra_engine": self.intra_engine, "inter_engine": self.inter_engine,
+                "intra": int(self.intra), "inter": int(self.inter),
+                "intra_share": round(self.intra_share, 6),
+                "intra_seconds": round(self.intra_seconds, 6),
+                "inter_seconds": round(self.inter_seconds, 6),
+                "inter_searches": self.inter_searches, "query_edges": self.query_edges,
+                "bytes_to_device": int(self.bytes_to_device),
+                "part_bytes_max": int(self.part_bytes_max),
+                "per_search": self.per_search}
+
+
+def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = None) -> Any:
+    """The engine of the inter-partition searches (rule 8 over the whole graph).
+
+    A host engine is used as it is. A GPU engine is copied with the whole graph
+    in device memory when it fits the budget (less the room of
+    :data:`~.split.ROOM`), else in pinned host memory read over PCIe
+    (zero-copy): the graph is then never copied to the device. ``memory``
+    (``"device"``, ``"pinned"``, ``"managed"``) overrides that choice.
+    """
+    if getattr(engine, "name", "") != "gpu" or graph is None:
+        return engine
+    import copy
+
+    from ..engine.gpu.memory import device_graph_bytes
+    from .choose import device_budget
+    from .split import ROOM
+    inter = copy.copy(engine)
+    if memory is None:
+        need = device_graph_bytes(graph) + 4 * graph.n
+        memory = "device" if need <= device_budget(engine) * (1 - ROOM) else "pinned"
+    inter.graph_memory = memory
+    return inter
+
+
+def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
+    """Bytes the inter searches copy to the device: the graph and the part ids when
+    the graph is in device memory (zero-copy reads are not counted: PCIe traffic)."""
+    if not searches or not _on_device(engine):
+        return 0
+    from ..engine.gpu.memory import device_graph_bytes
+    graph_bytes = device_graph_bytes(graph) if engine.graph_memory == "device" else 0
+    return graph_bytes + 4 * graph.n
+
+
+def _engine_name(engine: Any) -> str:
+    memory = getattr(engine, "graph_memory", "device")
+    return engine.name + ("" if memory == "device" else f" ({memory} graph)")
+
+
+def _stats(pg: Partitioned, engine: Any, inter: Any, plan: Plan) -> PartitionStats:
+    from .plans import query_edges
+    return PartitionStats(parts=pg.parts, method=pg.method, cut_edges=pg.cut_edges,
+                          boundary_vertices=int(pg.boundary.size),
+                          intra_engine=_engine_name(engine),
+                          inter_engine=_engine_name(inter),
+                          query_edges=len(query_edges(plan.query)),
+                          part_bytes_max=int(pg.part_bytes().max(initial=0)))
+
+
+def _on_device(engine: Any) -> bool:
+    return getattr(engine, "name", "") == "gpu"
+
+
+def _drop_device_copy(engine: Any, sub: Graph) -> None:
+    """Free the GPU engine's cached copy of a part before the next part is loaded."""
+    if _on_device(engine):
+        from ..engine.gpu import engine as G
+        G._GRAPHS.pop(sub, None)
+
+
+class _Phases:
+    """Progress over stages: each part and each inter search is ``_UNIT`` units."""
+
+    def __init__(self, progress: Progress | None, stages: int) -> None:
+        self.progress, self.total, self.i = progress, stages * _UNIT, 0
+
+    def stage(self) -> Progress | None:
+        if self.progress is None:
+            return None
+        base = self.i * _UNIT
+        self.i += 1
+
+        def cb(done: int, total: int) -> None:
+            frac = 1.0 if total <= 0 else min(1.0, done / total)
+            self.progress(base + int(frac * _UNIT), self.total)
+        return cb
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+
+
+def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
+                      induced: bool = False, anchors: Mapping[Any, Any] | None = None,
+                      order: str = "ri", engine: Any = None,
+                      progress: Progress | None = None,
+                      stop: Callable[[int], bool] | None = None,
+                      plan: Plan | None = None,
+                      inter_memory: str | None = None) -> tuple[int, PartitionStats, bool]:
+    """Count ``query`` in a partitioned graph: intra-partition plus inter-partition matches.
+
+    Parameters
+    ----------
+    pg : Partitioned
+    query : Query
+    mode, induced, anchors, order
+        As in :func:`warpmatch.count`.
+    engine : Engine, optional
+        Runs the intra-partition searches. The default is the CPU engine.
+    progress : callable, optional
+        ``progress(done, total)`` over all stages.
+    stop : callable, optional
+        ``stop(count_so_far)`` (in the answer's unit); True ends the count early.
+    plan : Plan, optional
+        The in-memory counting plan, if the caller built it already.
+    inter_memory : {"device", "pinned", "managed"}, optional
+        With a GPU engine: where the inter searches keep the whole graph. The
+        default, ``None``, is device memory when it fits the engine's budget,
+        else pinned host memory (zero-copy).
+
+    Returns
+    -------
+    count : int
+    stats : PartitionStats
+    complete : bool
+        False when ``stop`` ended it (``count`` is then a lower bound).
+    """
+    from ..engine.cpu import CpuEngine
+    engine = engine if engine is not None else CpuEngine()
+    g = pg.graph
+    if plan is None:
+        plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
+                          purpose="count")
+    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory)
+    st = _stats(pg, engine, inter_engine, plan)
+    if plan.empty_reason is not None:
+        return 0, st, True
+    colors = anchor_colors(g, query, anchors)
+    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+                if plan.k >= 2 and pg.parts > 1 else [])
+    st.inter_searches = len(searches)
+    phases = _Phases(progress, pg.parts + len(searches))
+    total = 0
+
+    def stopper(offset: int, unit: int) -> Callable[[int], bool] | None:
+        if stop is None:
+            return None
+        return lambda raw: stop(offset + raw * unit)
+
+    extra = (lambda s: {"stop": s} if s is not None else {})
+    t0 = time.perf_counter()
+    for p in range(pg.parts):
+        cb = phases.stage()
+        lp = local_plan(plan, pg.part, pg.local, p)
+        if lp.roots.size == 0:
+            if cb:
+                cb(1, 1)
+            continue
+        sub = pg.subgraph(p)
+        if _on_device(engine):
+            st.bytes_to_device += int(pg.part_bytes()[p])
+        raw = int(engine.count(sub, lp, progress=cb,
+                               **extra(stopper(total, int(plan.multiplier)))))
+        _drop_device_copy(engine, sub)
+        total += raw * int(plan.multiplier)
+        if stop is not None and stop(total):
+            st.intra = total
+            st.intra_seconds = time.perf_counter() - t0
+            return total, st, False
+    st.intra = total
+    t1 = time.perf_counter()
+    st.intra_seconds = t1 - t0
+    st.bytes_to_device += _inter_bytes(inter_engine, g, searches)
+    aut = int(plan.aut_size)
+    inter_emb = 0
+    for s in searches:
+        cb = phases.stage()
+        ts = time.perf_counter()
+        unit = s.weight if mode == "embeddings" else s.weight // aut
+        raw = int(inter_engine.count(g, s.plan, progress=cb,
+                                     **extra(stopper(total, unit))))
+        st.per_search.append({"edges": [list(e) for e in s.edges], "roots": int(s.plan.roots.size),
+                              "raw": raw, "seconds": round(time.perf_counter() - ts, 6)})
+        inter_emb += raw * s.weight
+        total += raw * unit
+        if stop is not None and stop(total):
+            st.inter = total - st.intra
+            st.inter_seconds = time.perf_counter() - t1
+            return total, st, False
+    inter = inter_emb if mode == "embeddings" else inter_emb // aut
+    st.inter = inter
+    st.inter_seconds = time.perf_counter() - t1
+    phases.finish()
+    return st.intra + inter, st, True
+
+
+def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
+                      induced: bool = False, anchors: Mapping[Any, Any] | None = None,
+                      order: str = "ri", engine: Any = None, batch_size: int = 1 << 16,
+                      limit: int | None = None, progress: Progress | None = None,
+                      plan: Plan | None = None, stats: list | None = None,
+                      inter_memory: str | None = None) -> Iterator[np.ndarray]:
+    """List ``query``'s matches in a partitioned graph, each once.
+
+    Yields int64 arrays (rows x k) in query-vertex order with the graph's
+    *internal* ids (the caller maps them to file ids). ``plan`` is the
+    in-memory listing plan when the caller built it; ``stats``, when given,
+    receives the :class:`PartitionStats` once the listing is done;
+    ``inter_memory`` is as in :func:`count_partitioned`.
+    """
+    from ..engine.cpu import CpuEngine
+    engine = engine if engine is not None else CpuEngine()
+    g = pg.graph
+    if plan is None:
+        plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
+                          purpose="list")
+    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory)
+    st = _stats(pg, engine, inter_engine, plan)
+    remaining = -1 if limit is None else int(limit)
+    if plan.empty_reason is not None or remaining == 0:
+        if stats is not None:
+            stats.append(st)
+        return
+    colors = anchor_colors(g, query, anchors)
+    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "list")
+                if plan.k >= 2 and pg.parts > 1 else [])
+    st.inter_searches = len(searches)
+    perms = all_automorphisms(query, colors) if mode == "embeddings" and searches else None
+    phases = _Phases(progress, pg.parts + len(searches))
+
+    def emit(rows: np.ndarray) -> Iterator[np.ndarray]:
+        nonlocal remaining
+        for s in range(0, rows.shape[0], batch_size):
+            chunk = rows[s:s + batch_size]
+            if remaining >= 0:
+                chunk = chunk[:remaining]
+                remaining -= chunk.shape[0]
+            if chunk.shape[0]:
+                yield chunk
+            if remaining == 0:
+                return
+
+    t0 = time.perf_counter()
+    for p in range(pg.parts):
+        cb = phases.stage()
+        lp = local_plan(plan, pg.part, pg.local, p)
+        if lp.roots.size == 0:
+            continue
+        sub = pg.subgraph(p)
+        members = pg.members(p).astype(np.int64)
+        if _on_device(engine):
+            st.bytes_to_device += int(pg.part_bytes()[p])
+        for batch in engine.match(sub, lp, batch_size=batch_size,
+                                  limit=None if remaining < 0 else remaining, progress=cb):
+            rows = members[lp.to_query_order(np.asarray(batch, dtype=np.int64))]
+            st.intra += rows.shape[0]
+            yield from emit(rows)
+            if remaining == 0:
+                break
+        _drop_device_copy(engine, sub)
+        if remaining == 0:
+            st.intra_seconds = time.perf_counter() - t0
+            if stats is not None:
+                stats.append(st)
+            return
+    t1 = time.perf_counter()
+    st.intra_seconds = t1 - t0
+    st.bytes_to_device += _inter_bytes(inter_engine, g, searches)
+    for s in searches:
+        cb = phases.stage()
+        # a shared search lists one row per |Aut| embeddings: ask for enough rows
+        want = None if remaining < 0 else -(-remaining // (1 if perms is None else len(perms)))
+        for batch in inter_engine.match(g, s.plan, batch_size=batch_size, limit=want,
+                                        progress=cb):
+            rows = s.plan.to_query_order(np.asarray(batch, dtype=np.int64))
+            if perms is not None:
+                rows = expand_rows(rows, perms)
+            st.inter += rows.shape[0]
+            yield from emit(rows)
+            if remaining == 0:
+                break
+        if remaining == 0:
+            break
+    st.inter_seconds = time.perf_counter() - t1
+    phases.finish()
+    if stats is not None:
+        stats.append(st)
+
+
+def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
+             engine_name: str, purpose: str = "count") -> str:
+    """``explain``'s lines for a partitioned run: parts, sizes, and the inter searches."""
+    g = pg.graph
+    byts = pg.part_bytes()
+    lines = [f"strategy: partitioned ({pg.parts} parts by {pg.method}; {pg.cut_edges:,} cut "
+             f"edges, {pg.boundary.size:,} boundary vertices)",
+             f"  part bytes on the device: max {int(byts.max(initial=0)):,}, "
+             f"total {int(byts.sum()):,} (whole graph {g.nbytes():,} in host memory)",
+             f"  intra-partition: each part's induced subgraph on {engine_name}"]
+    if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1:
+        colors = anchor_colors(g, plan.query, anchors)
+        searches = inter_searches(g, plan, pg.part, pg.boundary, colors, purpose)
+        names = plan.query.names
+        where = ("the whole graph (on the GPU: in device memory if it fits the budget, "
+                 "else read from pinned host memory)" if engine_name == "gpu"
+                 else "the whole graph in host memory")
+        lines.append(f"  inter-partition: {len(searches)} search(es) on {engine_name} over "
+                     f"{where}, from boundary vertices; a match is found from its smallest "
+                     "cut edge (DupRemove)")
+        for s in searches:
+            edges = ", ".join(f"{names[a]}-{names[b]}" for a, b in s.edges)
+            order = " ".join(names[int(u)] for u in s.plan.order)
+            lines.append(f"    prime edge(s) {edges}: order {order}, {s.plan.roots.size:,} roots, "
+                         f"{int(s.plan.res_pos.size)} restriction(s)")
+    return "\n".join(lines)

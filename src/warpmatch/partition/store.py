@@ -1,0 +1,388 @@
+"""A data graph cut into parts: the parts' induced subgraphs, on disk and in memory.
+
+Map: :class:`Partitioned` (the host-resident graph, a part id per vertex, each
+part's induced subgraph with local ids, the boundary vertices) <
+:meth:`Partitioned.build` (cut a graph: :mod:`.split`) <
+:meth:`Partitioned.write` / :meth:`Partitioned.open` (a directory written
+once, memory-mapped by every later run) < :func:`is_partition_dir`.
+
+PBE (§3.1) partitions once in a preprocessing step and keeps the whole graph in
+host memory. The directory holds exactly that:
+
+- ``graph.wmg``: the whole graph (the binary cache of :mod:`warpmatch.graph.binary`),
+  which the inter-partition search reads in host memory;
+- ``part.npy``: the part id of every vertex (int32);
+- ``boundary.npy``: the vertices with a cut edge (the inter-partition roots);
+- ``part-0000.wmg`` ...: each part's induced subgraph, local ids ``0..n_p-1``
+  numbered in increasing global id (so restrictions ``f(a) < f(b)`` mean
+  the same on local and global ids), written in the same binary format;
+- ``manifest.json``: format, version, the graph's size and fingerprint, the
+  method, and per part its vertices, edges and device bytes. Written last,
+  so a directory without it is incomplete; the whole directory is written
+  under a temporary name and renamed into place.
+
+Differences from PBE: the part subgraphs are stored too (PBE rebuilds them per
+run), so a run touches only the parts it loads, and the distributed layer can
+ship a part file instead of the graph.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import GraphError, InputFormatError
+from ..graph.binary import load_binary, save_binary
+from ..graph.csr import Graph
+from .split import fit_parts, part_bytes, partition_vertices
+
+FORMAT = "warpmatch-partitions"
+VERSION = 1
+MANIFEST = "manifest.json"
+
+
+def fingerprint(graph: Graph) -> str:
+    """CRC-32 of the graph's offsets and ids, in hex: which graph a partition belongs to."""
+    crc = 0
+    for a in (graph.indptr, graph.indices):
+        a = np.ascontiguousarray(a)
+        step = 1 << 24
+        for s in range(0, a.size, step):
+            crc = zlib.crc32(a[s:s + step].tobytes(), crc)
+    return f"{crc:08x}"
+
+
+def is_partition_dir(path: str | os.PathLike) -> bool:
+    """True if ``path`` is a directory with a partition manifest."""
+    p = Path(path)
+    return p.is_dir() and (p / MANIFEST).is_file()
+
+
+def _gather_rows(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions of the entries of ``rows`` in a CSR with offsets ``ptr``, row by row."""
+    lo = ptr[rows].astype(np.int64)
+    deg = ptr[rows + 1].astype(np.int64) - lo
+    total = int(deg.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.cumsum(deg) - deg
+    return np.repeat(lo - starts, deg) + np.arange(total, dtype=np.int64)
+
+
+class Partitioned:
+    """A data graph cut into parts (see the module docstring).
+
+    Parameters
+    ----------
+    graph : Graph
+        The whole graph, in host memory (or memory-mapped).
+    part : numpy.ndarray
+        int32[n]: the part of each vertex, ids ``0..parts-1``, every part non-empty.
+    method : str
+        How ``part`` was made (``"metis"``, ``"bfs"``, ``"single"``, ``"given"``).
+    path : str or os.PathLike, optional
+        The directory the parts are read from (:meth:`open`); ``None`` builds
+        each part's subgraph in memory on first use.
+    """
+
+    def __init__(self, graph: Graph, part: np.ndarray, method: str = "given",
+                 path: str | os.PathLike | None = None) -> None:
+        part = np.asarray(part)
+        if part.shape != (graph.n,):
+            raise GraphError(f"a partition of graph {graph.name!r} needs one part id per "
+                             f"vertex ({graph.n}), got shape {part.shape}")
+        if part.dtype != np.int32:
+            part = part.astype(np.int32)
+        self.graph = graph
+        self.part = part
+        self.method = method
+        self.path = None if path is None else Path(path)
+        self.parts = int(part.max(initial=-1)) + 1
+        if graph.n and (int(part.min()) < 0 or
+                        np.count_nonzero(np.bincount(part, minlength=self.parts)) != self.parts):
+            raise GraphError(f"partition of graph {graph.name!r}: part ids must be "
+                             f"0..{self.parts - 1} with no empty part")
+        order = np.argsort(part, kind="stable")      # by part, then by global id
+        sizes = np.bincount(part, minlength=self.parts)
+        self._start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._order = order.astype(graph.indices.dtype)
+        local = np.empty(graph.n, dtype=np.int64)
+        local[order] = np.arange(graph.n, dtype=np.int64) - np.repeat(self._start[:-1], sizes)
+        self.local = local.astype(graph.indices.dtype)
+        self._subs: dict[int, Graph] = {}
+        self._boundary: np.ndarray | None = None
+        self._cut: int | None = None
+
+    # ----------------------------------------------------------------- building
+    @classmethod
+    def build(cls, graph: Graph, parts: int | None = None, budget: int | None = None,
+              method: str = "auto", seed: int = 0) -> "Partitioned":
+        """Cut ``graph`` into ``parts`` parts, or into as many as ``budget`` bytes need.
+
+        Parameters
+        ----------
+        graph : Graph
+        parts : int, optional
+            The part count. With ``budget`` too, the count to start from.
+        budget : int, optional
+            Device bytes a part may use (its induced subgraph plus the room of
+            :data:`~.split.ROOM`); the count grows until every part fits.
+        method : {"auto", "metis", "bfs"}, optional
+            See :func:`~.split.partition_vertices`. The default is ``"auto"``.
+        seed : int, optional
+            METIS's seed. The default is 0.
+
+        Returns
+        -------
+        Partitioned
+        """
+        if parts is None and budget is None:
+            raise ValueError("give parts, budget or both")
+        if budget is not None:
+            part, how = fit_parts(graph, int(budget), parts, method, seed)
+        else:
+            part, how = partition_vertices(graph, int(parts), method, seed)
+        return cls(graph, part, how)
+
+    # ------------------------------------------------------------------ queries
+    def members(self, p: int) -> np.ndarray:
+        """Global ids of part ``p``'s vertices, ascending (local id ``i`` is ``members(p)[i]``)."""
+        return self._order[self._start[p]:self._start[p + 1]]
+
+    @property
+    def boundary(self) -> np.ndarray:
+        """Sorted ids of the vertices with at least one cut edge (in or out)."""
+        if self._boundary is None:
+            self._count_cut()
+        return self._boundary
+
+    @property
+    def cut_edges(self) -> int:
+        """Data edges whose endpoints lie in different parts."""
+        if self._cut is None:
+            self._count_cut()
+        return int(self._cut)
+
+    def _count_cut(self) -> None:
+        g, part = self.graph, self.part
+        flag = np.zeros(g.n, dtype=bool)
+        cut = 0
+        step = 1 << 22                       # rows at a time: memory bounded on huge graphs
+        for v0 in range(0, g.n, step):
+            v1 = min(g.n, v0 + step)
+            lo, hi = int(g.indptr[v0]), int(g.indptr[v1])
+            src = np.repeat(np.arange(v0, v1, dtype=np.int64), np.diff(g.indptr[v0:v1 + 1]))
+            dst = np.asarray(g.indices[lo:hi])
+            x = part[src] != part[dst]
+            cut += int(np.count_nonzero(x))
+            flag[src[x]] = True
+            flag[dst[x]] = True
+        self._cut = cut if g.directed else cut // 2
+        self._boundary = np.flatnonzero(flag).astype(g.indices.dtype)
+
+    def part_bytes(self) -> np.ndarray:
+        """Device bytes of each part's induced subgraph (int64[parts])."""
+        return part_bytes(self.graph, self.part, self.parts)
+
+    def subgraph(self, p: int) -> Graph:
+        """Part ``p``'s induced subgraph, local ids (cached; memory-mapped when opened)."""
+        if not 0 <= p < self.parts:
+            raise IndexError(f"part {p} of {self.parts}")
+        g = self._subs.get(p)
+        if g is None:
+            if self.path is not None:
+                g = self._load_part(p)
+            else:
+                g = self._induced(p)
+            self._subs[p] = g
+        return g
+
+    def release(self, p: int) -> None:
+        """Forget part ``p``'s cached subgraph (the next use rebuilds or remaps it)."""
+        self._subs.pop(p, None)
+
+    def _induced(self, p: int) -> Graph:
+        g, part = self.graph, self.part
+        rows = self.members(p).astype(np.int64)
+        itype = g.indices.dtype
+
+        def side(ptr: np.ndarray, idx: np.ndarray, lab: np.ndarray | None):
+            pos = _gather_rows(ptr, rows)
+            nbr = np.asarray(idx[pos])
+            keep = part[nbr] == p
+            deg = ptr[rows + 1].astype(np.int64) - ptr[rows]
+            row_of = np.repeat(np.arange(rows.size), deg)
+            new_ptr = np.zeros(rows.size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(row_of[keep], minlength=rows.size), out=new_ptr[1:])
+            new_idx = np.ascontiguousarray(self.local[nbr[keep]].astype(itype))
+            new_lab = None if lab is None else np.ascontiguousarray(lab[pos[keep]])
+            return new_ptr, new_idx, new_lab
+
+        ip, ix, el = side(g.indptr, g.indices, g.edge_labels)
+        kw: dict[str, Any] = {}
+        if g.directed:
+            iip, iix, iel = side(g.in_indptr, g.in_indices, g.in_edge_labels)
+            kw = {"in_indptr": iip, "in_indices": iix, "in_edge_labels": iel}
+        vl = None if g.vertex_labels is None else np.ascontiguousarray(g.vertex_labels[rows])
+        return Graph(n=int(rows.size), indptr=ip, indices=ix, directed=g.directed,
+                     vertex_labels=vl, edge_labels=el, name=f"{g.name}#part{p}", **kw)
+
+    def info(self) -> list[dict[str, int]]:
+        """Per part: vertices, edges of its induced subgraph, device bytes."""
+        sizes = np.diff(self._start)
+        byts = self.part_bytes()
+        out = []
+        for p in range(self.parts):
+            if p in self._subs:
+                e = self._subs[p].num_edges
+            else:
+                e = None
+            out.append({"part": p, "vertices": int(sizes[p]), "edges": e,
+                        "bytes": int(byts[p])})
+        return out
+
+    # ----------------------------------------------------------------- on disk
+    def write(self, path: str | os.PathLike, progress: Any = None) -> Path:
+        """Write the directory described in the module docstring, atomically.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The directory to create; it must not exist.
+        progress : callable, optional
+            Called as ``progress(parts_written, parts)``.
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        target = Path(path)
+        if target.exists():
+            raise FileExistsError(f"{target} exists: remove it or choose another directory")
+        parent = target.parent if str(target.parent) else Path(".")
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+        try:
+            save_binary(self.graph, tmp / "graph.wmg")
+            np.save(tmp / "part.npy", self.part)
+            np.save(tmp / "boundary.npy", self.boundary)
+            byts = self.part_bytes()
+            info = []
+            for p in range(self.parts):
+                sub = self._induced(p)
+                name = f"part-{p:04d}.wmg"
+                save_binary(sub, tmp / name)
+                info.append({"file": name, "vertices": int(sub.n),
+                             "edges": int(sub.num_edges), "bytes": int(byts[p])})
+                if progress is not None:
+                    progress(p + 1, self.parts)
+            manifest = {
+                "format": FORMAT, "version": VERSION, "method": self.method,
+                "parts": self.parts, "cut_edges": self.cut_edges,
+                "boundary_vertices": int(self.boundary.size),
+                "graph": {"name": self.graph.name, "vertices": int(self.graph.n),
+                          "edges": int(self.graph.num_edges),
+                          "directed": bool(self.graph.directed),
+                          "vertex_labels": self.graph.vertex_labels is not None,
+                          "edge_labels": self.graph.edge_labels is not None,
+                          "fingerprint": fingerprint(self.graph)},
+                "part_info": info,
+            }
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+            os.rename(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return target
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, graph: Graph | None = None,
+             verify: bool = True) -> "Partitioned":
+        """Open a directory written by :meth:`write` (arrays memory-mapped).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        graph : Graph, optional
+            The graph the partition must belong to (same size and fingerprint);
+            the default, ``None``, uses the directory's own ``graph.wmg``.
+        verify : bool, optional
+            Check the binary files' CRCs. The default is ``True``.
+
+        Raises
+        ------
+        InputFormatError
+            Not a partition directory, another version, or a damaged or
+            incomplete one.
+        GraphError
+            ``graph`` is not the graph the directory was made from.
+        """
+        root = Path(path)
+        man_path = root / MANIFEST
+        if not man_path.is_file():
+            raise InputFormatError(str(root), None, f"not a partition directory (no {MANIFEST}); "
+                                   "make one with `warpmatch partition GRAPH --parts P -o DIR`")
+        try:
+            man = json.loads(man_path.read_text())
+        except (OSError, ValueError) as e:
+            raise InputFormatError(str(man_path), None, f"unreadable manifest ({e})") from None
+        if not isinstance(man, dict) or man.get("format") != FORMAT:
+            raise InputFormatError(str(man_path), None, "not a warpmatch partition manifest")
+        if man.get("version") != VERSION:
+            raise InputFormatError(str(man_path), None,
+                                   f"partition format version {man.get('version')}, "
+                                   f"this warpmatch reads version {VERSION}")
+        gm = man.get("graph", {})
+        if graph is None:
+            try:
+                graph = load_binary(root / "graph.wmg", mmap=True, verify=verify)
+            except (OSError, InputFormatError) as e:
+                raise InputFormatError(str(root), None,
+                                       f"damaged partition directory: {e}") from None
+        if (graph.n != gm.get("vertices") or graph.num_edges != gm.get("edges")
+                or bool(graph.directed) != gm.get("directed")
+                or fingerprint(graph) != gm.get("fingerprint")):
+            raise GraphError(f"{root} was made from graph {gm.get('name')!r} "
+                             f"({gm.get('vertices')} vertices, {gm.get('edges')} edges, "
+                             f"fingerprint {gm.get('fingerprint')}), not from "
+                             f"{graph.name!r} ({graph.n} vertices, {graph.num_edges} edges, "
+                             f"fingerprint {fingerprint(graph)})")
+        try:
+            part = np.load(root / "part.npy", mmap_mode="r")
+        except (OSError, ValueError) as e:
+            raise InputFormatError(str(root), None,
+                                   f"damaged partition directory: part.npy: {e}") from None
+        if part.shape != (graph.n,) or part.dtype != np.int32 or \
+                int(part.max(initial=-1)) + 1 != man.get("parts"):
+            raise InputFormatError(str(root), None, "damaged partition directory: part.npy "
+                                   f"does not match the manifest ({man.get('parts')} parts, "
+                                   f"{graph.n} vertices)")
+        out = cls(graph, np.asarray(part), man.get("method", "given"), path=root)
+        out._man = man
+        out._verify = verify
+        return out
+
+    def _load_part(self, p: int) -> Graph:
+        info = self._man["part_info"][p]
+        f = self.path / info["file"]
+        try:
+            g = load_binary(f, mmap=True, verify=self._verify)
+        except (OSError, InputFormatError) as e:
+            raise InputFormatError(str(self.path), None,
+                                   f"damaged partition directory: {e}") from None
+        if g.n != int(self._start[p + 1] - self._start[p]) or g.n != info["vertices"]:
+            raise InputFormatError(str(f), None, f"has {g.n} vertices, part {p} has "
+                                   f"{int(self._start[p + 1] - self._start[p])}: the "
+                                   "partition directory is damaged")
+        return g
+
+    def __repr__(self) -> str:
+        where = f", path={str(self.path)!r}" if self.path is not None else ""
+        return (f"Partitioned({self.graph.name!r}, parts={self.parts}, method={self.method!r}"
+                f"{where})")

@@ -1,0 +1,198 @@
+"""Partitioned counting and listing (PBE) equal the in-memory engine in every mode.
+
+- Random graphs (hypothesis): directed or not, vertex and edge labels, induced,
+  both modes, anchors, P in {1, 2, 4, 8}, METIS and BFS parts: counts and the
+  sorted listed rows equal the in-memory engine's (and the reference engine runs
+  rule 8 the same way as the CPU engine).
+- Every connected 3-5-vertex query of networkx's atlas on a random graph.
+- Real data: yeast (labeled) and wiki-Vote (directed), when ../shared/data is here.
+- An independent check of the inter-partition part: the matches that use a cut
+  edge are what a ContinuousMatcher reports when the cut edges are inserted one
+  by one into the graph without them.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import warpmatch as wm
+from warpmatch.engine.cpu import CpuEngine
+from warpmatch.engine.reference import ReferenceEngine
+from warpmatch.graph.csr import Graph
+from warpmatch.partition import Partitioned, count_partitioned, match_partitioned
+from warpmatch.partition.split import PartitionWarning
+from warpmatch.query.model import Query
+from warpmatch.query.sample import random_walk_query
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+from engine_helpers import graphs, queries  # noqa: E402
+
+CPU = CpuEngine()
+REF = ReferenceEngine()
+pytestmark = [pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning"),
+              pytest.mark.filterwarnings("ignore::warpmatch.partition.PartitionWarning")]
+SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _rows(batches, k: int) -> list[tuple[int, ...]]:
+    arrs = [np.asarray(b) for b in batches]
+    if not arrs:
+        return []
+    return sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))
+
+
+def _check(g: Graph, q: Query, pg: Partitioned, mode: str, induced: bool,
+           anchors: dict | None = None, listing: bool = True) -> None:
+    want = wm.count(g, q, mode=mode, induced=induced, anchors=anchors, backend="cpu")
+    got, stats, complete = count_partitioned(pg, q, mode, induced, anchors, engine=CPU)
+    assert complete and got == want, (got, want, stats)
+    assert stats.intra + stats.inter == got
+    if not listing:
+        return
+    ref, _, _ = count_partitioned(pg, q, mode, induced, anchors, engine=REF)
+    assert ref == want
+    mem = _rows(wm.match(g, q, mode=mode, induced=induced, anchors=anchors, backend="cpu"),
+                q.k)
+    par = _rows(match_partitioned(pg, q, mode, induced, anchors, engine=CPU, batch_size=7),
+                q.k)
+    assert len(par) == len(set(par)), "a match is listed twice"
+    assert par == mem
+
+
+@SETTINGS
+@given(data=st.data())
+def test_partitioned_equals_in_memory(data) -> None:
+    g = data.draw(graphs(nmax=20))
+    q = data.draw(queries(g, 2, 5))
+    parts = min(g.n, data.draw(st.sampled_from([1, 2, 4, 8])))
+    method = data.draw(st.sampled_from(["metis", "bfs"]))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    induced = data.draw(st.booleans())
+    pg = Partitioned.build(g, parts=parts, method=method)
+    _check(g, q, pg, mode, induced)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_partitioned_with_anchors(data) -> None:
+    g = data.draw(graphs(nmax=16, labels=False, edge_labels=False))
+    q = data.draw(queries(g, 3, 5))
+    u = data.draw(st.integers(0, q.k - 1))
+    ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5, unique=True))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 4, 8]))))
+    _check(g, q, pg, mode, False, anchors={u: ids})
+
+
+def _atlas_queries() -> list[Query]:
+    out = []
+    for G in nx.graph_atlas_g():
+        if 3 <= G.number_of_nodes() <= 5 and nx.is_connected(G):
+            out.append(Query.from_edges(list(G.edges()), k=G.number_of_nodes()))
+    return out
+
+
+@pytest.mark.parametrize("parts", [1, 2, 4, 8])
+def test_every_small_connected_query(parts: int) -> None:
+    g = Graph.from_networkx(nx.gnm_random_graph(40, 130, seed=parts))
+    pg = Partitioned.build(g, parts=parts)
+    qs = _atlas_queries()
+    assert len(qs) == 29
+    for q in qs:
+        for mode in ("embeddings", "subgraphs"):
+            _check(g, q, pg, mode, False, listing=False)
+        _check(g, q, pg, "subgraphs", True, listing=False)
+
+
+def test_embeddings_listing_expands_a_shared_search_by_every_automorphism() -> None:
+    g = Graph.from_networkx(nx.gnm_random_graph(30, 120, seed=3))
+    pg = Partitioned.build(g, parts=4)
+    for name in ("4-clique", "square", "house"):
+        q = wm.api.as_query(name, g)
+        _check(g, q, pg, "embeddings", False)
+
+
+# ------------------------------------------------------------------ real data
+def _data(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    return path
+
+
+def test_yeast_labeled_queries(data_dir: Path) -> None:
+    root = _data(data_dir / "labeled" / "yeast")
+    g = wm.read_graph(str(root / "yeast.graph"))
+    pg = Partitioned.build(g, parts=4)
+    qs = [random_walk_query(g, k, density, seed=s)
+          for s, (k, density) in enumerate([(4, "dense"), (6, "sparse"), (8, "dense")])]
+    qs.append(wm.api.as_query(str(root / "query_graph" / "query_dense_16_1.graph"), g))
+    for q in qs:
+        _check(g, q, pg, "embeddings", False, listing=False)
+    _check(g, qs[1], pg, "subgraphs", True)
+
+
+def test_wiki_vote_directed(data_dir: Path) -> None:
+    path = _data(data_dir / "snap" / "wiki-Vote.txt")
+    g = wm.read_graph(str(path), directed=True)
+    pg = Partitioned.build(g, parts=8)
+    for dsl in ("a->b, b->c, a->c", "a->b, b->a, b->c"):
+        q = wm.api.as_query(dsl, g)
+        _check(g, q, pg, "embeddings", False, listing=False)
+
+
+# ---------------------------------------------------- independent inter check
+@pytest.mark.parametrize("directed", [False, True])
+def test_inter_matches_are_what_inserting_the_cut_edges_reports(directed: bool) -> None:
+    """The inter-partition count is the sum of a continuous matcher's positive deltas
+    when the cut edges go into the graph without them, one by one (in any order)."""
+    rng = np.random.default_rng(7)
+    n, m = 40, 160
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    g = Graph.from_edges(src, dst, n=n, directed=directed, warn=False)
+    pg = Partitioned.build(g, parts=4)
+    a, b = g.edges()
+    cut = pg.part[a] != pg.part[b]
+    if not directed:
+        keep = a < b
+        a, b, cut = a[keep], b[keep], cut[keep]
+    g0 = Graph.from_edges(a[~cut], b[~cut], n=n, directed=directed, warn=False)
+    for dsl in (["a->b, b->c, c->a", "a->b, b->c, a->c, c->d"] if directed
+                else ["triangle", "square", "diamond", "tailed-triangle"]):
+        q = wm.api.as_query(dsl, g)
+        cm = wm.ContinuousMatcher(g0, q, backend="cpu")
+        ups = (a[cut].astype(np.int64), b[cut].astype(np.int64),
+               np.ones(int(cut.sum()), np.int8))
+        plus = sum(int(d.added) for d in cm.apply_batches(ups, batch_size=17,
+                                                                counts_only=True))
+        _, stats, _ = count_partitioned(pg, q, engine=CPU)
+        assert stats.inter == plus, (dsl, stats.inter, plus)
+        assert stats.intra == wm.count(g0, q, backend="cpu")
+
+
+# ------------------------------------------------------------------ fallback
+def test_bfs_fallback_warns_without_pymetis(monkeypatch) -> None:
+    import builtins
+    real = builtins.__import__
+
+    def no_metis(name, *args, **kwargs):
+        if name == "pymetis":
+            raise ImportError("no pymetis here")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_metis)
+    g = Graph.from_networkx(nx.gnm_random_graph(30, 90, seed=1))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        pg = Partitioned.build(g, parts=3)
+    assert pg.method == "bfs"
+    assert any(issubclass(x.category, PartitionWarning) and "pymetis" in str(x.message)
+               for x in w)
+    _check(g, wm.api.as_query("diamond", g), pg, "embeddings", False)

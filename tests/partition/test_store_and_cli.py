@@ -1,0 +1,185 @@
+"""Partition directories, budgets, bad input, and the API / CLI surface of partitioned runs."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import warpmatch as wm
+from warpmatch.cli import cli
+from warpmatch.errors import BudgetError, GraphError, InputFormatError, QueryError
+from warpmatch.graph.csr import Graph
+from warpmatch.partition import Partitioned, parse_bytes
+from warpmatch.partition.split import ROOM, fit_parts
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cli_helpers import assert_clean_error, last_json  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def g() -> Graph:
+    G = nx.powerlaw_cluster_graph(300, 4, 0.3, seed=5)
+    return Graph.from_edges(*zip(*G.edges()), ids=np.arange(300) * 10 + 7, name="plc")
+
+
+def test_directory_round_trip_reuses_the_parts(g: Graph, tmp_path: Path) -> None:
+    pg = Partitioned.build(g, parts=5)
+    out = pg.write(tmp_path / "parts")
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["manifest.json", "graph.wmg", "part.npy", "boundary.npy"]
+        + [f"part-{p:04d}.wmg" for p in range(pg.parts)])
+    back = Partitioned.open(out)
+    assert back.parts == pg.parts and back.cut_edges == pg.cut_edges
+    assert np.array_equal(back.part, pg.part)
+    for p in range(pg.parts):
+        a, b = back.subgraph(p), pg.subgraph(p)
+        assert a.n == b.n and np.array_equal(a.indptr, b.indptr)
+        assert np.array_equal(a.indices, b.indices)
+    for name in ("triangle", "diamond", "house"):
+        assert wm.count(out, name) == wm.count(g, name)
+        assert wm.count(g, name, partitions=str(out)) == wm.count(g, name)
+    rows = np.concatenate(list(wm.match(out, "triangle", mode="subgraphs")))
+    mem = np.concatenate(list(wm.match(g, "triangle", mode="subgraphs")))
+    assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, mem.tolist()))
+    assert rows.min() >= 7         # the file's ids, as in memory
+
+
+def test_writing_refuses_an_existing_directory(g: Graph, tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    with pytest.raises(FileExistsError, match="exists"):
+        Partitioned.build(g, parts=2).write(tmp_path / "x")
+
+
+def test_damaged_or_foreign_directories_are_refused(g: Graph, tmp_path: Path) -> None:
+    out = Partitioned.build(g, parts=3).write(tmp_path / "p")
+    other = Graph.from_networkx(nx.cycle_graph(300))
+    with pytest.raises(GraphError, match="was made from graph 'plc'"):
+        Partitioned.open(out, graph=other)
+    with pytest.raises(GraphError, match="was made from"):
+        wm.count(other, "triangle", partitions=str(out))
+    # a part file cut short
+    f = out / "part-0001.wmg"
+    f.write_bytes(f.read_bytes()[:100])
+    pg = Partitioned.open(out)
+    with pytest.raises(InputFormatError, match="damaged partition directory"):
+        wm.count(pg, "triangle")
+    # a manifest that is not one
+    (out / "manifest.json").write_text("{not json")
+    with pytest.raises(InputFormatError, match="unreadable manifest"):
+        Partitioned.open(out)
+    (out / "manifest.json").write_text(json.dumps({"format": "warpmatch-partitions",
+                                                   "version": 99}))
+    with pytest.raises(InputFormatError, match="version 99"):
+        Partitioned.open(out)
+    with pytest.raises(InputFormatError, match="not a partition directory"):
+        Partitioned.open(tmp_path)
+
+
+def test_more_parts_than_vertices_and_tiny_budgets_are_clear_errors(g: Graph) -> None:
+    with pytest.raises(GraphError, match="into 301 parts: choose 1..300"):
+        Partitioned.build(g, parts=301)
+    with pytest.raises(BudgetError, match="one vertex's neighbourhood"):
+        Partitioned.build(g, budget=64)
+    with pytest.raises(ValueError, match="expected bytes or a size"):
+        parse_bytes("four gigabytes")
+    with pytest.raises(QueryError, match="positive part count"):
+        wm.count(g, "triangle", partitions=0)
+
+
+def test_a_budget_gives_parts_that_fit_it(g: Graph) -> None:
+    from warpmatch.engine.gpu.engine import device_graph_bytes
+    budget = device_graph_bytes(g) // 3
+    part, _ = fit_parts(g, budget)
+    pg = Partitioned(g, part)
+    assert pg.parts >= 4
+    assert int(pg.part_bytes().max()) <= budget * (1 - ROOM)
+    assert parse_bytes("4GB") == 4 << 30 and parse_bytes("1.5 KiB") == 1536
+
+
+def test_count_result_reports_the_partitioned_run(g: Graph) -> None:
+    r = wm.api.count_result(g, "diamond", partitions=4, backend="cpu")
+    d = r.as_dict()
+    assert d["strategy"] == "partitioned" and d["count"] == wm.count(g, "diamond")
+    p = d["partition"]
+    assert p["parts"] == 4 and p["intra"] + p["inter"] == d["count"]
+    assert 0 < p["intra_share"] < 1 and p["inter_searches"] == 2 and p["query_edges"] == 5
+    assert wm.api.count_result(g, "diamond").as_dict()["strategy"] == "in-memory"
+    partial = wm.api.count_result(g, "diamond", partitions=4, backend="cpu", limit=10)
+    assert partial.partial and partial.count >= 10
+    text = wm.explain(g, "house", partitions=3, backend="cpu")
+    assert "strategy: partitioned (3 parts" in text and "prime edge(s)" in text
+
+
+def test_partitions_and_a_cluster_together_are_refused(g: Graph) -> None:
+    with pytest.raises(QueryError, match="partitions on a Dask cluster"):
+        wm.count(g, "triangle", partitions=2, client=object())
+
+
+def test_cli_partition_then_count_match_explain(g: Graph, tmp_path: Path) -> None:
+    src = tmp_path / "g.wmg"
+    wm.graph.binary.save_binary(g, src)
+    runner = CliRunner()
+    r = runner.invoke(cli, ["partition", str(src), "--parts", "4", "-o",
+                            str(tmp_path / "parts"), "--json"])
+    assert r.exit_code == 0, r.output
+    info = last_json(r)
+    assert info["parts"] == 4 and len(info["part_bytes"]) == 4
+    r = runner.invoke(cli, ["count", str(tmp_path / "parts"), "square", "--json"])
+    assert r.exit_code == 0, r.output
+    d = last_json(r)
+    assert d["count"] == wm.count(g, "square") and d["partition"]["parts"] == 4
+    assert "partitioned: 4 parts" in r.output
+    r = runner.invoke(cli, ["count", str(src), "square", "--partitions", "3", "--json"])
+    assert r.exit_code == 0 and last_json(r)["partition"]["parts"] == 3
+    r = runner.invoke(cli, ["match", str(tmp_path / "parts"), "triangle", "-o",
+                            str(tmp_path / "t.csv"), "--mode", "subgraphs"])
+    assert r.exit_code == 0, r.output
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert len(lines) - 1 == wm.count(g, "triangle", mode="subgraphs")
+    r = runner.invoke(cli, ["explain", str(tmp_path / "parts"), "house"])
+    assert r.exit_code == 0 and "inter-partition" in r.output
+
+
+def test_cli_errors_are_one_line(g: Graph, tmp_path: Path) -> None:
+    src = tmp_path / "g.wmg"
+    wm.graph.binary.save_binary(g, src)
+    runner = CliRunner()
+    assert_clean_error(runner.invoke(cli, ["partition", str(src), "-o", str(tmp_path / "o")]),
+                       "give --parts P, --memory-budget SIZE, or both")
+    assert_clean_error(runner.invoke(cli, ["count", str(src), "triangle", "--partitions",
+                                           "nowhere"]), "neither a part count")
+    assert_clean_error(runner.invoke(cli, ["count", str(src), "triangle", "--memory-budget",
+                                           "lots"]), "expected bytes or a size")
+    assert_clean_error(runner.invoke(cli, ["partition", str(src), "--parts", "999", "-o",
+                                           str(tmp_path / "o")]), "choose 1..300")
+
+
+class _FakeGpu:
+    """Stands for the GPU engine where only its name and budget matter (CPU machines)."""
+
+    name = "gpu"
+    memory_budget_bytes = None
+    graph_memory = "device"
+
+
+def test_a_gpu_budget_too_small_for_the_graph_partitions_it(g: Graph) -> None:
+    from warpmatch.engine.gpu.memory import device_graph_bytes
+    from warpmatch.partition.choose import choose
+    from warpmatch.partition.search import _inter_engine
+    need = device_graph_bytes(g)
+    eng = _FakeGpu()
+    pg = choose(g, eng, memory_budget=need)
+    assert pg is not None and pg.parts >= 2 and eng.memory_budget_bytes == need
+    assert int(pg.part_bytes().max()) <= need * (1 - ROOM)
+    assert _inter_engine(eng, g).graph_memory == "pinned"     # the graph does not fit
+    roomy = _FakeGpu()
+    assert choose(g, roomy, memory_budget=10 * need) is None
+    assert _inter_engine(roomy, g).graph_memory == "device"
+    assert _inter_engine(roomy, g, "managed").graph_memory == "managed"
+    from warpmatch.engine.cpu import CpuEngine
+    assert choose(g, CpuEngine(), memory_budget=1000) is None   # host engines read host memory
