@@ -17,6 +17,9 @@
 #   CSM_ARGS, CSM_LIMIT (s)        arguments of bench/csm_peers.py (against RapidFlow), which
 #                                  runs only when CSM_ARGS is set (e.g. --rapidflow
 #                                  .peers/rapidflow with the sources carried there)
+#   PART_ARGS, PART_LIMIT (s)      arguments of bench/partition.py (partitioned vs zero-copy
+#                                  vs unified memory), which runs only when PART_ARGS is set
+#                                  (a pymetis wheel in .whl/ for METIS parts)
 # Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
 # files) next to summary.txt; KEEP_FILES=1 leaves the files as they are.
 set -o pipefail
@@ -77,6 +80,14 @@ if [ -n "$CSM_ARGS" ]; then
   r=$?; [ $r -ne 0 ] && rc=$r
   sed -n '/^| workload/,$p' "$OUT/csm.log"; tail -3 "$OUT/csm.log"
   summary+=("bench/csm_peers.py $CSM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
+fi
+if [ -n "$PART_ARGS" ]; then
+  start=$(date +%s)
+  timeout "${PART_LIMIT:-400}" python3 bench/partition.py $PART_ARGS --json "$OUT/part.json" \
+    >"$OUT/part.log" 2>"$OUT/part.err"
+  r=$?; [ $r -ne 0 ] && rc=$r
+  grep '^#' "$OUT/part.err" | tail -40; tail -8 "$OUT/part.err" | grep -v '^#'; cat "$OUT/part.log"
+  summary+=("bench/partition.py $PART_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
 echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles

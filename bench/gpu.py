@@ -45,20 +45,41 @@ DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1]
 
 
 # ----------------------------------------------------------------- graphs
-def power_law_gpu(edges: int, seed: int, hub: int = 0, name: str = "powerlaw"):
-    """A deduplicated undirected Chung-Lu graph built on the GPU, as a warpmatch Graph."""
+def power_law_gpu(edges: int, seed: int, hub: int = 0, name: str = "powerlaw",
+                  communities: int = 0, p_in: float = 0.95):
+    """A deduplicated undirected Chung-Lu graph built on the GPU, as a warpmatch Graph.
+
+    With ``communities=C`` it has planted partitions: the vertices form ``C``
+    blocks of consecutive ids (each a Chung-Lu graph of its own weights), and an
+    edge joins two vertices of one block with probability ``p_in``, two vertices
+    drawn from the whole graph otherwise.
+    """
     import cupy as cp
     from warpmatch.graph.csr import Graph
     n = max(16, edges // 8)
-    # the CDF on the host: a float scan on the device (CUB's decoupled look-back) may
-    # associate differently from run to run, and the graph then differs by a few edges
-    w = (np.arange(n, dtype=np.float64) + 100.0) ** (-2.0 / 3.0)
-    cdf_h = np.cumsum(w)
-    cdf = cp.asarray(cdf_h / cdf_h[-1])
     rs = cp.random.RandomState(seed)
     draw = int(edges * 1.08)
-    u = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
-    v = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
+    if communities:
+        block = -(-n // communities)
+        n = block * communities
+        # weights repeat per block: a block is a small power-law graph
+        w = (np.arange(block, dtype=np.float64) + 100.0) ** (-2.0 / 3.0)
+        cdf_h = np.cumsum(w)
+        cdf = cp.asarray(cdf_h / cdf_h[-1])
+        base = rs.randint(0, communities, draw).astype(cp.int64) * block
+        u = base + cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
+        inner = rs.random_sample(draw) < p_in
+        other = rs.randint(0, communities, draw).astype(cp.int64) * block
+        v = cp.where(inner, base, other) + cp.searchsorted(cdf, rs.random_sample(draw))
+        del base, inner, other
+    else:
+        # the CDF on the host: a float scan on the device (CUB's decoupled look-back) may
+        # associate differently from run to run, and the graph then differs by a few edges
+        w = (np.arange(n, dtype=np.float64) + 100.0) ** (-2.0 / 3.0)
+        cdf_h = np.cumsum(w)
+        cdf = cp.asarray(cdf_h / cdf_h[-1])
+        u = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
+        v = cp.searchsorted(cdf, rs.random_sample(draw)).astype(cp.int64)
     keep = u != v
     a, b = cp.minimum(u[keep], v[keep]), cp.maximum(u[keep], v[keep])
     del u, v, keep

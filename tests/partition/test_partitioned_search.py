@@ -196,3 +196,15 @@ def test_bfs_fallback_warns_without_pymetis(monkeypatch) -> None:
     assert any(issubclass(x.category, PartitionWarning) and "pymetis" in str(x.message)
                for x in w)
     _check(g, wm.api.as_query("diamond", g), pg, "embeddings", False)
+
+
+def test_unshared_inter_searches_give_the_same_count() -> None:
+    g = Graph.from_networkx(nx.gnm_random_graph(40, 160, seed=9))
+    pg = Partitioned.build(g, parts=4)
+    for name in ("triangle", "square", "diamond", "house", "4-clique"):
+        q = wm.api.as_query(name, g)
+        for mode in ("embeddings", "subgraphs"):
+            a, sa, _ = count_partitioned(pg, q, mode, engine=CPU)
+            b, sb, _ = count_partitioned(pg, q, mode, engine=CPU, share=False)
+            assert a == b and sa.inter == sb.inter
+            assert sb.inter_searches == q.m >= sa.inter_searches

@@ -148,7 +148,8 @@ def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray) -> np.ndarray
 
 
 def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndarray,
-                   colors: list[int] | None, purpose: str) -> list[InterSearch]:
+                   colors: list[int] | None, purpose: str,
+                   share: bool = True) -> list[InterSearch]:
     """The inter-partition search sequences for ``plan`` (PBE Alg. 2).
 
     Parameters
@@ -166,6 +167,9 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
     purpose : {"count", "list"}
         Counting (and embedding listing) shares one search per edge orbit;
         subgraph listing runs one per edge with the plan's restrictions.
+    share : bool, optional
+        ``False`` runs one search per query edge in counting too (PBE without
+        shared execution, for comparison). The default is ``True``.
 
     Returns
     -------
@@ -186,14 +190,16 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
             out.append(InterSearch(p, [(a, b)], 1))
         return out
     aut = symmetry_breaking(query, colors)[1]
-    for orbit in edge_orbits(query, colors):
+    groups = (edge_orbits(query, colors) if share or purpose != "count"
+              else [[e] for e in query_edges(query)])
+    for orbit in groups:
         a, b = orbit[0]
         pairs, h = symmetry_breaking(query, _edge_colors(k, colors, a, b, query.directed))
-        if len(orbit) * h != aut:            # orbit-stabilizer: |O| |H| = |Aut|
+        if share and len(orbit) * h != aut:   # orbit-stabilizer: |O| |H| = |Aut|
             raise AssertionError(f"edge orbit {orbit}: {len(orbit)} x {h} != |Aut| = {aut}")
         p = reorder_plan(plan, edge_order(query, a, b, sizes),
                          _roots(graph, plan, a, boundary), pairs, multiplier=1, **cut)
-        out.append(InterSearch(p, list(orbit), aut if purpose == "count" else 1))
+        out.append(InterSearch(p, list(orbit), len(orbit) * h if purpose == "count" else 1))
     return out
 
 

@@ -170,8 +170,8 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                       order: str = "ri", engine: Any = None,
                       progress: Progress | None = None,
                       stop: Callable[[int], bool] | None = None,
-                      plan: Plan | None = None,
-                      inter_memory: str | None = None) -> tuple[int, PartitionStats, bool]:
+                      plan: Plan | None = None, inter_memory: str | None = None,
+                      share: bool = True) -> tuple[int, PartitionStats, bool]:
     """Count ``query`` in a partitioned graph: intra-partition plus inter-partition matches.
 
     Parameters
@@ -192,6 +192,9 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         With a GPU engine: where the inter searches keep the whole graph. The
         default, ``None``, is device memory when it fits the engine's budget,
         else pinned host memory (zero-copy).
+    share : bool, optional
+        ``False`` runs one inter search per query edge instead of one per orbit
+        of query edges (to measure what sharing saves). The default is ``True``.
 
     Returns
     -------
@@ -211,7 +214,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     if plan.empty_reason is not None:
         return 0, st, True
     colors = anchor_colors(g, query, anchors)
-    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share)
                 if plan.k >= 2 and pg.parts > 1 else [])
     st.inter_searches = len(searches)
     phases = _Phases(progress, pg.parts + len(searches))

@@ -118,6 +118,7 @@ class Partitioned:
         self._subs: dict[int, Graph] = {}
         self._boundary: np.ndarray | None = None
         self._cut: int | None = None
+        self._bytes: np.ndarray | None = None
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -187,8 +188,10 @@ class Partitioned:
         self._boundary = np.flatnonzero(flag).astype(g.indices.dtype)
 
     def part_bytes(self) -> np.ndarray:
-        """Device bytes of each part's induced subgraph (int64[parts])."""
-        return part_bytes(self.graph, self.part, self.parts)
+        """Device bytes of each part's induced subgraph (int64[parts]; computed once)."""
+        if self._bytes is None:
+            self._bytes = part_bytes(self.graph, self.part, self.parts)
+        return self._bytes
 
     def subgraph(self, p: int) -> Graph:
         """Part ``p``'s induced subgraph, local ids (cached; memory-mapped when opened)."""

@@ -501,7 +501,11 @@ class _Run:
         # with leaf counting the last depth is counted, never materialised
         last = self.k - 1 if self.leaf else self.k
         while d < last and 0 < pool.shape[0] < threshold:
-            nxt = self.expand(pool, d, max_tasks=16 * threshold)
+            # a small budget (a partition's) caps the expansion too: the BFS phase
+            # stops where its buffers would not fit (expand's 13 bytes a task, 24 a row,
+            # and the next pool) instead of failing
+            room = (self.budget - self.used) // 2 - int(pool.shape[0]) * 24
+            nxt = self.expand(pool, d, max_tasks=max(0, min(16 * threshold, room // 17)))
             if nxt is None:
                 break
             pool, d = nxt, d + 1

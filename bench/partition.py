@@ -1,0 +1,245 @@
+"""Graphs beyond GPU memory: partitioned (PBE) vs zero-copy vs unified memory, one GPU.
+
+Run on the GPU machine (``bench/device_run.sh`` with ``PART_ARGS``)::
+
+    python bench/partition.py --edges 1e8 --graphs powerlaw,community --budget-share 0.25
+
+For each graph (``bench/gpu.py``'s Chung-Lu generator; ``community`` has planted
+partitions: 64 blocks, 95% of the edges inside a block) and each query:
+
+1. **in-memory**: the GPU engine with the whole graph in device memory (full budget);
+2. the budget is set to ``--budget-share`` of the graph's device bytes and made real:
+   the rest of the device's free memory is allocated (and held) before the next runs;
+3. **partitioned**: :func:`warpmatch.partition.count_partitioned` on parts cut for
+   that budget (METIS when pymetis is installed), the inter-partition searches on the
+   whole graph in pinned host memory, with and without sharing of edge orbits;
+4. **zero-copy**: the same engine with the whole graph in pinned host memory;
+5. **unified**: the whole graph in managed memory (``cudaMallocManaged``), oversubscribed.
+
+Every module is compiled before the timed runs (in parallel processes), every count must
+equal the in-memory one, and a run over ``--time-limit`` is reported as such. Prints a
+table of times and ratios; ``--json`` keeps everything.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+PATTERNS = "triangle,square,diamond,4-clique,tailed-triangle,house,5-clique"
+
+
+def _gpu_bench():
+    """``bench/gpu.py`` as a module (its GPU graph generator)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("wm_bench_gpu", HERE / "gpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _timed(fn, limit: float):
+    """``(value, seconds)``; ``(None, seconds)`` past ``limit`` (the engine's TimeoutError)."""
+    t = time.perf_counter()
+    try:
+        v = fn()
+    except TimeoutError:
+        return None, time.perf_counter() - t
+    return v, time.perf_counter() - t
+
+
+def _sources(eng, plans) -> list[str]:
+    from warpmatch.engine.gpu.engine import module_source
+    return [module_source(eng, p, False) for p in plans]
+
+
+def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
+    import cupy as cp
+
+    import warpmatch as wm
+    from warpmatch.engine.gpu import GpuEngine
+    from warpmatch.engine.gpu.memory import device_graph_bytes
+    from warpmatch.engine.gpu.precompile import precompile
+    from warpmatch.partition import Partitioned, count_partitioned
+    from warpmatch.partition.plans import inter_searches, local_plan
+    from warpmatch.plan import build_plan
+    from warpmatch.plan.build import anchor_colors
+
+    gbytes = device_graph_bytes(g)
+    budget = int(gbytes * args.budget_share)
+    print(f"# {name}: {g.n:,} vertices, {g.num_edges:,} edges, {gbytes / 2**20:,.0f} MiB on "
+          f"the device; budget {budget / 2**20:,.0f} MiB", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    pg = Partitioned.build(g, budget=budget, method=args.method)
+    for p in range(pg.parts):       # preprocessing, as PBE's (and `warpmatch partition`'s)
+        pg.subgraph(p)
+    pg.part_bytes()
+    cut_s = time.perf_counter() - t0
+    print(f"# {pg.parts} parts ({pg.method}) in {cut_s:.1f} s; {pg.cut_edges:,} cut edges "
+          f"({pg.cut_edges / max(g.num_edges, 1):.1%})", file=sys.stderr, flush=True)
+    limit = args.time_limit
+    inmem = GpuEngine(time_limit_s=limit)
+    part_eng = GpuEngine(time_limit_s=limit, memory_budget_bytes=budget)
+    zc = GpuEngine(time_limit_s=limit, memory_budget_bytes=budget, graph_memory="pinned")
+    um = GpuEngine(time_limit_s=limit, memory_budget_bytes=budget, graph_memory="managed")
+    queries = {p: wm.api.as_query(p, g) for p in patterns}
+    plans = {p: build_plan(g, q) for p, q in queries.items()}
+    colors = None
+    srcs = []
+    for p, plan in plans.items():
+        srcs += _sources(inmem, [plan])
+        srcs += _sources(part_eng, [local_plan(plan, pg.part, pg.local, 0)])
+        for share in (True, False):
+            srcs += _sources(part_eng, [s.plan for s in inter_searches(
+                g, plan, pg.part, pg.boundary, anchor_colors(g, queries[p], colors), "count",
+                share)])
+    t0 = time.perf_counter()
+    n_mod = precompile(srcs)
+    print(f"# {n_mod} modules compiled in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+
+    from warpmatch.engine.gpu import engine as G
+    from warpmatch.engine.gpu.memory import DeviceGraph
+
+    def place(memory: str) -> float:
+        """Put the whole graph where a variant reads it, before its timed runs (a one-time
+        cost, reported apart): the partitioned runs load their parts inside the timing."""
+        t = time.perf_counter()
+        G._GRAPHS.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+        G._GRAPHS[g] = DeviceGraph(g, memory)
+        cp.cuda.Device().synchronize()
+        return time.perf_counter() - t
+
+    rows = []
+    place_s = {"device": place("device")}
+    for p in patterns:      # 1. in memory, before the budget is made real
+        plan = plans[p]
+        c, dt = _timed(lambda: inmem.count(g, plan) * plan.multiplier, limit)
+        rows.append({"graph": name, "pattern": p, "count": c, "inmem_s": dt})
+        print(f"# {p}: in-memory {dt:.3f} s, count {c}", file=sys.stderr, flush=True)
+    G._GRAPHS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+    free = cp.cuda.Device().mem_info[0]
+    filler_bytes = max(0, free - budget - args.slack_mib * 2**20)
+    filler = cp.empty(filler_bytes, dtype=cp.uint8)     # 2. the budget made real
+    print(f"# held {filler_bytes / 2**30:.1f} GiB of {free / 2**30:.1f} GiB free; "
+          f"{(free - filler_bytes) / 2**20:,.0f} MiB left", file=sys.stderr, flush=True)
+    for row in rows:
+        p, q, plan = row["pattern"], queries[row["pattern"]], plans[row["pattern"]]
+        want = row["count"]
+        # the whole graph in pinned host memory: PBE's setting (its inter searches read it)
+        place_s["pinned"] = max(place_s.get("pinned", 0.0), place("pinned"))
+        for share in (True, False):         # 3. partitioned
+            if not share and not args.unshared:
+                continue
+            deadline = time.perf_counter() + limit
+            t = time.perf_counter()
+            c, st, done = count_partitioned(pg, q, engine=part_eng, plan=plan, share=share,
+                                            stop=lambda _: time.perf_counter() > deadline)
+            dt = time.perf_counter() - t
+            key = "part" if share else "unshared"
+            row[f"{key}_s"] = dt if done else None
+            row[f"{key}_inter_s"] = st.inter_seconds if done else None
+            if share:
+                row.update(part_count=c if done else None, intra_share=st.intra_share,
+                           bytes_to_device=st.bytes_to_device, inter_engine=st.inter_engine,
+                           inter_searches=st.inter_searches, intra_s=st.intra_seconds)
+            if done and want is not None and c != want:
+                row["error"] = f"partitioned {c} != {want}"
+        for key, eng, memory in (("zerocopy", zc, "pinned"), ("unified", um, "managed")):
+            if memory == "managed":                             # 4, 5
+                place_s[memory] = max(place_s.get(memory, 0.0), place(memory))
+            c, dt = _timed(lambda: eng.count(g, plan) * plan.multiplier, limit)
+            row[f"{key}_s"] = dt if c is not None else None
+            if c is not None and want is not None and c != want:
+                row["error"] = f"{key} {c} != {want}"
+        G._GRAPHS.clear()
+        print(f"# {p}: {json.dumps({k: v for k, v in row.items() if k != 'graph'})}",
+              file=sys.stderr, flush=True)
+    del filler
+    G._GRAPHS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+    for row in rows:
+        row.update(parts=pg.parts, method=pg.method, cut_edges=pg.cut_edges, budget=budget,
+                   graph_bytes=gbytes, cut_s=cut_s, place_s=place_s)
+    return rows
+
+
+def _f(x) -> str:
+    return "-" if x is None else (f"{x:.3f}" if x < 10 else f"{x:.1f}")
+
+
+def _r(a, b) -> str:
+    if a is None or b is None or b <= 0:
+        return "-" if a is None else "inf"
+    return f"{a / b:.2f}x"
+
+
+def print_table(rows: list[dict], limit: float) -> None:
+    print("| graph | pattern | count | in-mem s | part s | intra share | shared/unshared inter s "
+          "| zero-copy s | unified s | UM/part | ZC/part | part/in-mem | check |")
+    print("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        un = r.get("unshared_inter_s")
+        lim = f"> {limit:g}"
+        print(f"| {r['graph']} | {r['pattern']} | {r['count'] if r['count'] is not None else lim}"
+              f" | {_f(r['inmem_s'])} | {_f(r.get('part_s')) if r.get('part_s') else lim}"
+              f" | {r.get('intra_share', 0):.1%} | {_f(r.get('part_inter_s'))} / {_f(un)}"
+              f" | {_f(r.get('zerocopy_s')) if r.get('zerocopy_s') else lim}"
+              f" | {_f(r.get('unified_s')) if r.get('unified_s') else lim}"
+              f" | {_r(r.get('unified_s'), r.get('part_s'))}"
+              f" | {_r(r.get('zerocopy_s'), r.get('part_s'))}"
+              f" | {_r(r.get('part_s'), r['inmem_s'])} | {r.get('error', 'ok')} |")
+    by_graph: dict[str, list] = {}
+    for r in rows:
+        by_graph.setdefault(r["graph"], []).append(r)
+    for name, rs in by_graph.items():
+        def med(key: str) -> float | None:
+            vals = [r[key] / r["part_s"] for r in rs if r.get(key) and r.get("part_s")]
+            return statistics.median(vals) if vals else None
+        r0 = rs[0]
+        print(f"\n{name}: {r0['parts']} parts ({r0['method']}), {r0['cut_edges']:,} cut edges, "
+              f"budget {r0['budget'] / 2**20:,.0f} MiB of {r0['graph_bytes'] / 2**20:,.0f} MiB; "
+              f"median over the queries: unified/partitioned {med('unified_s') or 0:.2f}x, "
+              f"zero-copy/partitioned {med('zerocopy_s') or 0:.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--edges", type=float, default=1e8)
+    ap.add_argument("--graphs", default="powerlaw,community")
+    ap.add_argument("--patterns", default=PATTERNS)
+    ap.add_argument("--budget-share", type=float, default=0.25)
+    ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--method", default="auto", choices=["auto", "metis", "bfs"])
+    ap.add_argument("--unshared", action="store_true",
+                    help="also time the inter searches without sharing of edge orbits")
+    ap.add_argument("--slack-mib", type=int, default=64,
+                    help="device memory left free beyond the budget (CUDA context, NVRTC)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    gen = _gpu_bench()
+    patterns = [p for p in args.patterns.split(",") if p]
+    rows: list[dict] = []
+    for name in [x for x in args.graphs.split(",") if x]:
+        comm = 64 if name == "community" else 0
+        g = gen.power_law_gpu(int(args.edges), seed=args.seed, name=name, communities=comm)
+        rows += run_graph(args, name, g, patterns)
+        del g
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1, default=float))
+    print_table(rows, args.time_limit)
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main())
