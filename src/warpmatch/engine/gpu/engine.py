@@ -509,10 +509,15 @@ class _Run:
             if nxt is None:
                 break
             pool, d = nxt, d + 1
-        if d < self.k and pool.shape[0] > 1:
+        # the pool stays on the device while the warps work through it
+        self.used += int(pool.nbytes)
+        P = int(pool.shape[0])
+        if d < self.k and P > 1 and self.used + 48 * P <= self.budget:
             # the pool is in vertex order, so the heavy partial matches of hubs are
-            # adjacent; a fixed-seed shuffle spreads them over the warps' fetches
-            pool = pool[cp.random.RandomState(12345).permutation(pool.shape[0])]
+            # adjacent; a fixed-seed shuffle spreads them over the warps' fetches (its
+            # keys, indices and sort buffers take about 48 bytes a row: skipped where a
+            # small budget has no room for them, e.g. a partition's)
+            pool = pool[cp.random.RandomState(12345).permutation(P)]
         cp.cuda.get_current_stream().synchronize()
         self.stats["bfs_s"] = time.perf_counter() - t
         self.stats["pool_depth"] = d
