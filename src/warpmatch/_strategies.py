@@ -31,10 +31,11 @@ def source(graph: Any) -> tuple[Any, Graph]:
 
 
 def no_parts_on_cluster(client: Any, pg: Any, partitions: Any) -> None:
+    """Listing by partitions on a cluster is not built: refuse it in one line."""
     if client is not None and (pg is not None or partitions is not None):
-        raise QueryError("partitions on a Dask cluster are not supported yet: give either "
-                         "client= (--workers/--scheduler) or partitions (--partitions, a "
-                         "partition directory)")
+        raise QueryError("listing by partitions on a Dask cluster is not supported yet: "
+                         "give either client= (--workers/--scheduler) or partitions "
+                         "(--partitions, a partition directory)")
 
 
 def partition(pg: Any, g: Graph, engine: Any, partitions: Any,
@@ -76,8 +77,11 @@ def count_partitioned(pg: Any, q: Query, plan: Plan, mode: str, induced: bool,
 def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, induced: bool,
                       backend: str, anchors: Mapping[Any, Any] | None, order: str,
                       progress: Any, limit: int | None, time_limit: float | None,
-                      shards: int | None) -> Any:
-    """:func:`~warpmatch.api.count_result` on a Dask cluster (:mod:`warpmatch.distributed`)."""
+                      shards: int | None, pg: Any = None) -> Any:
+    """:func:`~warpmatch.api.count_result` on a Dask cluster (:mod:`warpmatch.distributed`);
+    with ``pg`` (a :class:`~warpmatch.partition.Partitioned`), its parts and
+    inter-partition searches are the shards' searches
+    (:mod:`warpmatch.distributed.partitioned`)."""
     from .api import CountResult, _early_stop, _make_progress, _plan
     from . import distributed as D
     from .engine import _unknown, backend_names
@@ -90,6 +94,9 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
     if plan.empty_reason is not None:
         return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, g,
                            distributed={"shards": 0})
+    if pg is not None:
+        return _count_parts_on_cluster(client, pg, q, plan, mode, induced, anchors, backend,
+                                       progress, limit, time_limit, shards, t1 - t0)
     job = D.prepare(client, g, plan, backend=backend, shards=shards, graph_path=path)
     callback, close = _make_progress(progress, q.name)
     t2 = time.perf_counter()
@@ -109,3 +116,32 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
     return CountResult(raw * int(plan.multiplier), mode, bool(induced),
                        "dask:" + "+".join(engines), t3 - t2, t1 - t0, plan, q, g,
                        partial=partial, distributed=job.stats)
+
+
+def _count_parts_on_cluster(client: Any, pg: Any, q: Query, plan: Plan, mode: str,
+                            induced: bool, anchors: Mapping[Any, Any] | None, backend: str,
+                            progress: Any, limit: int | None, time_limit: float | None,
+                            shards: int | None, plan_s: float) -> Any:
+    """:func:`count_on_cluster` by partitions: each part and each inter-partition search is
+    cut into shards (:func:`warpmatch.distributed.partitioned.count_partitioned`)."""
+    from .api import CountResult, _early_stop, _make_progress
+    from .distributed.partitioned import count_partitioned as count_parts
+    callback, close = _make_progress(progress, q.name)
+    t2 = time.perf_counter()
+    stop, why = _early_stop(None if limit is None else int(limit), None, 1, t2)
+    deadline = None if time_limit is None else t2 + float(time_limit)
+    try:
+        total, stats, complete = count_parts(client, pg, plan, anchors, backend, shards,
+                                             progress=callback, stop=stop, deadline=deadline)
+    finally:
+        close()
+    partial = None
+    if not complete:
+        partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
+    part = {"strategy": "partitioned", "parts": pg.parts, "method": pg.method,
+            "cut_edges": pg.cut_edges, "intra": stats["intra"], "inter": stats["inter"],
+            "intra_share": round(stats["intra"] / max(1, stats["intra"] + stats["inter"]), 6)}
+    return CountResult(int(total), mode, bool(induced),
+                       "dask:" + "+".join(stats.get("engines") or [backend]),
+                       time.perf_counter() - t2, plan_s, plan, q, pg.graph, partial=partial,
+                       distributed=stats, partition=part)

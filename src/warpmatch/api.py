@@ -398,10 +398,11 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         raise QueryError(f"time_limit must be positive, not {time_limit}")
     pg, g = S.source(graph)
     q = as_query(query, g)
-    S.no_parts_on_cluster(client, pg, partitions)
     if client is not None:
+        if partitions is not None:
+            pg = S.partition(pg, g, None, partitions, None)
         return S.count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
-                                 progress, limit, time_limit, shards)
+                                  progress, limit, time_limit, shards, pg)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")

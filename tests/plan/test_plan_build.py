@@ -122,11 +122,16 @@ def test_anchors_prune_the_roots():
     assert plan.roots.tolist() == [5, 11, 40]            # sorted, unique, internal ids
     assert plan.anchors == {1: 3}
     # an explicit anchor set at a later depth is restricted too
-    plan2 = build_plan(g, TRIANGLE, anchors={"a": [1000 + 7 * i for i in range(30)],
-                                             "c": [1000 + 7 * 3]})
+    two = {"a": [1000 + 7 * i for i in range(30)], "c": [1000 + 7 * 3]}
+    plan2 = build_plan(g, TRIANGLE, anchors=two, refine=False)
     assert plan2.order[0] == 2 and plan2.roots.tolist() == [3]
     d = int(plan2.inverse_order[0])
     assert plan2.cand_restricted[d] and plan2.candidates(d).tolist() == list(range(30))
+    # refined (the default with anchors): only the anchor ids adjacent to vertex 3 stay
+    plan3 = build_plan(g, TRIANGLE, anchors=two)
+    d = int(plan3.inverse_order[0])
+    assert plan3.cand_restricted[d]
+    assert set(plan3.candidates(d).tolist()) <= set(g.neighbors(3).tolist()) & set(range(30))
     # anchors intersect with the filters: degree-1 vertices cannot be a triangle's corner
     leaf = int(np.flatnonzero(g.degree == g.degree.min())[0])
     p3 = build_plan(g, Query.from_edges([(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 2)]),
@@ -215,13 +220,14 @@ def test_nlf_filtered_depths_get_explicit_sets():
     vl = [0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1]
     g = Graph.from_edges(src, dst, n=12, vertex_labels=vl)
     q = Query.from_edges([(0, 1), (1, 2), (1, 3)], vertex_labels=[1, 0, 1, 1])
-    plan = build_plan(g, q, order="input")                # centre 1 at depth 1
+    plan = build_plan(g, q, order="input", refine=False)  # centre 1 at depth 1
     check_arrays(plan)
     assert plan.order.tolist() == [0, 1, 2, 3]
     assert plan.cand_restricted.tolist() == [True, True, False, False]
     assert plan.candidates(1).tolist() == [0]
     assert plan.roots.tolist() == candidates(g, q, 0).tolist() == [1, 2, 3, 10, 11]
-    assert not build_plan(g, q, order="input", use_nlf=False).cand_restricted[1:].any()
+    assert not build_plan(g, q, order="input", use_nlf=False,
+                          refine=False).cand_restricted[1:].any()
     assert REF.count(g, plan) * plan.multiplier == 6
 
 

@@ -80,12 +80,16 @@ def load_source(path: str, fmt: str | None, directed: bool,
 
 
 def partition_line(d: dict) -> str:
-    """The summary line of a partitioned run (``--json``'s ``"partition"``)."""
-    return (f"  partitioned: {d['parts']} parts ({d['method']}), {d['cut_edges']:,} cut edges; "
-            f"{d['intra_share']:.1%} of the matches inside one part "
-            f"({d['intra_seconds']:.3f} s on {d['intra_engine']}), the rest by "
-            f"{d['inter_searches']} inter-partition searches ({d['inter_seconds']:.3f} s on "
-            f"{d['inter_engine']}); {d['bytes_to_device']:,} bytes moved to the device")
+    """The summary line of a partitioned run (``--json``'s ``"partition"``; on a cluster
+    it holds no per-stage seconds, engines or bytes)."""
+    line = (f"  partitioned: {d['parts']} parts ({d['method']}), {d['cut_edges']:,} cut "
+            f"edges; {d['intra_share']:.1%} of the matches inside one part")
+    if "intra_seconds" in d:
+        line += (f" ({d['intra_seconds']:.3f} s on {d['intra_engine']}), the rest by "
+                 f"{d['inter_searches']} inter-partition searches ({d['inter_seconds']:.3f} s "
+                 f"on {d['inter_engine']}); {d['bytes_to_device']:,} bytes moved to the "
+                 "device")
+    return line
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)

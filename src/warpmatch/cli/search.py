@@ -172,6 +172,10 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
     the directory (a local cluster does).
     """
     if workers is not None or scheduler is not None:
+        from ..partition import is_partition_dir
+        if partitions is not None or is_partition_dir(graph):
+            raise click.UsageError("listing by partitions on a Dask cluster is not supported "
+                                   "yet: give either --workers/--scheduler or partitions")
         _match_dataset(graph, query, output, limit, batch_size, output_format, threads,
                        workers, scheduler, mode, induced, backend, anchors, order, fmt,
                        directed, vertex_labels, as_json)

@@ -11,6 +11,8 @@ or ``--scheduler tcp://host:port`` on the command line.
   scattered once);
 - :mod:`.static` — shards as tasks: counts summed, matches gathered or written
   as a Parquet dataset;
+- :mod:`.partitioned` — partitions as shards: each part's search and each
+  inter-partition search (:mod:`warpmatch.partition`) cut into shards;
 - :mod:`.continuous` — ``warpmatch.ContinuousMatcher(..., client=)``: a replica
   of the dynamic graph on every worker, each searching its share of every
   batch's updates (``warpmatch stream --workers N``).

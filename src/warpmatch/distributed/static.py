@@ -153,6 +153,11 @@ def _engine_and_plan(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
         engine = resolve_backend(backend)
     except Exception as exc:  # noqa: BLE001 - named with the worker
         raise DistributedError(f"worker {me}: backend {backend!r}: {exc}") from exc
+    if plan.cut_part is not None:
+        # an inter-partition search (distributed.partitioned): on a GPU the whole graph
+        # stays in host memory (zero-copy) where it does not fit the device's budget
+        from ..partition.search import _inter_engine
+        engine = _inter_engine(engine, g)
     return engine, g, shard_plan(plan, shard), int(threads.get(me, 1))
 
 

@@ -220,10 +220,15 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     phases = _Phases(progress, pg.parts + len(searches))
     total = 0
 
-    def stopper(offset: int, unit: int) -> Callable[[int], bool] | None:
-        if stop is None:
-            return None
-        return lambda raw: stop(offset + raw * unit)
+    # the answer so far from raw matches: embeddings are raw x weight; subgraphs are
+    # embeddings / |Aut| (whole: every inter embedding's orbit is counted in full)
+    aut = int(plan.aut_size)
+
+    def answer(intra: int, inter_emb: int) -> int:
+        return intra + (inter_emb if mode == "embeddings" else inter_emb // aut)
+
+    def stopper(to_answer: Callable[[int], int]) -> Callable[[int], bool] | None:
+        return None if stop is None else (lambda raw: stop(to_answer(raw)))
 
     extra = (lambda s: {"stop": s} if s is not None else {})
     t0 = time.perf_counter()
@@ -237,8 +242,9 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         sub = pg.subgraph(p)
         if _on_device(engine):
             st.bytes_to_device += int(pg.part_bytes()[p])
+        base, mult = total, int(plan.multiplier)
         raw = int(engine.count(sub, lp, progress=cb,
-                               **extra(stopper(total, int(plan.multiplier)))))
+                               **extra(stopper(lambda r: base + r * mult))))
         _drop_device_copy(engine, sub)
         total += raw * int(plan.multiplier)
         if stop is not None and stop(total):
@@ -249,27 +255,25 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     t1 = time.perf_counter()
     st.intra_seconds = t1 - t0
     st.bytes_to_device += _inter_bytes(inter_engine, g, searches)
-    aut = int(plan.aut_size)
     inter_emb = 0
     for s in searches:
         cb = phases.stage()
         ts = time.perf_counter()
-        unit = s.weight if mode == "embeddings" else s.weight // aut
-        raw = int(inter_engine.count(g, s.plan, progress=cb,
-                                     **extra(stopper(total, unit))))
+        done_emb, weight = inter_emb, s.weight
+        raw = int(inter_engine.count(g, s.plan, progress=cb, **extra(stopper(
+            lambda r: answer(st.intra, done_emb + r * weight)))))
         st.per_search.append({"edges": [list(e) for e in s.edges], "roots": int(s.plan.roots.size),
                               "raw": raw, "seconds": round(time.perf_counter() - ts, 6)})
         inter_emb += raw * s.weight
-        total += raw * unit
+        total = answer(st.intra, inter_emb)
         if stop is not None and stop(total):
             st.inter = total - st.intra
             st.inter_seconds = time.perf_counter() - t1
             return total, st, False
-    inter = inter_emb if mode == "embeddings" else inter_emb // aut
-    st.inter = inter
+    st.inter = answer(0, inter_emb)
     st.inter_seconds = time.perf_counter() - t1
     phases.finish()
-    return st.intra + inter, st, True
+    return st.intra + st.inter, st, True
 
 
 def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",

@@ -43,11 +43,14 @@ from ..query.symmetry import symmetry_breaking
 from .filter import ldf_mask, nlf_applies, nlf_keep
 from .order import get_order
 from .plan import Plan
+from .refine import refine_applies, refine_candidates
 
 MODES = ("embeddings", "subgraphs")
 PURPOSES = ("count", "list")
 #: most ids the optional (non-root, non-anchored) explicit candidate sets may hold in all
 OPTIONAL_CANDIDATE_BUDGET = 1 << 24
+#: most bytes of per-query-vertex masks candidate refinement may hold (k x n)
+REFINE_MASK_BYTES = 1 << 30
 
 
 def build_plan(
@@ -59,6 +62,7 @@ def build_plan(
     order: str = "ri",
     purpose: str = "count",
     use_nlf: bool = True,
+    refine: bool | None = None,
 ) -> Plan:
     """Compile ``query`` against ``graph`` into a :class:`Plan`.
 
@@ -86,6 +90,10 @@ def build_plan(
         symmetry breaking and a multiplier. The default is ``"count"``.
     use_nlf : bool, optional
         Apply the neighbour-label frequency filter. The default is ``True``.
+    refine : bool or None, optional
+        Refine the candidate sets by neighbourhood consistency to a fixed point
+        (:mod:`warpmatch.plan.refine`). The default, ``None``, refines where it
+        pays: a vertex-labeled graph with a labeled query vertex, or anchors.
 
     Returns
     -------
@@ -131,9 +139,16 @@ def build_plan(
     ldf_count = np.zeros(k, dtype=np.int64)
     counts = np.zeros(k, dtype=np.int64)
     nlf_removed = np.zeros(k, dtype=bool)
+    if refine is None:
+        refine = refine_applies(graph, query, bool(anchor_sets))
+    # refinement holds one mask per query vertex: not for a graph where k masks are huge
+    refine = bool(refine) and k * graph.n <= REFINE_MASK_BYTES
+    masks: list[np.ndarray] = []
     if empty_reason is None:
         for u in range(k):
             mask = ldf_mask(graph, query, u)
+            if refine:
+                masks.append(mask)
             ldf_count[u] = np.count_nonzero(mask)
             ids: np.ndarray | None = None
             if u in anchor_sets:
@@ -151,6 +166,21 @@ def build_plan(
                                     f"the answer is 0")
                 else:
                     empty_reason = _no_candidate_reason(graph, query, u, u in anchor_sets)
+    filter_counts = {u: {"ldf": int(ldf_count[u]), "nlf": int(counts[u])} for u in range(k)}
+    passes = 0
+    if refine and empty_reason is None:
+        refined, passes = refine_candidates(graph, query, cand, masks)
+        for u in range(k):
+            if refined[u] is not cand[u]:
+                cand[u] = refined[u]
+                counts[u] = refined[u].size
+                nlf_removed[u] = u not in anchor_sets     # an explicit set pays now
+            filter_counts[u]["refined"] = int(counts[u])
+            if counts[u] == 0 and empty_reason is None:
+                empty_reason = (f"no data vertex can match query vertex {query.names[u]}: "
+                                "candidate refinement (every query edge needs a candidate "
+                                "neighbour) removed them all; the answer is 0")
+    del masks
 
     first = None
     if anchor_sets:
@@ -202,7 +232,7 @@ def build_plan(
         multiplier=multiplier, mode=mode, induced=bool(induced),
         directed=bool(graph.directed), aut_size=aut_size, order_name=order,
         query=query, anchors={u: int(s.size) for u, s in anchor_sets.items()},
-        empty_reason=empty_reason,
+        empty_reason=empty_reason, filter_counts=filter_counts, refine_passes=passes,
     )
 
 

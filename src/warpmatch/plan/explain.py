@@ -28,6 +28,20 @@ def _label(lab: int) -> str:
     return "*" if lab == -1 else str(lab)
 
 
+def _filter_steps(plan: Plan, u: int) -> str:
+    """``"; label/degree 1,234 -> NLF 456 -> refined 78"``: the candidates of ``u``
+    after each filter (issue 23: before and after filtering)."""
+    c = plan.filter_counts.get(u)
+    if not c:
+        return ""
+    text = f"; label/degree {c['ldf']:,}"
+    if c["nlf"] != c["ldf"]:
+        text += f" -> NLF {c['nlf']:,}"
+    if "refined" in c:
+        text += f" -> refined {c['refined']:,}"
+    return text
+
+
 def explain_plan(plan: Plan) -> str:
     """Describe ``plan`` in readable lines.
 
@@ -67,6 +81,9 @@ def explain_plan(plan: Plan) -> str:
     lines.append(sym)
     lines.append(f"order ({plan.order_name}): "
                  + ", ".join(_name(plan, int(u)) for u in plan.order))
+    if plan.refine_passes:
+        lines.append(f"candidate refinement: {plan.refine_passes} pass(es) over the query "
+                     "edges (a candidate needs a candidate neighbour across every query edge)")
     if plan.anchors:
         lines.append("anchors: " + ", ".join(
             f"{_name(plan, int(u))} -> {n} id{'s' if n != 1 else ''}"
@@ -82,14 +99,15 @@ def explain_plan(plan: Plan) -> str:
             deg = f"degree >= {int(plan.min_out_deg[i])}"
         lines.append(f"depth {i}: {un}  label {_label(int(plan.vlabel[i]))}, {deg}")
         size = int(plan.cand_ptr[i + 1] - plan.cand_ptr[i])
+        steps = _filter_steps(plan, u)
         if i == 0:
             anchored = " (anchored)" if u in plan.anchors else ""
-            lines.append(f"  candidates: {size} roots{anchored}")
+            lines.append(f"  candidates: {size:,} roots{anchored}{steps}")
         elif plan.cand_restricted[i]:
-            why = "anchored" if u in plan.anchors else "NLF-filtered"
-            lines.append(f"  candidates: restricted to {size} ids ({why})")
+            why = "anchored" if u in plan.anchors else "filtered"
+            lines.append(f"  candidates: restricted to {size:,} ids ({why}){steps}")
         else:
-            lines.append("  candidates: unrestricted (label and degree checked)")
+            lines.append(f"  candidates: unrestricted (label and degree checked){steps}")
         lo, hi = int(plan.bn_ptr[i]), int(plan.bn_ptr[i + 1])
         if hi > lo:
             parts = []

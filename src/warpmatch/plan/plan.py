@@ -85,6 +85,8 @@ class Plan:
     query: Any = None            # the Query (for explain and output); engines ignore it
     anchors: dict = field(default_factory=dict)   # query vertex -> #anchor ids (for explain)
     empty_reason: str | None = None   # set when planning proved the answer is 0
+    filter_counts: dict = field(default_factory=dict)  # u -> {"ldf", "nlf"[, "refined"]}
+    refine_passes: int = 0              # candidate refinement passes (0: not refined)
     cut_part: np.ndarray | None = None   # int32[n]: part per data vertex (rule 8), or None
     cut_prime: int = 0                  # rule 8: 0 prime edge M[0] -> M[1], 1 M[1] -> M[0]
 
