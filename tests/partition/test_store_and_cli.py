@@ -143,6 +143,11 @@ def test_cli_partition_then_count_match_explain(g: Graph, tmp_path: Path) -> Non
     assert len(lines) - 1 == wm.count(g, "triangle", mode="subgraphs")
     r = runner.invoke(cli, ["explain", str(tmp_path / "parts"), "house"])
     assert r.exit_code == 0 and "inter-partition" in r.output
+    r = runner.invoke(cli, ["info", str(tmp_path / "parts"), "--json"])
+    d = last_json(r)
+    assert d["partitions"]["parts"] == 4 and len(d["partitions"]["per_part"]) == 4
+    assert sum(p["vertices"] for p in d["partitions"]["per_part"]) == g.n
+    assert "part 3:" in r.output
 
 
 def test_cli_errors_are_one_line(g: Graph, tmp_path: Path) -> None:

@@ -30,12 +30,17 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
          as_json: bool) -> None:
     """Describe GRAPH: size, degrees, labels, what was dropped while reading.
 
+    GRAPH may be a partition directory (warpmatch partition): then each part's
+    vertices, edges and device bytes are listed too.
+
     \b
     Examples:
       warpmatch info web.txt
       warpmatch info votes.txt --directed --json
+      warpmatch info web.parts
     """
-    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    from .partition import load_source
+    g, load_s, pg = load_source(graph, fmt, directed, vertex_labels)
     facts = dict(g.summary())
     rep = g.report
     facts.update(self_loops_dropped=int(rep.self_loops), duplicates_dropped=int(rep.duplicates),
@@ -45,6 +50,17 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
         shown = f"{val:,}" if isinstance(val, int) and not isinstance(val, bool) else (
             f"{val:.3f}" if isinstance(val, float) else val)
         click.echo(f"{key.replace('_', ' '):<{width}} : {shown}")
+    if pg is not None:
+        parts = [{"part": p, "vertices": int(pg.subgraph(p).n),
+                  "edges": int(pg.subgraph(p).num_edges), "bytes": int(b)}
+                 for p, b in enumerate(pg.part_bytes())]
+        click.echo(f"partitions : {pg.parts} ({pg.method}), {pg.cut_edges:,} cut edges, "
+                   f"{pg.boundary.size:,} boundary vertices")
+        for d in parts:
+            click.echo(f"  part {d['part']}: {d['vertices']:,} vertices, {d['edges']:,} "
+                       f"edges, {d['bytes']:,} device bytes")
+        facts["partitions"] = {"parts": pg.parts, "method": pg.method,
+                               "cut_edges": pg.cut_edges, "per_part": parts}
     if as_json:
         facts["graph"] = graph
         _emit_json(facts)

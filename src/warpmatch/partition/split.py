@@ -80,9 +80,14 @@ def part_bytes(graph: Graph, part: np.ndarray, parts: int) -> np.ndarray:
     (twice for directed graphs), 4-byte ids per kept adjacency entry, 4 more
     per entry with edge labels, 4 per vertex with vertex labels.
     """
-    src = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(graph.indptr))
-    same = part[src] == part[graph.indices]
-    entries = np.bincount(part[src][same], minlength=parts).astype(np.int64)
+    entries = np.zeros(parts, dtype=np.int64)
+    step = 1 << 22                        # rows at a time: memory bounded on huge graphs
+    for v0 in range(0, graph.n, step):
+        v1 = min(graph.n, v0 + step)
+        lo, hi = int(graph.indptr[v0]), int(graph.indptr[v1])
+        ps = np.repeat(part[v0:v1], np.diff(graph.indptr[v0:v1 + 1]))
+        same = ps == part[np.asarray(graph.indices[lo:hi])]
+        entries += np.bincount(ps[same], minlength=parts)
     verts = np.bincount(part, minlength=parts).astype(np.int64)
     per_entry = 4 + (4 if graph.edge_labels is not None else 0)
     per_vertex = 8 + (4 if graph.vertex_labels is not None else 0)

@@ -2,7 +2,8 @@
 
 The planner is where a request meets the data graph: it validates that the
 query can be asked of this graph, filters candidates (LDF/NLF, see
-:mod:`warpmatch.plan.filter`), restricts anchored query vertices to their
+:mod:`warpmatch.plan.filter`; then, for labeled or anchored queries, refinement
+to a fixed point, :mod:`warpmatch.plan.refine`), restricts anchored query vertices to their
 anchor ids, chooses a connected matching order (:mod:`warpmatch.plan.order`,
 RI by default), and compiles everything the engines check into flat arrays
 (the contract in :mod:`warpmatch.plan.plan`).
@@ -23,8 +24,8 @@ They serve two purposes here:
 
 Explicit candidate sets (rule 3 of the Plan contract): depth 0 always has one
 (the roots). A later depth gets one when it is anchored (it must, the anchor
-is a constraint that the other rules do not express), or when NLF removed
-candidates that label and degree (rules 1–2, checked by every engine anyway)
+is a constraint that the other rules do not express), or when NLF or refinement
+removed candidates that label and degree (rules 1–2, checked by every engine anyway)
 would have kept; the latter only while the optional sets total at most
 ``2**24`` ids (64 MiB of int32), since for huge unlabeled-ish graphs a set that
 removes little is not worth shipping to a device.
