@@ -22,6 +22,11 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   survivors are counted; when the last depth has a single backward neighbour
   and nothing else to check, the count is the length of the (restriction
   clipped) list minus the earlier matched vertices found in it.
+- **Counting a fan of leaves**: when the last ``j >= 2`` depths are plain leaves
+  of one matched vertex (:func:`warpmatch.plan.leaves.leaf_group` says where this
+  is exact), count mode adds ``s (s-1) ... (s-j+1)`` (or ``C(s, j)`` when the
+  restrictions order them) for the ``s`` usable entries of its list, at the
+  group's first depth, instead of descending (:func:`_leaf_group`).
 - **Resumable state**: the whole DFS state (depth, per-depth scan positions
   and ends, cursors, ``M``) lives in arrays, so a listing worker can stop when
   its output slice is full and continue on the next call; memory is bounded by
@@ -55,12 +60,17 @@ BIG = np.int64(1) << np.int64(62)
 # prog[0..4] = k, has_edge_labels, has_vertex_labels, number of backward edges,
 # the cut rule (rule 8 of the Plan contract: CUT_OFF; CUT_UND, the prime data edge
 # is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
+# prog[5..10] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
+# its first depth (k: none), the parent's depth, the direction of the leaves' edge,
+# 1 if the restrictions order the leaves in a chain (count C(s, j), else P(s, j)), and
+# the leaves' vertex label and edge label (-1: any);
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
 # the innermost loop (and a helper taking s would be compiled once per
 # constant s, numba typing a constant argument as a literal).
-HEAD = 5
+HEAD = 11
+H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_GRP_LAB, H_GRP_ELAB = 5, 6, 7, 8, 9, 10
 CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
 S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
 S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
@@ -153,6 +163,51 @@ def _has_edge(ip, ix, iip, iix, u, v, direction):
     lo, hi = iip[u], iip[u + 1]
     q = _lower_bound(iix, lo, hi, v)
     return q < hi and iix[q] == v
+
+
+@njit(cache=True, nogil=True)
+def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
+    """The matches of depths ``d..k-1``, leaves of one matched vertex, from its list.
+
+    ``s`` = the entries of the parent's list that a leaf may take (its label and
+    edge label) and that are not matched already; the ``j = k - d`` leaves take
+    ``s (s-1) ... (s-j+1)`` injective values, or ``C(s, j)`` when the symmetry
+    restrictions order them in a chain (one increasing choice per subset).
+    """
+    v = st[m0 + prog[H_GRP_P]]
+    lab = prog[H_GRP_LAB]
+    elab = prog[H_GRP_ELAB]
+    if prog[H_GRP_DIR] == 0:
+        lo, hi = ip[v], ip[v + 1]
+        arr, larr = ix, el
+    else:
+        lo, hi = iip[v], iip[v + 1]
+        arr, larr = iix, iel
+    if lab == -1 and elab == -1:
+        s = hi - lo
+    else:
+        s = np.int64(0)
+        for z in range(lo, hi):
+            if (lab == -1 or vl[arr[z]] == lab) and (elab == -1 or larr[z] == elab):
+                s += 1
+    for x in range(d):
+        c = st[m0 + x]
+        if x == prog[H_GRP_P] or (lab != -1 and vl[c] != lab):
+            continue
+        q = _lower_bound(arr, lo, hi, c)
+        if q < hi and arr[q] == c and (elab == -1 or larr[q] == elab):
+            s -= 1
+    j = k - d
+    if s < j:
+        return np.int64(0)
+    n = np.int64(1)
+    if prog[H_GRP_CHAIN] != 0:
+        for i in range(1, j + 1):           # C(s, j), exact at every step
+            n = n * (s - j + i) // i
+    else:
+        for i in range(j):                  # s (s-1) ... (s-j+1)
+            n *= s - i
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -296,6 +351,18 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
         if init:
             init = False
+            if count_only and d == prog[H_GRP0]:
+                # ---- the last depths are leaves of one matched vertex: count them (at
+                # depth 1 once per root: a root's other items are slices of the same list)
+                if d > 1 or a_off == 0:
+                    total += _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
+                v = st[m0 + prog[H_GRP_P]]
+                steps += 1 + ((ip[v + 1] - ip[v]) if prog[H_GRP_DIR] == 0
+                              else (iip[v + 1] - iip[v]))
+                d -= 1
+                if d == 0:
+                    d = -1
+                continue
             # ---- initialise depth d: restriction bounds, generator, cursors
             lo_val = np.int64(0)
             hi_val = BIG

@@ -98,6 +98,16 @@ def _graph_arrays(graph: Graph) -> tuple[np.ndarray, ...]:
     return indptr, indices, in_indptr, in_indices, elab, in_elab, vlab
 
 
+def _leaf_group_header(plan: Plan, graph: Graph) -> list[int]:
+    """The program header's leaf group (layout in ``_cpu_kernels``;
+    :func:`~warpmatch.plan.leaves.leaf_group` decides where it is exact)."""
+    from ..plan.leaves import leaf_group
+    grp = leaf_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None)
+    if grp is None:
+        return [plan.k, 0, 0, 0, -1, -1]
+    return [grp.first, grp.parent, grp.direction, int(grp.chain), grp.vlabel, grp.elabel]
+
+
 def _program(plan: Plan, graph: Graph) -> np.ndarray:
     """The plan packed into the kernels' int64 program array (layout in ``_cpu_kernels``).
 
@@ -167,7 +177,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     else:
         cut = K.CUT_BWD if plan.cut_prime else K.CUT_FWD
     header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
-              int(plan.bn_pos.size), cut]
+              int(plan.bn_pos.size), cut] + _leaf_group_header(plan, graph)
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)

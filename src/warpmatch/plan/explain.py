@@ -133,6 +133,14 @@ def explain_plan(plan: Plan) -> str:
                 op = ">" if int(plan.res_sign[t]) == 1 else "<"
                 parts.append(f"f({un}) {op} f({wn})")
             lines.append("  restrictions: " + ", ".join(parts))
+    from .leaves import leaf_group
+    grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
+    if grp is not None and plan.empty_reason is None:
+        names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
+        how = "C(s, j): their restrictions order them" if grp.chain else "s (s-1) ... (s-j+1)"
+        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
+                     f"{_name(plan, int(plan.order[grp.parent]))}, from the s entries of its "
+                     f"list they may take: {how}")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)

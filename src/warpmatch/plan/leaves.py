@@ -1,0 +1,106 @@
+"""Where count mode may count query vertices from a list size instead of enumerating them.
+
+Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are plain
+leaves of one matched vertex, if any, and whether their restrictions order them).
+
+Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
+depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
+nothing ties them together but injectivity, so their matches number
+``s (s-1) ... (s-j+1)`` for the ``s`` entries of ``M[p]``'s list they may take
+(not matched already, with their label and edge label), or ``C(s, j)`` when the
+symmetry-breaking restrictions order them in a chain (a k-star's leaves). The CPU
+engine counts them so (``engine._cpu_kernels._leaf_group``); ``explain`` says where.
+A single last leaf is the engines' older fast path (the list size, or an
+intersection size), not a group.
+
+Not yet: trees hanging off the matched part, independent branches and leaves of
+different parents (inclusion-exclusion over shared candidates); the GPU engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .plan import Plan
+
+
+@dataclass(frozen=True)
+class LeafGroup:
+    """Depths ``first..k-1`` are leaves of depth ``parent`` (see the module docstring)."""
+
+    first: int
+    parent: int
+    direction: int      # 0: data edge M[parent] -> leaf; 1: leaf -> M[parent]
+    chain: bool         # restrictions order all the leaves: C(s, j), else P(s, j)
+    vlabel: int         # the leaves' vertex label, -1 any
+    elabel: int         # the leaves' edge label, -1 any
+
+
+def _reach(after: dict[int, set[int]], d: int) -> set[int]:
+    """Depths ordered after ``d`` by the restriction pairs (transitively)."""
+    seen: set[int] = set()
+    todo = list(after[d])
+    while todo:
+        x = todo.pop()
+        if x not in seen:
+            seen.add(x)
+            todo.extend(after[x])
+    return seen
+
+
+def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
+    """The plan's leaf group, or ``None`` where counting it by list size is not exact.
+
+    Exact only where nothing but injectivity ties the leaves: each has one
+    backward edge, to the same depth and in the same direction, the same vertex
+    and edge label, no candidate set, induced non-edge or degree bound beyond
+    its edge; their restrictions, if any, order all of them in one chain and
+    involve no other depth. Off for inter-partition plans (rule 8 checks every
+    candidate) and in listing (the engine only uses it when counting).
+
+    Parameters
+    ----------
+    plan : Plan
+    vertex_labels, edge_labels : bool
+        Whether the data graph has vertex and edge labels (a label the graph
+        cannot have constrains nothing it can check).
+    """
+    k = plan.k
+    if k < 3 or plan.cut_part is not None:
+        return None
+    key = None
+    first = k
+    for d in range(k - 1, 0, -1):
+        b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
+        if b1 - b0 != 1 or plan.cand_restricted[d] or plan.na_ptr[d + 1] != plan.na_ptr[d]:
+            break
+        dr = int(plan.bn_dir[b0])
+        mine = (int(plan.bn_pos[b0]), dr, int(plan.vlabel[d]) if vertex_labels else -1,
+                int(plan.bn_elabel[b0]) if edge_labels else -1)
+        if key is not None and mine != key:
+            break
+        if plan.directed:
+            need_out, need_in = (0, 1) if dr == 0 else (1, 0)
+        else:
+            need_out = need_in = 1
+        if plan.min_out_deg[d] > need_out or plan.min_in_deg[d] > need_in:
+            break
+        key, first = mine, d
+    j = k - first
+    if key is None or j < 2:
+        return None
+    group = set(range(first, k))
+    pairs = set()
+    for d in group:
+        for t in range(int(plan.res_ptr[d]), int(plan.res_ptr[d + 1])):
+            other = int(plan.res_pos[t])
+            if other not in group:
+                return None                 # a leaf ordered against a non-leaf
+            pairs.add((other, d) if int(plan.res_sign[t]) == 1 else (d, other))
+    chain = False
+    if pairs:
+        after = {d: {b for a, b in pairs if a == d} for d in group}
+        order = sorted(group, key=lambda d: -len(_reach(after, d)))
+        if any(_reach(after, order[i]) != set(order[i + 1:]) for i in range(j)):
+            return None                     # a partial order: not C(s, j)
+        chain = True
+    return LeafGroup(first, key[0], key[1], chain, key[2], key[3])
