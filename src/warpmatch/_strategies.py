@@ -4,8 +4,9 @@ Map: :func:`source` (a partition directory may stand where a graph is) <
 :func:`partition` (in memory or by parts: :func:`warpmatch.partition.choose.choose`) <
 :func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
 :func:`count_on_cluster` (Dask, :mod:`warpmatch.distributed`), each returning the
-:class:`~warpmatch.api.CountResult` that :func:`warpmatch.api.count_result` returns;
-:func:`no_parts_on_cluster` refuses the two together.
+:class:`~warpmatch.api.CountResult` that :func:`warpmatch.api.count_result` returns
+(both together: :func:`_count_parts_on_cluster`); :func:`no_parts_on_cluster` refuses
+listing by partitions on a cluster, which is not built.
 
 Split from :mod:`warpmatch.api`, which keeps the user's surface (signatures and
 docstrings); these helpers import from it at call time.

@@ -351,9 +351,11 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     for s in searches:
         cb = phases.stage()
         # a shared search lists one row per |Aut| embeddings: ask for enough rows
-        want = None if remaining < 0 else -(-remaining // (1 if perms is None else len(perms)))
-        for batch in inter_engine.match(g, s.plan, batch_size=batch_size, limit=want,
-                                        progress=cb):
+        fan = 1 if perms is None else len(perms)
+        want = None if remaining < 0 else -(-remaining // fan)
+        # a raw row becomes |Aut| rows: ask for batches that stay within batch_size
+        for batch in inter_engine.match(g, s.plan, batch_size=max(1, batch_size // fan),
+                                        limit=want, progress=cb):
             rows = s.plan.to_query_order(np.asarray(batch, dtype=np.int64))
             if perms is not None:
                 rows = expand_rows(rows, perms)
