@@ -172,3 +172,29 @@ def test_cpu_calls_are_short_and_progress_moves(graph, exact, monkeypatch) -> No
     done = [d for d, _ in calls]
     assert len(calls) > 20 and done == sorted(done) and calls[-1][0] == calls[-1][1]
     assert len(set(done)) > 10          # it moves, not only at the end
+
+
+def test_compile_time_is_reported_apart(monkeypatch) -> None:
+    """An engine that compiles per plan (the GPU engine's NVRTC modules) reports it in
+    ``last_stats["compile_s"]``; ``count_result`` and ``--json`` give it apart."""
+    import warpmatch as wm
+    import warpmatch.engine as E
+
+    class Compiling:
+        name = "stub"
+        last_stats: dict = {}
+
+        def available(self):
+            return True, ""
+
+        def count(self, graph, plan, progress=None, stop=None):
+            self.last_stats = {"compile_s": 1.25}
+            return E.get_engine("reference").count(graph, plan)
+
+    monkeypatch.setattr(E, "resolve_backend", lambda name="auto": Compiling())
+    g = wm.Graph.from_edges([0, 1, 2], [1, 2, 0])
+    r = wm.count_result(g, "triangle")
+    assert r.count == 6 and r.compile_seconds == 1.25
+    assert r.as_dict()["compile_seconds"] == 1.25
+    monkeypatch.undo()
+    assert wm.count_result(g, "triangle", backend="reference").compile_seconds == 0.0

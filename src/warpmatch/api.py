@@ -194,6 +194,11 @@ class CountResult:
         how the graph reached them, the seconds spent before counting
         (checking workers, shipping graph and plan: not in ``seconds``) and
         each worker's seconds of counting. ``None`` (the default) in one process.
+    compile_seconds : float
+        Of ``seconds``, the time the engine spent compiling kernels for this
+        plan (the GPU engine's NVRTC modules on a plan's first use; 0.0 when
+        they were cached or the engine compiles nothing per plan). The default
+        is 0.0.
     partition : dict or None
         For a count run by partitions (:mod:`warpmatch.partition`): the parts,
         the cut, the intra-partition share, the seconds of each stage and the
@@ -213,6 +218,7 @@ class CountResult:
     partial: str | None = None
     distributed: dict | None = None
     partition: dict | None = None
+    compile_seconds: float = 0.0
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -229,6 +235,7 @@ class CountResult:
             "seconds": round(self.seconds, 6),
             "plan_seconds": round(self.plan_seconds, 6),
             "warmup_seconds": round(self.warmup_seconds, 6),
+            "compile_seconds": round(self.compile_seconds, 6),
             "multiplier": int(self.plan.multiplier),
             "query": self.query.name,
             "query_dsl": self.query.to_dsl(),
@@ -431,9 +438,11 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     finally:
         close()
     t3 = time.perf_counter()
+    # an engine that compiles per plan says how long it took (GpuEngine.last_stats)
+    compile_s = float((getattr(engine, "last_stats", None) or {}).get("compile_s", 0.0))
     return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
                        t3 - t2, t1 - t0, plan, q, g, warmup_seconds=warm_s,
-                       partial=why[0] if why else None)
+                       partial=why[0] if why else None, compile_seconds=compile_s)
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,

@@ -104,6 +104,8 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                                for v, n in res.as_dict()["anchors"].items())
             click.echo(f"  in {_graph_line(g)}{anchored}; backend {res.backend}, "
                        f"{res.seconds:.3f} s"
+                       + (f" (of which {res.compile_seconds:.3f} s compiling kernels)"
+                          if res.compile_seconds >= 0.0005 else "")
                        # one-time engine set-up, apart so the count's seconds compare across
                        # inputs
                        + (f" (+{res.warmup_seconds:.3f} s one-time warm-up)"
