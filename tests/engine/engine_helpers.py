@@ -5,6 +5,7 @@ its own modules; other folders insert it).
 """
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from warpmatch.graph.csr import Graph
@@ -49,3 +50,9 @@ def queries(draw, graph: Graph, kmin: int = 3, kmax: int = 7) -> Query:
           for _ in edges]
     return Query.from_edges(edges, k=k, vertex_labels=vl, edge_labels=el,
                             directed=graph.directed)
+
+
+def sorted_rows(batches, k: int) -> list[tuple[int, ...]]:
+    """Every row of an engine's or ``match``'s batches, as sorted tuples (a multiset to compare)."""
+    arrs = [np.asarray(b) for b in batches]
+    return [] if not arrs else sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import networkx as nx
-import numpy as np
 import pytest
 
 pytest.importorskip("cupy", reason="the GPU engine needs CuPy")
@@ -36,6 +35,7 @@ from warpmatch.plan.build import anchor_colors  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from engine_helpers import graphs, queries  # noqa: E402
+from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
@@ -49,11 +49,6 @@ def _gpu(**kw) -> GpuEngine:
     if not ok:
         pytest.skip(why)
     return eng
-
-
-def _rows(batches, k: int) -> list[tuple[int, ...]]:
-    arrs = [np.asarray(b) for b in batches]
-    return [] if not arrs else sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))
 
 
 @SETTINGS

@@ -33,6 +33,7 @@ from warpmatch.query.sample import random_walk_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from engine_helpers import graphs, queries  # noqa: E402
+from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
 REF = ReferenceEngine()
@@ -40,13 +41,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelW
               pytest.mark.filterwarnings("ignore::warpmatch.partition.PartitionWarning")]
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def _rows(batches, k: int) -> list[tuple[int, ...]]:
-    arrs = [np.asarray(b) for b in batches]
-    if not arrs:
-        return []
-    return sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))
 
 
 def _check(g: Graph, q: Query, pg: Partitioned, mode: str, induced: bool,

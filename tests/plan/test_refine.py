@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,16 +24,12 @@ from warpmatch.query.model import Query
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from engine_helpers import graphs, queries  # noqa: E402
+from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU, REF = CpuEngine(), ReferenceEngine()
 pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def _rows(batches, k):
-    arrs = [np.asarray(b) for b in batches]
-    return [] if not arrs else sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))
 
 
 @SETTINGS

@@ -394,6 +394,26 @@ class Graph:
 CHECK_CHUNK = 1 << 20
 
 
+def row_entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the entries of ``rows`` in a CSR with offsets ``ptr``, row by row,
+    and the index (into ``rows``) of the row each comes from: a vectorised gather.
+
+    Examples
+    --------
+    >>> pos, row_of = row_entries(np.array([0, 2, 3, 5]), np.array([2, 0]))
+    >>> pos.tolist(), row_of.tolist()
+    ([3, 4, 0, 1], [0, 0, 1, 1])
+    """
+    lo = ptr[rows].astype(np.int64)
+    deg = ptr[rows + 1].astype(np.int64) - lo
+    total = int(deg.sum())
+    row_of = np.repeat(np.arange(rows.size, dtype=np.int64), deg)
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), row_of
+    starts = np.cumsum(deg) - deg
+    return np.repeat(lo - starts, deg) + np.arange(total, dtype=np.int64), row_of
+
+
 def _slices(size: int, overlap: int = 0) -> Iterator[tuple[int, int]]:
     """``[a, b)`` slices covering ``0..size``, each reaching ``overlap`` back into the last."""
     for a in range(0, size, CHECK_CHUNK):

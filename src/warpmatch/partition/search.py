@@ -139,8 +139,8 @@ def _on_device(engine: Any) -> bool:
 def _drop_device_copy(engine: Any, sub: Graph) -> None:
     """Free the GPU engine's cached copy of a part before the next part is loaded."""
     if _on_device(engine):
-        from ..engine.gpu import engine as G
-        G._GRAPHS.pop(sub, None)
+        from ..engine.gpu.engine import release_graph
+        release_graph(sub)
 
 
 class _Phases:

@@ -105,10 +105,8 @@ def parts_for_budget(graph_bytes: int, budget: int) -> int:
 
 
 def _weights(graph: Graph) -> np.ndarray:
-    w = np.diff(graph.indptr).astype(np.int64)
-    if graph.directed:
-        w = w + np.diff(graph.in_indptr)
-    return w + 1
+    """METIS vertex weights: degree + 1, so parts balance by edges."""
+    return graph.degree.astype(np.int64) + 1
 
 
 def _symmetric(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
@@ -246,10 +244,7 @@ def fit_parts(graph: Graph, budget: int, parts: int | None = None, method: str =
     """
     from ..engine.gpu.memory import device_graph_bytes
     usable = int(budget * (1 - ROOM))
-    deg = np.diff(graph.indptr)
-    if graph.directed:
-        deg = deg + np.diff(graph.in_indptr)
-    need_one = int(deg.max(initial=0)) * 8 + 64
+    need_one = graph.max_degree * 8 + 64
     if need_one > usable:
         raise BudgetError(f"memory budget {budget} bytes is too small for graph {graph.name!r}: "
                           f"one vertex's neighbourhood needs about {need_one} bytes and "

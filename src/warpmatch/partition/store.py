@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import GraphError, InputFormatError
 from ..graph.binary import load_binary, save_binary
-from ..graph.csr import Graph
+from ..graph.csr import Graph, row_entries
 from .split import fit_parts, part_bytes, partition_vertices
 
 FORMAT = "warpmatch-partitions"
@@ -62,17 +62,6 @@ def is_partition_dir(path: str | os.PathLike) -> bool:
     """True if ``path`` is a directory with a partition manifest."""
     p = Path(path)
     return p.is_dir() and (p / MANIFEST).is_file()
-
-
-def _gather_rows(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Positions of the entries of ``rows`` in a CSR with offsets ``ptr``, row by row."""
-    lo = ptr[rows].astype(np.int64)
-    deg = ptr[rows + 1].astype(np.int64) - lo
-    total = int(deg.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.cumsum(deg) - deg
-    return np.repeat(lo - starts, deg) + np.arange(total, dtype=np.int64)
 
 
 class Partitioned:
@@ -216,11 +205,9 @@ class Partitioned:
         itype = g.indices.dtype
 
         def side(ptr: np.ndarray, idx: np.ndarray, lab: np.ndarray | None):
-            pos = _gather_rows(ptr, rows)
+            pos, row_of = row_entries(ptr, rows)
             nbr = np.asarray(idx[pos])
             keep = part[nbr] == p
-            deg = ptr[rows + 1].astype(np.int64) - ptr[rows]
-            row_of = np.repeat(np.arange(rows.size), deg)
             new_ptr = np.zeros(rows.size + 1, dtype=np.int64)
             np.cumsum(np.bincount(row_of[keep], minlength=rows.size), out=new_ptr[1:])
             new_idx = np.ascontiguousarray(self.local[nbr[keep]].astype(itype))

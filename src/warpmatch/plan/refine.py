@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.csr import Graph
+from ..graph.csr import Graph, row_entries
 from ..query.model import ANY, Query
 
 #: most adjacency entries all passes together may read (about 1-2 s of numpy)
@@ -45,18 +45,6 @@ def refine_applies(graph: Graph, query: Query, anchored: bool) -> bool:
     return graph.vertex_labels is not None and bool(np.any(query.vertex_labels != ANY))
 
 
-def _gather(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(positions of the rows' entries, the row index of each), rows in order."""
-    lo = ptr[rows].astype(np.int64)
-    deg = ptr[rows + 1].astype(np.int64) - lo
-    total = int(deg.sum())
-    row_of = np.repeat(np.arange(rows.size, dtype=np.int64), deg)
-    if total == 0:
-        return np.zeros(0, dtype=np.int64), row_of
-    starts = np.cumsum(deg) - deg
-    return np.repeat(lo - starts, deg) + np.arange(total, dtype=np.int64), row_of
-
-
 def _supported(graph: Graph, ids: np.ndarray, other: np.ndarray, out: bool,
                elabel: int) -> tuple[np.ndarray, int]:
     """Which of ``ids`` have a neighbour in ``other`` (a bool mask over the data
@@ -66,7 +54,7 @@ def _supported(graph: Graph, ids: np.ndarray, other: np.ndarray, out: bool,
         ptr, idx, lab = graph.indptr, graph.indices, graph.edge_labels
     else:
         ptr, idx, lab = graph.in_indptr, graph.in_indices, graph.in_edge_labels
-    pos, row_of = _gather(ptr, ids.astype(np.int64))
+    pos, row_of = row_entries(ptr, ids.astype(np.int64))
     ok = other[idx[pos]]
     if elabel != -1:
         ok &= (np.asarray(lab[pos]) == elabel) if lab is not None else False

@@ -149,6 +149,12 @@ def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool) -> str:
 NVRTC_OPTIONS = ("-std=c++17",)
 
 
+def release_graph(graph: Graph) -> None:
+    """Drop the engine's cached copy of ``graph`` (device, pinned or managed memory), e.g.
+    before the next partition is loaded; the next search of ``graph`` copies it again."""
+    _GRAPHS.pop(graph, None)
+
+
 def cuda_available(device: int = 0) -> tuple[bool, str]:
     """``(True, "")`` if CuPy loads and CUDA device ``device`` exists, else ``(False, why)``."""
     try:
