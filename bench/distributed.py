@@ -31,6 +31,13 @@ Examples
     python bench/distributed.py --edges 1e6 --patterns diamond,square --repeats 3
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,2,4 \\
         --patterns triangle,square,stmatch24 --time-limit 60    # a host with 4 GPUs
+    python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \
+        --partition-patterns diamond,square          # also by 4 parts, on 1 and 2 workers
+
+With ``--partitions P`` the ``--partition-patterns`` are counted again by P parts (a partition
+directory in ``--work-dir``; the workers map its part files): in this process, then on each
+cluster, where every part's search and every inter-partition search is cut into shards, all in
+flight at once. Their table checks the counts against the in-memory direct count too.
 """
 from __future__ import annotations
 
@@ -111,6 +118,26 @@ def build_graph(args):
     return g, time.perf_counter() - t0
 
 
+def partition_dir(args, g) -> tuple[Path, dict]:
+    """The graph cut into ``--partitions`` parts, as a partition directory in the work dir
+    (reused when an earlier run wrote it for this graph): workers map its part files."""
+    from warpmatch.partition import Partitioned
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="wm-dist-bench-"))
+    d = work / f"{g.name}-p{args.partitions}-{args.partition_method}"
+    t0 = time.perf_counter()
+    try:
+        pg = Partitioned.open(d, graph=g)
+    except Exception:               # noqa: BLE001 - absent or stale: cut it again
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+        pg = Partitioned.build(g, parts=args.partitions, method=args.partition_method)
+        pg.write(d)
+    info = {"parts": pg.parts, "method": pg.method, "cut_edges": int(pg.cut_edges),
+            "seconds": round(time.perf_counter() - t0, 1)}
+    print(f"# partitions: {info}", file=sys.stderr, flush=True)
+    return d, info
+
+
 def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
     """Compile every module the direct count and the clusters' shards will load."""
     from warpmatch.distributed.shards import make_shards, shard_plan
@@ -160,6 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream-updates", type=float, default=1e5,
                     help="updates of the stream (make_stream, 2 insertions per deletion)")
     ap.add_argument("--batch-size", type=int, default=4096, help="stream batch size (4096)")
+    ap.add_argument("--partitions", type=int, default=0,
+                    help="also count --partition-patterns by P parts: one GPU/process vs the "
+                         "clusters, each part and inter-partition search a set of shards (0)")
+    ap.add_argument("--partition-method", choices=("auto", "metis", "bfs"), default="auto",
+                    help="how the parts are cut (auto: METIS where pymetis is installed)")
+    ap.add_argument("--partition-patterns", default="square,diamond",
+                    help="patterns counted by partitions (square,diamond)")
     ap.add_argument("--json", default=None, help="write every number here")
     args = ap.parse_args(argv)
     backend = args.backend or ("gpu" if args.gpu else "cpu")
@@ -177,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     res: dict = {"argv": sys.argv, "cores": os.cpu_count(), "backend": backend,
                  "graph": {"name": g.name, "vertices": g.n, "edges": g.num_edges,
                            "max_degree": g.max_degree, "build_s": round(gen_s, 1)},
-                 "direct": {}, "clusters": {}}
+                 "direct": {}, "clusters": {}, "part_direct": {}, "part_clusters": {}}
     if args.gpu:
         import cupy as cp
         props = cp.cuda.runtime.getDeviceProperties(0)
@@ -224,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                 if k != "shard_stats"}
 
     spats = queries(args.stream_patterns) if args.stream_patterns else []
+    ppats = queries(args.partition_patterns) if args.partitions else []
+    pdir = None
     try:
         if spats:
             bench_stream(args, g, spats, sizes, backend, res, save)
@@ -235,10 +271,21 @@ def main(argv: list[str] | None = None) -> int:
                 g, q, backend=backend, time_limit=args.time_limit))
             print(f"# direct {name}: {brief(res['direct'][name])}", file=sys.stderr, flush=True)
             save()
+        if ppats:
+            pdir, info = partition_dir(args, g)
+            res["partition"] = info
+            for name, q in ppats:
+                # untimed first: its NVRTC modules compile into the cache the workers read
+                wm.count_result(pdir, q, backend=backend, time_limit=args.time_limit)
+                res["part_direct"][name] = timed(lambda: wm.count_result(
+                    pdir, q, backend=backend, time_limit=args.time_limit))
+                print(f"# direct by {args.partitions} parts {name}: "
+                      f"{brief(res['part_direct'][name])}", file=sys.stderr, flush=True)
+                save()
         if args.gpu:
             import cupy as cp
             cp.get_default_memory_pool().free_all_blocks()   # GPU 0 is a worker's too
-        for n in sizes if pats else []:
+        for n in sizes if (pats or ppats) else []:
             t = time.perf_counter()
             kw = {"gpu": True} if args.gpu else {}
             with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
@@ -254,6 +301,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"# {n} worker(s) {name}: {brief(res['clusters'][n][name])}",
                           file=sys.stderr, flush=True)
                     save()
+                res["part_clusters"][n] = {}
+                for name, q in ppats:
+                    if res["part_direct"][name]["partial"]:
+                        continue
+                    res["part_clusters"][n][name] = timed(lambda: wm.count_result(
+                        pdir, q, backend=backend, client=client, shards=spw * n))
+                    print(f"# {n} worker(s) by parts {name}: "
+                          f"{brief(res['part_clusters'][n][name])}", file=sys.stderr, flush=True)
+                    save()
                 client.cluster.close()
     except (_Stopped, KeyboardInterrupt) as exc:
         print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
@@ -261,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         res["stopped_early"] = True
     save()
     bad = print_table(res, [n for n, _ in pats], sizes) if pats else 0
+    if ppats:
+        bad |= print_table(res, [n for n, _ in ppats], sizes, "part_direct", "part_clusters",
+                           reference=res["direct"])
     if spats:
         bad |= print_stream_table(res, [n for n, _ in spats], sizes)
     return bad
@@ -371,26 +430,33 @@ def print_stream_table(res: dict, names: list[str], sizes: list[int]) -> int:
     return 1 if bad else 0
 
 
-def print_table(res: dict, names: list[str], sizes: list[int]) -> int:
-    """The markdown table; 1 if any count differs from the direct one."""
+def print_table(res: dict, names: list[str], sizes: list[int], direct: str = "direct",
+                clusters: str = "clusters", reference: dict | None = None) -> int:
+    """The markdown table; 1 if any count differs from the direct one (or, by partitions,
+    from the in-memory direct count in ``reference`` where it finished)."""
     big = max(sizes)
     head = ["pattern", "count", "direct s"] + [f"{n}w s" for n in sizes] + \
         [f"{n}/1" for n in sizes if n > 1] + ["1w/direct", f"slowest of {big}", "check"]
     print(f"\n{res['graph']}; backend {res['backend']}; {res.get('device', '')} "
           f"{res['cores']} cores")
+    if direct != "direct":
+        print(f"by partitions: {res.get('partition')}")
     print("| " + " | ".join(head) + " |")
     print("|---" * len(head) + "|")
     bad = 0
     for name in names:
-        d = res["direct"].get(name)
+        d = res[direct].get(name)
         if d is None:
             continue
-        cells = [res["clusters"].get(n, {}).get(name) for n in sizes]
+        cells = [res[clusters].get(n, {}).get(name) for n in sizes]
         if d["partial"]:
             print(f"| {name} | >={d['count']:,} | >{d['s']:.1f} (limit) |" +
                   " - |" * (len(head) - 3))
             continue
         ok = all(c is None or c["count"] == d["count"] for c in cells)
+        ref = (reference or {}).get(name)
+        if ref is not None and not ref["partial"]:
+            ok = ok and ref["count"] == d["count"]
         bad += not ok
         t1 = cells[0]["s"] if cells[0] else None
         row = [name, f"{d['count']:,}", f"{d['s']:.3f}"]

@@ -5,8 +5,7 @@ Map: :func:`source` (a partition directory may stand where a graph is) <
 :func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
 :func:`count_on_cluster` (Dask, :mod:`warpmatch.distributed`), each returning the
 :class:`~warpmatch.api.CountResult` that :func:`warpmatch.api.count_result` returns
-(both together: :func:`_count_parts_on_cluster`); :func:`no_parts_on_cluster` refuses
-listing by partitions on a cluster, which is not built.
+(both together: :func:`_count_parts_on_cluster`).
 
 Split from :mod:`warpmatch.api`, which keeps the user's surface (signatures and
 docstrings); these helpers import from it at call time.
@@ -29,14 +28,6 @@ def source(graph: Any) -> tuple[Any, Graph]:
     from .partition.choose import open_source
     pg = open_source(graph)
     return (pg, pg.graph) if pg is not None else (None, as_graph(graph))
-
-
-def no_parts_on_cluster(client: Any, pg: Any, partitions: Any) -> None:
-    """Listing by partitions on a cluster is not built: refuse it in one line."""
-    if client is not None and (pg is not None or partitions is not None):
-        raise QueryError("listing by partitions on a Dask cluster is not supported yet: "
-                         "give either client= (--workers/--scheduler) or partitions "
-                         "(--partitions, a partition directory)")
 
 
 def partition(pg: Any, g: Graph, engine: Any, partitions: Any,

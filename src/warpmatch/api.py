@@ -567,7 +567,8 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         instead). The default, ``None``, lists here.
     partitions, memory_budget
         As in :func:`count`: by parts, each match once (the in-memory rows, in
-        another order).
+        another order); with ``client`` too, every part's and inter-partition
+        search's shards run on the cluster.
 
     Yields
     ------
@@ -603,12 +604,17 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         raise QueryError(f"batch_size must be positive, not {batch_size}")
     pg, g = S.source(graph)
     q = as_query(query, g)
-    S.no_parts_on_cluster(client, pg, partitions)
     if client is not None:
         from . import distributed as D
         plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
         if plan.empty_reason is not None or (limit is not None and int(limit) == 0):
             return iter(())
+        if partitions is not None:
+            pg = S.partition(pg, g, None, partitions, None)
+        if pg is not None:
+            from .distributed.partitioned import match_partitioned as match_parts
+            return match_parts(client, pg, plan, anchors, backend,
+                               None if limit is None else int(limit), progress)
         path = graph if isinstance(graph, (str, os.PathLike)) else None
         job = D.prepare(client, g, plan, backend=backend, graph_path=path)
         return D.match_plan(job, None if limit is None else int(limit), progress)

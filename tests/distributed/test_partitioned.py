@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import warpmatch as wm
-from warpmatch.errors import QueryError
 from warpmatch.graph.csr import Graph
 from warpmatch.partition import Partitioned
 
@@ -53,9 +52,59 @@ def test_workers_map_the_part_files_of_a_directory(client, g: Graph, tmp_path: P
     assert {s["kind"] for s in r.distributed["per_search"]} == {"intra", "inter"}
 
 
-def test_listing_by_partitions_on_a_cluster_is_refused(client, g: Graph) -> None:
-    with pytest.raises(QueryError, match="listing by partitions on a Dask cluster"):
-        wm.match(g, "triangle", client=client, partitions=2)
+def _row_set(batches) -> list[tuple[int, ...]]:
+    rows = [tuple(r) for b in batches for r in np.asarray(b).tolist()]
+    return sorted(rows)
+
+
+@pytest.mark.parametrize("mode", ["embeddings", "subgraphs"])
+def test_listing_by_partitions_on_a_cluster_equals_the_in_memory_rows(client, g: Graph,
+                                                                        mode: str) -> None:
+    for dsl in ("triangle", "diamond", "a:0-b:1, b-c:2, c-a"):
+        want = _row_set(wm.match(g, dsl, mode=mode, backend="cpu"))
+        got = _row_set(wm.match(g, dsl, mode=mode, backend="cpu", client=client,
+                                partitions=3))
+        assert got == want, dsl                 # each match once, none missing
+    # a limit stops at exactly that many rows, each a real match
+    some = _row_set(wm.match(g, "diamond", client=client, partitions=3, limit=25))
+    assert len(some) == 25 and set(some) <= set(_row_set(wm.match(g, "diamond")))
+
+
+def test_listing_a_partition_directory_with_anchors_on_a_cluster(client, g: Graph,
+                                                                  tmp_path: Path) -> None:
+    out = Partitioned.build(g, parts=4).write(tmp_path / "parts")
+    anchors = {"a": [1, 4, 7, 10, 13, 16, 19]}
+    want = _row_set(wm.match(g, "a-b, b-c, c-a", anchors=anchors))
+    assert want
+    assert _row_set(wm.match(out, "a-b, b-c, c-a", anchors=anchors, client=client)) == want
+
+
+def test_cli_writes_a_dataset_by_partitions_with_workers(g: Graph, tmp_path: Path) -> None:
+    import sys
+
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from warpmatch.cli import cli
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from cli_helpers import last_json
+    parts = Partitioned.build(g, parts=3).write(tmp_path / "parts")
+    for src, extra in ((str(parts), []), (None, ["--partitions", "3"])):
+        if src is None:
+            src = str(tmp_path / "g.wmg")
+            wm.graph.binary.save_binary(g, src)
+        dest = tmp_path / f"rows-{len(extra)}"
+        r = CliRunner().invoke(cli, ["match", src, "house", "-o", str(dest), "--workers", "2",
+                                     "--json", *extra])
+        d = last_json(r)
+        table = pq.read_table(dest)
+        got = sorted(map(tuple, np.column_stack([table[c].to_numpy()
+                                                 for c in table.column_names]).tolist()))
+        assert got == _row_set(wm.match(g, "house"))
+        assert d["count"] == len(got) and d["distributed"]["searches"] > 3
+        assert "searches of 3 parts" in r.output
+        names = sorted(f.name for f in dest.iterdir())
+        assert names and all(n.startswith("part-") and n.endswith(".parquet") for n in names)
 
 
 def test_cli_counts_a_partition_directory_with_workers(g: Graph, tmp_path: Path) -> None:

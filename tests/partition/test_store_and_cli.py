@@ -115,11 +115,6 @@ def test_count_result_reports_the_partitioned_run(g: Graph) -> None:
     assert "strategy: partitioned (3 parts" in text and "prime edge(s)" in text
 
 
-def test_listing_by_partitions_on_a_cluster_is_refused(g: Graph) -> None:
-    with pytest.raises(QueryError, match="listing by partitions on a Dask cluster"):
-        wm.match(g, "triangle", partitions=2, client=object())
-
-
 def test_cli_partition_then_count_match_explain(g: Graph, tmp_path: Path) -> None:
     src = tmp_path / "g.wmg"
     wm.graph.binary.save_binary(g, src)
@@ -162,9 +157,6 @@ def test_cli_errors_are_one_line(g: Graph, tmp_path: Path) -> None:
                                            "lots"]), "expected bytes or a size")
     assert_clean_error(runner.invoke(cli, ["partition", str(src), "--parts", "999", "-o",
                                            str(tmp_path / "o")]), "choose 1..300")
-    assert_clean_error(runner.invoke(cli, ["match", str(src), "triangle", "-o",
-                                           str(tmp_path / "m"), "--partitions", "2",
-                                           "--workers", "2"]), "not supported yet")
 
 
 class _FakeGpu:

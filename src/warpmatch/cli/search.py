@@ -14,7 +14,6 @@ from ._common import (
     _graph_line,
     _graph_options,
     _json_option,
-    _load_graph,
     _search_options,
     _threads_option,
     cli,
@@ -171,16 +170,14 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
     dataset with one part-NNNNN.parquet per shard, each written by a worker
     (atomically: a shard run again after its worker died replaces its file);
     the directory appears when every shard is written. The workers must see
-    the directory (a local cluster does).
+    the directory (a local cluster does). With partitions too (--partitions,
+    or a partition directory as GRAPH), every part's and inter-partition
+    search's shards are written (part-SSS-NNNNN.parquet).
     """
     if workers is not None or scheduler is not None:
-        from ..partition import is_partition_dir
-        if partitions is not None or is_partition_dir(graph):
-            raise click.UsageError("listing by partitions on a Dask cluster is not supported "
-                                   "yet: give either --workers/--scheduler or partitions")
         _match_dataset(graph, query, output, limit, batch_size, output_format, threads,
-                       workers, scheduler, mode, induced, backend, anchors, order, fmt,
-                       directed, vertex_labels, as_json)
+                       workers, scheduler, partitions, mode, induced, backend, anchors, order,
+                       fmt, directed, vertex_labels, as_json)
         return
     from .._progress import ProgressBar
     from .._writers import open_match_writer
@@ -238,13 +235,16 @@ def match(graph: str, query: str, output: str, limit: int | None, batch_size: in
 
 def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch_size: int,
                    output_format: str | None, threads: int | None, workers: int | None,
-                   scheduler: str | None, mode: str, induced: bool, backend: str,
-                   anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
-                   vertex_labels: str | None, as_json: bool) -> None:
-    """``match`` on a Dask cluster: a Parquet dataset written by the workers."""
+                   scheduler: str | None, partitions: Any, mode: str, induced: bool,
+                   backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
+                   directed: bool, vertex_labels: str | None, as_json: bool) -> None:
+    """``match`` on a Dask cluster: a Parquet dataset written by the workers (by
+    partitions: :func:`warpmatch.distributed.partitioned.write_partitioned`)."""
     from .._progress import ProgressBar
+    from .._strategies import partition as choose_partition
     from ..api import _plan, as_query, describe_count
     from ..distributed import prepare, write_dataset
+    from ..distributed.partitioned import write_partitioned
 
     if limit is not None:
         raise click.UsageError("--limit is not available with --workers/--scheduler: every "
@@ -254,26 +254,37 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
         raise click.UsageError("with --workers/--scheduler the output is a Parquet dataset: "
                                "give a directory for -o, not '-' or a .csv/.npy file")
     anchor_map = parse_anchors(anchors)
-    g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
+    g, load_s, pg = load_source(graph, fmt, directed, vertex_labels)
     q = as_query(query, g)
     plan = _plan(g, q, mode, bool(induced), anchor_map or None, order, purpose="list")
+    if partitions is not None and plan.empty_reason is None:
+        pg = choose_partition(pg, g, None, partitions, None)
     t0 = time.perf_counter()
     with running(threads), cluster_client(workers, scheduler) as client:
-        job = prepare(client, g, plan, backend=backend)
-        try:
-            with ProgressBar(q.name, percent=True) as bar:
-                try:
-                    rows = write_dataset(job, output, q.names, batch_size=batch_size,
-                                         progress=bar if bar.enabled else None)
-                except (FileExistsError, FileNotFoundError) as exc:
-                    raise click.ClickException(str(exc)) from None
-        finally:
-            job.close()
+        with ProgressBar(q.name, percent=True) as bar:
+            cb = bar if bar.enabled else None
+            try:
+                if pg is not None and plan.empty_reason is None:
+                    rows, stats = write_partitioned(client, pg, plan, output, q.names,
+                                                    anchor_map or None, backend, batch_size,
+                                                    cb)
+                else:
+                    job = prepare(client, g, plan, backend=backend)
+                    try:
+                        rows = write_dataset(job, output, q.names, batch_size=batch_size,
+                                             progress=cb)
+                    finally:
+                        job.close()
+                    stats = job.stats
+            except (FileExistsError, FileNotFoundError) as exc:
+                raise click.ClickException(str(exc)) from None
     seconds = time.perf_counter() - t0
+    by_parts = f", {stats['searches']} searches of {pg.parts} parts" if pg is not None else ""
     click.echo(f"{describe_count(rows, mode, induced, q.name)} written to {output} "
-               f"(Parquet dataset, {max(1, len(job.shards))} files)")
-    click.echo(f"  in {_graph_line(g)}; {job.stats['workers']} Dask workers, "
-               f"{job.stats['shards']} shards, {seconds:.3f} s; columns {', '.join(q.names)}")
+               f"(Parquet dataset, {max(1, stats['shards'])} files)")
+    click.echo(f"  in {_graph_line(g)}; {stats['workers']} Dask workers, "
+               f"{stats['shards']} shards{by_parts}, {seconds:.3f} s; columns "
+               f"{', '.join(q.names)}")
     if as_json:
         _emit_json({
             "count": rows, "mode": mode, "induced": induced, "backend": "dask:" + backend,
@@ -282,7 +293,7 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
             "output": output, "format": "parquet-dataset", "columns": list(q.names),
             "limit": None, "limit_reached": False,
             "anchors": {k: len(v) for k, v in anchor_map.items()},
-            "distributed": job.stats,
+            "distributed": stats,
             "semantics": describe_count(rows, mode, induced, q.name),
         })
 

@@ -1,9 +1,13 @@
-"""Partitions as shards: a partitioned count on a Dask cluster (issue 19 with issue 18).
+"""Partitions as shards: a partitioned count or listing on a Dask cluster (issue 19 with
+issue 18).
 
-Map: :func:`_jobs` (one search per part, one per inter-partition search sequence) <
-:func:`count_partitioned` (each search cut into root-range shards by
-:mod:`.static`, the shards run by the workers, the counts summed as
-:func:`warpmatch.partition.count_partitioned` sums them).
+Map: :func:`prepare_partitioned` (one :class:`~.static.Job` per part's search and per
+inter-partition search sequence, each cut into root-range shards by :mod:`.static`) <
+:func:`count_partitioned` (every search's shards in flight at once, the counts summed
+as :func:`warpmatch.partition.count_partitioned` sums them) and
+:func:`match_partitioned` / :func:`write_partitioned` (the rows, or a Parquet
+dataset: a part's rows mapped from its local ids to the graph's, a shared inter
+search's rows expanded by the query's automorphisms on the worker).
 
 How far it goes: a worker maps only the files of the searches it runs. An
 intra-partition shard reads one part's ``.wmg`` (from a partition directory the
@@ -15,34 +19,85 @@ but the file must be readable by every worker. A GPU worker keeps the graph of a
 inter search in device memory when it fits its budget, else reads it from pinned
 host memory (:func:`warpmatch.partition.search._inter_engine`).
 
-Differences from the one-process path: the searches run one after another, each
-spread over the workers (not all searches' shards at once); listing by partitions
-on a cluster is not built.
+Differences from the one-process path (:mod:`warpmatch.partition.search`): the
+searches are not run one after another but all submitted at once, in the same
+order (parts, then inter searches), so that a worker done with one search's
+shards goes on to the next search's instead of waiting for the slowest shard;
+listing returns each shard's rows whole (not ``batch_size`` at a time), in the
+order shards finish.
 """
 from __future__ import annotations
 
-import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..partition.plans import inter_searches, local_plan
+import numpy as np
+
+from ..partition.plans import all_automorphisms, inter_searches, local_plan
 from ..partition.store import Partitioned
 from ..plan.build import anchor_colors
 from ..plan.plan import Plan
-from .static import count_plan, prepare
+from .static import Job, Output, count_jobs, match_jobs, prepare, write_dataset
+
+__all__ = ["Search", "prepare_partitioned", "count_partitioned", "match_partitioned",
+           "write_partitioned"]
 
 
-def _jobs(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None) -> list[tuple]:
-    """``(kind, what, graph, plan, weight)`` per search: parts, then inter sequences."""
-    out = []
-    for p in range(pg.parts):
-        lp = local_plan(plan, pg.part, pg.local, p)
-        if lp.roots.size:
-            out.append(("intra", p, pg.subgraph(p), lp, int(plan.multiplier)))
-    if plan.k >= 2 and pg.parts > 1:
-        colors = anchor_colors(pg.graph, plan.query, anchors)
-        for s in inter_searches(pg.graph, plan, pg.part, pg.boundary, colors, "count"):
-            out.append(("inter", [list(e) for e in s.edges], pg.graph, s.plan, s.weight))
+class Search:
+    """One search of a partitioned run: ``kind`` ``"intra"`` (``what`` = its part) or
+    ``"inter"`` (``what`` = the query edges it covers), its count ``weight``, its job."""
+    __slots__ = ("kind", "what", "weight", "job")
+
+    def __init__(self, kind: str, what: Any, weight: int, job: Job) -> None:
+        self.kind, self.what, self.weight, self.job = kind, what, weight, job
+
+
+def prepare_partitioned(client: Any, pg: Partitioned, plan: Plan,
+                        anchors: Mapping[Any, Any] | None = None, backend: str = "auto",
+                        shards: int | None = None, purpose: str = "count") -> list[Search]:
+    """Every search of ``plan`` over ``pg`` as a job on ``client``: parts, then inter
+    sequences. ``purpose`` is the plan's (``build_plan``'s): for ``"list"`` each job's
+    :class:`~.static.Output` maps its rows to the graph's external ids."""
+    listing = purpose == "list"
+    g = pg.graph
+    out: list[Search] = []
+    try:
+        for p in range(pg.parts):
+            lp = local_plan(plan, pg.part, pg.local, p)
+            if not lp.roots.size:
+                continue
+            o = None
+            if listing:
+                o = Output(ids=g.to_external(pg.members(p).astype(np.int64))
+                           .astype(np.int64, copy=False), prefix=f"{len(out):03d}-")
+            out.append(Search("intra", p, int(plan.multiplier),
+                              prepare(client, pg.subgraph(p), lp, backend, shards, out=o)))
+        if plan.k >= 2 and pg.parts > 1:
+            colors = anchor_colors(g, plan.query, anchors)
+            perms = (all_automorphisms(plan.query, colors)
+                     if listing and plan.mode == "embeddings" else None)
+            for s in inter_searches(g, plan, pg.part, pg.boundary, colors, purpose):
+                o = Output(perms=perms, prefix=f"{len(out):03d}-") if listing else None
+                out.append(Search("inter", [list(e) for e in s.edges], s.weight,
+                                  prepare(client, g, s.plan, backend, shards, out=o)))
+    except BaseException:
+        for s in out:
+            s.job.close()
+        raise
     return out
+
+
+def _per_search(searches: Sequence[Search], raws: Sequence[int] | None = None) -> list[dict]:
+    rows = []
+    for i, s in enumerate(searches):
+        d = {"kind": s.kind, ("part" if s.kind == "intra" else "edges"): s.what,
+             "shards": s.job.stats.get("shards"), "graph_sent": s.job.stats.get("graph_sent"),
+             "prepare_seconds": s.job.stats.get("prepare_seconds"),
+             "worker_seconds": round(sum((s.job.stats.get("worker_seconds") or {}).values()),
+                                     6)}
+        if raws is not None:
+            d["raw"] = int(raws[i])
+        rows.append(d)
+    return rows
 
 
 def count_partitioned(client: Any, pg: Partitioned, plan: Plan,
@@ -66,9 +121,9 @@ def count_partitioned(client: Any, pg: Partitioned, plan: Plan,
     shards : int, optional
         Shards per search. The default is :mod:`.static`'s (8 per worker).
     progress : callable, optional
-        ``progress(searches done, searches)``.
+        ``progress(shards done, shards)``, over all searches.
     stop : callable, optional
-        ``stop(count so far)`` after each search; ``True`` ends the count.
+        ``stop(count so far)`` after each shard; ``True`` ends the count.
     deadline : float, optional
         A ``time.perf_counter()`` value after which unfinished shards are cancelled.
 
@@ -76,44 +131,70 @@ def count_partitioned(client: Any, pg: Partitioned, plan: Plan,
     -------
     count : int
     stats : dict
-        Workers, shards, per search its kind, shards, count and seconds, the
-        intra and inter shares.
+        Workers, shards, per search its kind, shards, count and worker seconds,
+        the intra and inter shares.
     complete : bool
         False when ``stop`` or ``deadline`` ended it (a lower bound).
     """
-    jobs = _jobs(pg, plan, anchors)
+    searches = prepare_partitioned(client, pg, plan, anchors, backend, shards)
     aut = int(plan.aut_size)
     embeddings = plan.mode == "embeddings"
-    intra = inter_emb = 0
-    per: list[dict] = []
-    stats: dict[str, Any] = {"searches": len(jobs), "shards": 0}
-    complete = True
-    if progress is not None:
-        progress(0, len(jobs))
-    for i, (kind, what, graph, p, weight) in enumerate(jobs):
-        t0 = time.perf_counter()
-        job = prepare(client, graph, p, backend=backend, shards=shards)
-        try:
-            raw, done = count_plan(job, deadline=deadline)
-        finally:
-            job.close()
-        stats["workers"] = job.stats.get("workers")
-        stats["shards"] += int(job.stats.get("shards", 0))
-        stats.setdefault("engines", set()).update(job.stats.get("engines") or [])
-        per.append({"kind": kind, ("part" if kind == "intra" else "edges"): what,
-                    "shards": job.stats.get("shards"), "raw": raw, "graph_sent":
-                    job.stats.get("graph_sent"), "seconds": round(time.perf_counter() - t0, 6)})
-        if kind == "intra":
-            intra += raw * weight
-        else:
-            inter_emb += raw * weight
-        total = intra + (inter_emb if embeddings else inter_emb // aut)
-        if progress is not None:
-            progress(i + 1, len(jobs))
-        if not done or (stop is not None and i + 1 < len(jobs) and stop(total)):
-            complete = False
-            break
-    inter = inter_emb if embeddings else inter_emb // aut
-    stats["engines"] = sorted(stats.get("engines", ()))
-    stats.update(intra=int(intra), inter=int(inter), per_search=per)
+
+    def parts(raws: Sequence[int]) -> tuple[int, int]:
+        intra = sum(r * s.weight for r, s in zip(raws, searches) if s.kind == "intra")
+        inter = sum(r * s.weight for r, s in zip(raws, searches) if s.kind == "inter")
+        return intra, (inter if embeddings else inter // aut)
+
+    try:
+        raws, complete = count_jobs([s.job for s in searches], progress,
+                                    None if stop is None else (lambda r: stop(sum(parts(r)))),
+                                    deadline)
+    finally:
+        for s in searches:
+            s.job.close()
+    intra, inter = parts(raws)
+    jobs = [s.job for s in searches]
+    engines = sorted({e for j in jobs for e in (j.stats.get("engines") or [])})
+    per_worker: dict[str, float] = {}
+    for j in jobs:
+        for w, secs in (j.stats.get("worker_seconds") or {}).items():
+            per_worker[w] = round(per_worker.get(w, 0.0) + secs, 6)
+    stats: dict[str, Any] = {
+        "searches": len(searches), "shards": sum(int(j.stats.get("shards", 0)) for j in jobs),
+        "workers": jobs[0].stats.get("workers") if jobs else None, "engines": engines,
+        "intra": int(intra), "inter": int(inter), "worker_seconds": per_worker,
+        "prepare_seconds": round(sum(j.stats.get("prepare_seconds", 0.0) for j in jobs), 6),
+        "per_search": _per_search(searches, raws)}
     return intra + inter, stats, complete
+
+
+def match_partitioned(client: Any, pg: Partitioned, plan: Plan,
+                      anchors: Mapping[Any, Any] | None = None, backend: str = "auto",
+                      limit: int | None = None,
+                      progress: Callable[[int, int], None] | None = None
+                      ) -> Iterator[np.ndarray]:
+    """List a listing ``plan``'s matches (``purpose="list"``) in a partitioned graph on a
+    Dask cluster: int64 arrays in query-vertex order, external ids, one per shard as
+    shards finish; each match once (the rows of one process, in another order)."""
+    searches = prepare_partitioned(client, pg, plan, anchors, backend, purpose="list")
+    return match_jobs([s.job for s in searches], limit, progress)
+
+
+def write_partitioned(client: Any, pg: Partitioned, plan: Plan, directory: Any,
+                      names: Sequence[str], anchors: Mapping[Any, Any] | None = None,
+                      backend: str = "auto", batch_size: int = 1 << 16,
+                      progress: Callable[[int, int], None] | None = None
+                      ) -> tuple[int, dict]:
+    """:func:`match_partitioned` into a Parquet dataset written by the workers
+    (:func:`.static.write_dataset`: ``part-SSS-NNNNN.parquet``, search ``SSS``'s shard
+    ``NNNNN``). Returns the rows and the stats (searches, shards, per search)."""
+    searches = prepare_partitioned(client, pg, plan, anchors, backend, purpose="list")
+    jobs = [s.job for s in searches]
+    try:
+        rows = write_dataset(jobs, directory, names, batch_size, progress)
+    finally:
+        for j in jobs:
+            j.close()
+    return rows, {"searches": len(searches), "shards": sum(len(j.shards) for j in jobs),
+                  "workers": jobs[0].stats.get("workers") if jobs else None,
+                  "per_search": _per_search(searches)}

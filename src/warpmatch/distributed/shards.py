@@ -53,13 +53,6 @@ class Shard:
         return self.hi - self.lo
 
 
-def _degrees(graph: Graph) -> np.ndarray:
-    deg = np.diff(graph.indptr).astype(np.float64)
-    if graph.directed and graph.in_indptr is not None:
-        deg += np.diff(graph.in_indptr)
-    return deg
-
-
 def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
     """Estimated search cost of each root of ``plan``: ``(1 + degree)^min(k - 1, 2)``.
 
@@ -68,8 +61,14 @@ def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
     power-law graph's hubs dominate). Shards only need to be of the same order;
     Dask's work stealing evens out the rest.
     """
-    deg = _degrees(graph)[plan.roots.astype(np.int64)]
-    return (1.0 + deg) ** cost_exponent(plan)
+    c = graph.degree[plan.roots].astype(np.float64)    # (cached per graph; one gather)
+    c += 1.0
+    e = cost_exponent(plan)
+    if e == 2:
+        np.multiply(c, c, out=c)        # a multiply, not a float power: 10^7 roots per call
+    elif e == 0:
+        c.fill(1.0)
+    return c
 
 
 def cost_exponent(plan: Plan) -> int:

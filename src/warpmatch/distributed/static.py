@@ -2,11 +2,15 @@
 
 What is where
 -------------
-- :func:`count_plan` — the raw count: one task per shard, summed as they finish
-  (progress in shards, early stop on a limit or a deadline);
-- :func:`match_plan` — the matches, a shard's rows at a time, as shards finish;
+- :func:`count_jobs` / :func:`count_plan` — raw counts: one task per shard, summed
+  as they finish (progress in shards, early stop on a limit or a deadline); the
+  shards of several jobs (a partitioned search's parts and inter-partition
+  searches, :mod:`.partitioned`) are all in flight at once;
+- :func:`match_jobs` / :func:`match_plan` — the matches, a shard's rows at a time,
+  as shards finish (a job's :class:`Output` says how its rows become the
+  answer's: external ids, automorphism images);
 - :func:`write_dataset` — listing into a Parquet dataset: every shard writes
-  ``part-NNNNN.parquet`` on its worker, atomically (temporary file, then
+  ``part-[JJJ-]NNNNN.parquet`` on its worker, atomically (temporary file, then
   rename), so a shard that Dask runs again after its worker died replaces its
   file and a retry never duplicates rows; the directory itself appears only
   when every shard is written (``DIR.partial-*`` until then);
@@ -30,7 +34,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -43,9 +47,25 @@ from .cluster import check_workers, require, worker_threads
 from .graphs import sent_as, ship_graph, ship_object, worker_graph, worker_object
 from .shards import SHARDS_PER_WORKER, Shard, cost_exponent, make_shards, shard_plan
 
-__all__ = ["Job", "prepare", "count_plan", "match_plan", "write_dataset", "describe"]
+__all__ = ["Job", "Output", "prepare", "count_jobs", "count_plan", "match_jobs", "match_plan",
+           "write_dataset", "describe"]
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Output:
+    """How a job's rows (query order, its graph's internal ids) become the answer's rows.
+
+    ``ids``: an int64 array mapping the job's graph's internal ids to the answer's
+    external ids (a part's subgraph has local ids; :func:`prepare` ships it once, as
+    it ships the plan), or ``None`` for the job graph's own external ids; ``perms``: automorphisms
+    (``|Aut| x k``) whose images each row stands for (a shared inter-partition
+    search), or ``None``; ``prefix``: its dataset files' prefix (unique per job).
+    """
+    ids: Any = None
+    perms: np.ndarray | None = None
+    prefix: str = ""
 
 
 @dataclass
@@ -61,6 +81,11 @@ class Job:
     workers: int
     stats: dict = field(default_factory=dict)
     spill: str | None = None        # the run's temporary directory (removed by close())
+    out: Output = field(default_factory=Output)
+    # the graph object itself, kept alive while the job is: a graph spilled to a temporary
+    # file (graphs._spilled) loses the file with the object, and a listing's generator may
+    # outlive the caller's reference (an in-memory partition's part subgraphs)
+    source: Any = field(default=None, repr=False)
 
     def close(self) -> None:
         """Remove the run's temporary files (also done when the job is garbage-collected)."""
@@ -70,7 +95,8 @@ class Job:
 
 
 def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
-            shards: int | None = None, graph_path: str | os.PathLike | None = None) -> Job:
+            shards: int | None = None, graph_path: str | os.PathLike | None = None,
+            out: Output | None = None) -> Job:
     """Check the workers, cut the plan into shards, send graph and plan once.
 
     Parameters
@@ -85,6 +111,8 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
         Shards wanted. The default is :data:`.shards.SHARDS_PER_WORKER` per worker.
     graph_path : str or os.PathLike, optional
         The ``.wmg`` file the graph was read from (workers map it themselves).
+    out : Output, optional
+        How listed rows become the answer's (the default: the graph's external ids).
     """
     import weakref
     require()
@@ -96,6 +124,8 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     try:
         handle = ship_graph(client, graph, graph_path) if parts else None
         plan_ref = ship_object(client, plan, spill, "plan") if parts else None
+        if parts and out is not None and isinstance(out.ids, np.ndarray):
+            out = replace(out, ids=ship_object(client, out.ids, spill, "ids"))
     except BaseException:
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
@@ -103,7 +133,8 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     sent = "none" if handle is None else sent_as(graph, handle)
     job = Job(client, plan, parts, handle, plan_ref, backend, worker_threads(facts), n,
               {"workers": n, "shards": len(parts), "graph_sent": sent,
-               "prepare_seconds": round(time.perf_counter() - t0, 6)}, spill)
+               "prepare_seconds": round(time.perf_counter() - t0, 6)}, spill,
+              out if out is not None else Output(), graph)
     if spill is not None:
         weakref.finalize(job, shutil.rmtree, spill, True)
     return job
@@ -192,43 +223,70 @@ def _count_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
     return shard.index, raw, t2 - t1, get_worker().address, engine.name, stats
 
 
+def _answer_rows(g: Graph, p: Plan, out: Output, batch: Any) -> np.ndarray:
+    """A batch of the engine's rows as the answer's: query order, automorphism images,
+    external ids."""
+    rows = p.to_query_order(np.asarray(batch, dtype=np.int64))
+    if out.perms is not None:
+        from ..partition.plans import expand_rows
+        rows = expand_rows(rows, out.perms)
+    if out.ids is None:
+        return g.to_external(rows).astype(np.int64, copy=False)
+    return np.asarray(worker_object(out.ids), dtype=np.int64)[rows]
+
+
 def _match_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
-                threads: dict[str, int], limit: int | None) -> tuple[int, np.ndarray]:
+                threads: dict[str, int], out: Output, limit: int | None
+                ) -> tuple[int, np.ndarray]:
     engine, g, p, t = _engine_and_plan(graph_handle, plan, shard, backend, threads)
+    if limit is not None and out.perms is not None:      # each raw row stands for |Aut|
+        limit = -(-int(limit) // len(out.perms))
     with _with_threads(t):
         rows = [np.asarray(b) for b in engine.match(g, p, limit=limit)]
-    out = np.concatenate(rows) if rows else np.zeros((0, p.k), np.int64)
-    return shard.index, g.to_external(p.to_query_order(out)).astype(np.int64, copy=False)
+    raw = np.concatenate(rows) if rows else np.zeros((0, p.k), np.int64)
+    return shard.index, _answer_rows(g, p, out, raw)
 
 
 def _write_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
-                threads: dict[str, int], directory: str, names: Sequence[str],
+                threads: dict[str, int], out: Output, directory: str, names: Sequence[str],
                 batch_size: int) -> tuple[int, int]:
     from .._writers import ParquetMatchWriter, atomic_path
     engine, g, p, t = _engine_and_plan(graph_handle, plan, shard, backend, threads)
-    target = Path(directory) / f"part-{shard.index:05d}.parquet"
+    target = Path(directory) / f"part-{out.prefix}{shard.index:05d}.parquet"
+    fan = 1 if out.perms is None else len(out.perms)
     with _with_threads(t), atomic_path(target) as tmp:
         w = ParquetMatchWriter(tmp, names)
         try:
-            for b in engine.match(g, p, batch_size=batch_size):
+            for b in engine.match(g, p, batch_size=max(1, batch_size // fan)):
                 if len(b):
-                    w.write(g.to_external(p.to_query_order(np.asarray(b)))
-                            .astype(np.int64, copy=False))
+                    w.write(_answer_rows(g, p, out, b))
         finally:
             w.close()
     return shard.index, int(w.rows)
 
 
 # ------------------------------------------------------------------ client side
-def _submit(job: Job, fn: Callable, *extra: Any) -> list[Any]:
-    # the costliest shards first (Dask runs a worker's tasks in the order given): a heavy
-    # shard started last would finish alone, after every other worker went idle
-    order = sorted(job.shards, key=lambda s: -s.cost)
-    return [job.client.submit(fn, job.graph, job.plan_ref, s, job.backend, job.threads,
-                              *extra, key=f"warpmatch-{fn.__name__[1:]}-{s.index}-"
-                              f"{os.urandom(6).hex()}", pure=False, retries=2,
-                              priority=len(order) - i)
-            for i, s in enumerate(order)]
+def _submit(jobs: Sequence[Job], fn: Callable, *extra: Any, out: bool = False
+            ) -> tuple[list[Any], list[tuple[int, Shard]]]:
+    """Every job's shards as tasks, all at once: ``(futures, (job, shard) per future)``.
+
+    The jobs run in the order given (a worker finishing one job's last shards goes
+    on to the next job's: no barrier between them), within a job the costliest
+    shards first (Dask runs a worker's tasks by priority): a heavy shard started
+    last would finish alone, after every other worker went idle.
+    """
+    order = [(j, s) for j, job in enumerate(jobs)
+             for s in sorted(job.shards, key=lambda s: -s.cost)]
+    tag = os.urandom(6).hex()
+    futures = []
+    for i, (j, s) in enumerate(order):
+        job = jobs[j]
+        args = (job.out, *extra) if out else extra
+        futures.append(job.client.submit(
+            fn, job.graph, job.plan_ref, s, job.backend, job.threads, *args,
+            key=f"warpmatch-{fn.__name__[1:]}-{j}-{s.index}-{tag}", pure=False, retries=2,
+            priority=len(order) - i))
+    return futures, order
 
 
 def _cancel(client: Any, futures: list[Any]) -> None:
@@ -238,78 +296,98 @@ def _cancel(client: Any, futures: list[Any]) -> None:
         pass
 
 
-def count_plan(job: Job, progress: Progress | None = None,
-               stop: Callable[[int], bool] | None = None,
-               deadline: float | None = None) -> tuple[int, bool]:
-    """The plan's raw count (not multiplied), summed over its shards.
+def count_jobs(jobs: Sequence[Job], progress: Progress | None = None,
+               stop: Callable[[list[int]], bool] | None = None,
+               deadline: float | None = None) -> tuple[list[int], bool]:
+    """Each job's raw count (not multiplied), every job's shards in flight at once.
 
     Parameters
     ----------
-    job : Job
+    jobs : sequence of Job
+        On one client; run in this order where workers are short.
     progress : callable, optional
-        ``progress(shards done, shards)`` as shards finish.
+        ``progress(shards done, shards)`` as shards finish, over all jobs.
     stop : callable, optional
-        ``stop(raw so far)`` after each shard; ``True`` cancels the rest.
+        ``stop(raw counts so far, per job)`` after each shard; ``True`` cancels the rest.
     deadline : float, optional
         A ``time.perf_counter()`` value: the shards not finished by then are
         cancelled (their counts are missing from a lower bound).
 
     Returns
     -------
-    (int, bool)
-        The count and whether every shard was counted (``False``: stopped, a
-        lower bound). ``job.stats`` gets the seconds each worker counted and
-        the engines that ran, and ``shard_stats``: per shard (in shard order)
-        its worker, roots, estimated cost, raw count, seconds of setup (graph,
-        plan) and of counting, and what the engine reports of its own run.
+    (list of int, bool)
+        The counts and whether every shard was counted (``False``: stopped, a
+        lower bound). Each ``job.stats`` gets the seconds each worker counted
+        and the engines that ran, and ``shard_stats``: per shard (in shard
+        order) its worker, roots, estimated cost, raw count, seconds of setup
+        (graph, plan) and of counting, and what the engine reports of its own run.
     """
     distributed = require()
-    total = len(job.shards)
+    total = sum(len(job.shards) for job in jobs)
+    raws = [0] * len(jobs)
     if progress is not None:
         progress(0, total)
     if not total:
-        return 0, True
-    futures = _submit(job, _count_task)
-    raw, done = 0, 0
-    per_worker: dict[str, float] = {}
-    engines: set[str] = set()
-    detail: dict[int, dict] = {}
+        return raws, True
+    futures, order = _submit(jobs, _count_task)
+    where = {f.key: order[i][0] for i, f in enumerate(futures)}
+    done = 0
+    per_worker: list[dict[str, float]] = [{} for _ in jobs]
+    engines: list[set[str]] = [set() for _ in jobs]
+    detail: list[dict[int, dict]] = [{} for _ in jobs]
     timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
     try:
         for fut in distributed.as_completed(futures, timeout=timeout):
             i, c, secs, who, eng, st = fut.result()
-            s = job.shards[i]
-            detail[i] = {"worker": who, "roots": s.roots, "split": s.depth1 is not None,
-                         "cost": s.cost, "raw": c, **st}
-            raw += c
+            j = where[fut.key]
+            s = jobs[j].shards[i]
+            detail[j][i] = {"worker": who, "roots": s.roots, "split": s.depth1 is not None,
+                            "cost": s.cost, "raw": c, **st}
+            raws[j] += c
             done += 1
-            per_worker[who] = per_worker.get(who, 0.0) + secs
-            engines.add(eng)
+            per_worker[j][who] = per_worker[j].get(who, 0.0) + secs
+            engines[j].add(eng)
             if progress is not None:
                 progress(done, total)
-            if stop is not None and done < total and stop(raw):
+            if stop is not None and done < total and stop(list(raws)):
                 break
     except TimeoutError:            # (distributed.TimeoutError is this class)
         pass                            # the deadline: what finished is a lower bound
     finally:
-        _cancel(job.client, futures)
-    job.stats["worker_seconds"] = {w: round(s, 6) for w, s in sorted(per_worker.items())}
-    job.stats["engines"] = sorted(engines)
-    job.stats["shard_stats"] = [detail[i] for i in sorted(detail)]
-    return raw, done == total
+        _cancel(jobs[0].client, futures)
+    for j, job in enumerate(jobs):
+        job.stats["worker_seconds"] = {w: round(s, 6) for w, s in sorted(per_worker[j].items())}
+        job.stats["engines"] = sorted(engines[j])
+        job.stats["shard_stats"] = [detail[j][i] for i in sorted(detail[j])]
+    return raws, done == total
 
 
-def match_plan(job: Job, limit: int | None = None,
-               progress: Progress | None = None) -> Iterator[np.ndarray]:
-    """The plan's matches (query-vertex order, external ids), one array per shard, as
-    shards finish; at most ``limit`` rows in all (the rest are cancelled)."""
+def count_plan(job: Job, progress: Progress | None = None,
+               stop: Callable[[int], bool] | None = None,
+               deadline: float | None = None) -> tuple[int, bool]:
+    """The plan's raw count (not multiplied), summed over its shards: :func:`count_jobs`
+    of one job (``stop(raw so far)``)."""
+    raws, done = count_jobs([job], progress, None if stop is None else
+                            (lambda r: stop(r[0])), deadline)
+    return raws[0], done
+
+
+def match_jobs(jobs: Sequence[Job], limit: int | None = None,
+               progress: Progress | None = None, close: bool = True) -> Iterator[np.ndarray]:
+    """The jobs' matches (query-vertex order, external ids, as each job's :class:`Output`
+    says), one array per shard, as shards finish; at most ``limit`` rows in all (the
+    rest are cancelled). Every job's shards are in flight at once; ``close`` closes
+    the jobs at the end."""
     distributed = require()
-    total = len(job.shards)
+    total = sum(len(job.shards) for job in jobs)
     if progress is not None:
         progress(0, total)
     if not total or limit == 0:
+        if close:
+            for job in jobs:
+                job.close()
         return
-    futures = _submit(job, _match_task, limit)
+    futures, _ = _submit(jobs, _match_task, limit, out=True)
     left = None if limit is None else int(limit)
     done = 0
     try:
@@ -326,19 +404,29 @@ def match_plan(job: Job, limit: int | None = None,
             if left == 0:
                 break
     finally:
-        _cancel(job.client, futures)
-        job.close()
+        _cancel(jobs[0].client, futures)
+        if close:
+            for job in jobs:
+                job.close()
 
 
-def write_dataset(job: Job, directory: str | os.PathLike, names: Sequence[str],
-                  batch_size: int = 1 << 16, progress: Progress | None = None) -> int:
+def match_plan(job: Job, limit: int | None = None,
+               progress: Progress | None = None) -> Iterator[np.ndarray]:
+    """The plan's matches (query-vertex order, external ids), one array per shard, as
+    shards finish; at most ``limit`` rows in all (the rest are cancelled)."""
+    return match_jobs([job], limit, progress)
+
+
+def write_dataset(job: Job | Sequence[Job], directory: str | os.PathLike,
+                  names: Sequence[str], batch_size: int = 1 << 16,
+                  progress: Progress | None = None) -> int:
     """List the plan's matches into a Parquet dataset ``directory``; return the rows.
 
     The workers write ``part-NNNNN.parquet`` (one per shard, int64 columns
-    ``names``, external ids) into ``DIR.partial-*`` beside ``directory``, which is
-    renamed to ``directory`` once every shard is written; on an error or an
-    interrupt it is removed and ``directory`` is not created. Workers must see
-    the client's file system there.
+    ``names``, external ids; with several jobs ``part-JJJ-NNNNN.parquet``) into
+    ``DIR.partial-*`` beside ``directory``, which is renamed to ``directory``
+    once every shard is written; on an error or an interrupt it is removed and
+    ``directory`` is not created. Workers must see the client's file system there.
 
     Raises
     ------
@@ -346,6 +434,9 @@ def write_dataset(job: Job, directory: str | os.PathLike, names: Sequence[str],
         ``directory`` exists and is not empty.
     """
     distributed = require()
+    jobs = [job] if isinstance(job, Job) else list(job)
+    if len(jobs) > 1 and len({j.out.prefix for j in jobs}) < len(jobs):
+        raise ValueError("write_dataset: jobs need distinct Output prefixes")
     final = Path(directory).absolute()
     if final.exists() and (not final.is_dir() or any(final.iterdir())):
         raise FileExistsError(f"{os.fspath(directory)!r} exists and is not an empty "
@@ -354,13 +445,15 @@ def write_dataset(job: Job, directory: str | os.PathLike, names: Sequence[str],
         raise FileNotFoundError(f"output directory {os.fspath(final.parent)!r} does not "
                                 "exist")
     tmp = Path(tempfile.mkdtemp(prefix=final.name + ".partial-", dir=final.parent))
-    total = len(job.shards)
+    total = sum(len(j.shards) for j in jobs)
     rows = 0
     futures: list[Any] = []
     try:
         if progress is not None:
             progress(0, total)
-        futures = _submit(job, _write_task, os.fspath(tmp), list(names), int(batch_size))
+        if total:
+            futures, _ = _submit(jobs, _write_task, os.fspath(tmp), list(names),
+                                 int(batch_size), out=True)
         for done, fut in enumerate(distributed.as_completed(futures), 1):
             rows += fut.result()[1]
             if progress is not None:
@@ -377,7 +470,8 @@ def write_dataset(job: Job, directory: str | os.PathLike, names: Sequence[str],
         os.replace(tmp, final)
         os.chmod(final, 0o777 & ~_umask())
     except BaseException:
-        _cancel(job.client, futures)
+        if futures:
+            _cancel(jobs[0].client, futures)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return rows

@@ -25,6 +25,7 @@ kernels index by, in linear time and bounded memory.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,24 @@ class BuildReport:
     def __str__(self) -> str:
         return (f"{self.input_edges} input edges, {self.self_loops} self-loops and "
                 f"{self.duplicates} duplicate edges dropped")
+
+
+#: per graph, the degree arrays already computed, keyed by the offsets array they came from
+#: (a weak map, not a field: a graph pickled to a worker does not carry them)
+_DEGREES: "weakref.WeakKeyDictionary[Graph, dict[int, tuple[np.ndarray, np.ndarray]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _diff_once(graph: "Graph", ptr: np.ndarray) -> np.ndarray:
+    """``np.diff(ptr)`` for one of ``graph``'s offset arrays, kept while the graph lives."""
+    memo = _DEGREES.setdefault(graph, {})
+    hit = memo.get(id(ptr))
+    if hit is not None and hit[0] is ptr:
+        return hit[1]
+    d = np.diff(ptr)
+    d.flags.writeable = False
+    memo[id(ptr)] = (ptr, d)
+    return d
 
 
 def index_dtype(n: int) -> np.dtype:
@@ -217,13 +236,14 @@ class Graph:
 
     @property
     def out_degree(self) -> np.ndarray:
-        """Out-degree of every vertex (the degree, for undirected graphs)."""
-        return np.diff(self.indptr)
+        """Out-degree of every vertex (the degree, for undirected graphs); read-only,
+        computed once per graph (planning asks for it per query vertex)."""
+        return _diff_once(self, self.indptr)
 
     @property
     def in_degree(self) -> np.ndarray:
-        """In-degree of every vertex (the degree, for undirected graphs)."""
-        return np.diff(self.in_indptr)
+        """In-degree of every vertex (the degree, for undirected graphs); read-only."""
+        return _diff_once(self, self.in_indptr)
 
     @property
     def degree(self) -> np.ndarray:

@@ -41,7 +41,7 @@ from ..errors import GraphError, QueryError, UnknownLabelWarning
 from ..graph.csr import Graph
 from ..query.model import ANY, Query
 from ..query.symmetry import symmetry_breaking
-from .filter import ldf_mask, nlf_applies, nlf_keep
+from .filter import ldf_key, ldf_mask, nlf_applies, nlf_keep
 from .order import get_order
 from .plan import Plan
 from .refine import refine_applies, refine_candidates
@@ -145,9 +145,19 @@ def build_plan(
     # refinement holds one mask per query vertex: not for a graph where k masks are huge
     refine = bool(refine) and k * graph.n <= REFINE_MASK_BYTES
     masks: list[np.ndarray] = []
+    ldf_memo: dict[tuple, np.ndarray] = {}
+
+    def ldf(u: int) -> np.ndarray:
+        # query vertices with the same label and degree needs share one mask (read-only
+        # here): on a graph of 10^7 vertices each mask is a pass over every degree
+        key = ldf_key(query, u)
+        if key not in ldf_memo:
+            ldf_memo[key] = ldf_mask(graph, query, u)
+        return ldf_memo[key]
+
     if empty_reason is None:
         for u in range(k):
-            mask = ldf_mask(graph, query, u)
+            mask = ldf(u)
             if refine:
                 masks.append(mask)
             ldf_count[u] = np.count_nonzero(mask)
@@ -210,7 +220,7 @@ def build_plan(
             ids = cand[u]
             if i == 0:
                 if ids is None:
-                    ids = np.flatnonzero(ldf_mask(graph, query, u)).astype(itype)
+                    ids = np.flatnonzero(ldf(u)).astype(itype)
                 slices.append(ids)
             elif u in anchor_sets:
                 restricted[i] = True

@@ -75,6 +75,15 @@ def ldf_mask(graph: Graph, query: Query, u: int) -> np.ndarray:
     return mask
 
 
+def ldf_key(query: Query, u: int) -> tuple[int, ...]:
+    """What :func:`ldf_mask` depends on for ``u``: its label and the degrees it needs
+    (query vertices with equal keys have equal masks)."""
+    if query.directed:
+        A = query.adjacency()
+        return (int(query.vertex_labels[u]), int(A[u].sum()), int(A[:, u].sum()))
+    return (int(query.vertex_labels[u]), int(query.degree()[u]))
+
+
 def _required_label_counts(labels: np.ndarray) -> dict[int, int]:
     """{label: how many} over query neighbour labels, ignoring the wildcard -1."""
     labels = labels[labels != ANY]
