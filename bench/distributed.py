@@ -118,9 +118,10 @@ def build_graph(args):
     return g, time.perf_counter() - t0
 
 
-def partition_dir(args, g) -> tuple[Path, dict]:
+def partition_dir(args, g) -> tuple[object, dict]:
     """The graph cut into ``--partitions`` parts, as a partition directory in the work dir
-    (reused when an earlier run wrote it for this graph): workers map its part files."""
+    (reused when an earlier run wrote it for this graph), opened once (as the graph is
+    read once): the workers map its part files."""
     from warpmatch.partition import Partitioned
     work = Path(args.work_dir or tempfile.mkdtemp(prefix="wm-dist-bench-"))
     d = work / f"{g.name}-p{args.partitions}-{args.partition_method}"
@@ -130,12 +131,12 @@ def partition_dir(args, g) -> tuple[Path, dict]:
     except Exception:               # noqa: BLE001 - absent or stale: cut it again
         import shutil
         shutil.rmtree(d, ignore_errors=True)
-        pg = Partitioned.build(g, parts=args.partitions, method=args.partition_method)
-        pg.write(d)
+        Partitioned.build(g, parts=args.partitions, method=args.partition_method).write(d)
+        pg = Partitioned.open(d)
     info = {"parts": pg.parts, "method": pg.method, "cut_edges": int(pg.cut_edges),
             "seconds": round(time.perf_counter() - t0, 1)}
     print(f"# partitions: {info}", file=sys.stderr, flush=True)
-    return d, info
+    return pg, info
 
 
 def precompile_gpu(g, pats: list, shard_counts: list[int]) -> None:
@@ -251,15 +252,18 @@ def main(argv: list[str] | None = None) -> int:
                 "setup_s": sum(x.get("setup_s", 0.0) for x in ss),
                 "count_s": sum(x.get("count_s", 0.0) for x in ss),
                 "max_shard_s": max((x.get("count_s", 0.0) for x in ss), default=None),
-                "shard_stats": ss}
+                "shard_stats": ss, "plan_s": r.plan_seconds,
+                # by partitions: each search's shards and seconds, the parts' numbers
+                "run_s": d.get("run_seconds"), "per_search": d.get("per_search"),
+                "partition": r.partition}
 
     def brief(r: dict) -> dict:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
-                if k != "shard_stats"}
+                if k not in ("shard_stats", "per_search")}
 
     spats = queries(args.stream_patterns) if args.stream_patterns else []
     ppats = queries(args.partition_patterns) if args.partitions else []
-    pdir = None
+    parted = None
     try:
         if spats:
             bench_stream(args, g, spats, sizes, backend, res, save)
@@ -272,13 +276,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# direct {name}: {brief(res['direct'][name])}", file=sys.stderr, flush=True)
             save()
         if ppats:
-            pdir, info = partition_dir(args, g)
+            parted, info = partition_dir(args, g)
             res["partition"] = info
             for name, q in ppats:
                 # untimed first: its NVRTC modules compile into the cache the workers read
-                wm.count_result(pdir, q, backend=backend, time_limit=args.time_limit)
+                wm.count_result(parted, q, backend=backend, time_limit=args.time_limit)
                 res["part_direct"][name] = timed(lambda: wm.count_result(
-                    pdir, q, backend=backend, time_limit=args.time_limit))
+                    parted, q, backend=backend, time_limit=args.time_limit))
                 print(f"# direct by {args.partitions} parts {name}: "
                       f"{brief(res['part_direct'][name])}", file=sys.stderr, flush=True)
                 save()
@@ -306,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
                     if res["part_direct"][name]["partial"]:
                         continue
                     res["part_clusters"][n][name] = timed(lambda: wm.count_result(
-                        pdir, q, backend=backend, client=client, shards=spw * n))
+                        parted, q, backend=backend, client=client, shards=spw * n))
                     print(f"# {n} worker(s) by parts {name}: "
                           f"{brief(res['part_clusters'][n][name])}", file=sys.stderr, flush=True)
                     save()

@@ -115,3 +115,28 @@ def test_the_api_runs_parts_on_the_gpu() -> None:
     assert p["parts"] == 4 and p["intra_engine"] == "gpu" and p["bytes_to_device"] > 0
     rows = _rows(wm.match(g, "square", backend="gpu", partitions=3, mode="subgraphs"), 4)
     assert rows == _rows(wm.match(g, "square", backend="cpu", mode="subgraphs"), 4)
+
+
+def test_make_room_drops_old_device_copies_only_when_short(monkeypatch) -> None:
+    """A Dask worker keeps a partitioned run's graphs mapped; their device copies go,
+    oldest first, only when the next graph's copy would not fit."""
+    import cupy as cp
+
+    from warpmatch.engine.gpu import engine as E
+    gs = [Graph.from_networkx(nx.gnm_random_graph(60, 200, seed=s)) for s in range(3)]
+    eng = GpuEngine()
+    for g in gs[:2]:
+        assert eng.count(g, build_plan(g, wm.get_pattern("triangle"))) == \
+            CPU.count(g, build_plan(g, wm.get_pattern("triangle")))
+    assert gs[0] in E._GRAPHS and gs[1] in E._GRAPHS
+    assert E.make_room(gs[0]) == 0 and E.make_room(gs[2]) == 0   # cached; room enough
+    assert E.make_room(gs[2], memory="pinned") == 0                # not device memory
+
+    class NoRoom:
+        mem_info = (0, 1 << 30)
+    monkeypatch.setattr(cp.cuda, "Device", lambda *a: NoRoom())
+    assert E.make_room(gs[2]) >= 2          # (with any other test's copies still cached)
+    assert gs[0] not in E._GRAPHS and gs[1] not in E._GRAPHS
+    monkeypatch.undo()
+    assert eng.count(gs[0], build_plan(gs[0], wm.get_pattern("triangle"))) == \
+        CPU.count(gs[0], build_plan(gs[0], wm.get_pattern("triangle")))   # copied again

@@ -47,6 +47,23 @@ def test_directory_round_trip_reuses_the_parts(g: Graph, tmp_path: Path) -> None
     mem = np.concatenate(list(wm.match(g, "triangle", mode="subgraphs")))
     assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, mem.tolist()))
     assert rows.min() >= 7         # the file's ids, as in memory
+    # the cut and the boundary come from the directory, not from a pass over the edges
+    again = Partitioned.open(out)
+    assert again._cut == pg.cut_edges and np.array_equal(again._boundary, pg.boundary)
+
+
+def test_a_damaged_boundary_file_is_refused(g: Graph, tmp_path: Path) -> None:
+    out = Partitioned.build(g, parts=3).write(tmp_path / "p")
+    b = np.load(out / "boundary.npy")
+    np.save(out / "boundary.npy", b[::-1])                  # not ascending
+    with pytest.raises(InputFormatError, match="boundary.npy does not hold"):
+        Partitioned.open(out)
+    np.save(out / "boundary.npy", b[:-1])                   # not the manifest's count
+    with pytest.raises(InputFormatError, match="boundary.npy does not hold"):
+        Partitioned.open(out)
+    (out / "boundary.npy").unlink()
+    with pytest.raises(InputFormatError, match="damaged partition directory: boundary"):
+        Partitioned.open(out)
 
 
 def test_writing_refuses_an_existing_directory(g: Graph, tmp_path: Path) -> None:

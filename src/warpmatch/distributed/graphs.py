@@ -214,10 +214,12 @@ def _remember(cache: _Lru, size: int, handle: Any, obj: Any) -> None:
 _GRAPHS = _Lru()
 _OBJECTS = _Lru()
 _LOCK = threading.Lock()
-#: graphs a worker keeps mapped (the least recently used is dropped first)
-CACHE_SIZE = 4
+#: graphs a worker keeps mapped (the least recently used is dropped first): enough for a
+#: partitioned run's parts and whole graph, so that no query maps (and checks) them again;
+#: their GPU copies are dropped apart, when the device lacks room (engine.gpu.make_room)
+CACHE_SIZE = 16
 #: plans a worker keeps (each query's plan is a new file; old ones are never used again)
-OBJECT_CACHE_SIZE = 8
+OBJECT_CACHE_SIZE = 16
 
 
 def _here() -> str:

@@ -155,6 +155,29 @@ def release_graph(graph: Graph) -> None:
     _GRAPHS.pop(graph, None)
 
 
+def make_room(graph: Graph, memory: str = "device", room: float = 0.25) -> int:
+    """Before a search of ``graph``: while the device lacks room for its copy (with
+    ``room`` to spare for the search), drop other graphs' cached copies, oldest first.
+
+    A Dask worker keeps the graphs of its recent shards (a partitioned run's parts and
+    the whole graph): their copies may not all fit the device together. Returns how
+    many copies were dropped (none when ``graph`` is cached or not in device memory).
+    """
+    if memory != "device" or graph in _GRAPHS or not len(_GRAPHS):
+        return 0
+    import cupy as cp
+    need = device_graph_bytes(graph)
+    pool = cp.get_default_memory_pool()
+    dropped = 0
+    while len(_GRAPHS):
+        pool.free_all_blocks()
+        if need <= cp.cuda.Device().mem_info[0] * (1 - room):
+            break
+        _GRAPHS.pop(next(iter(list(_GRAPHS.keys()))), None)
+        dropped += 1
+    return dropped
+
+
 def cuda_available(device: int = 0) -> tuple[bool, str]:
     """``(True, "")`` if CuPy loads and CUDA device ``device`` exists, else ``(False, why)``."""
     try:
