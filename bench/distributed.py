@@ -306,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                           file=sys.stderr, flush=True)
                     save()
                 res["part_clusters"][n] = {}
+                if ppats:       # each worker maps the part files once, as the graph above
+                    wm.count(parted, "triangle", backend=backend, client=client)
                 for name, q in ppats:
                     if res["part_direct"][name]["partial"]:
                         continue
