@@ -105,6 +105,10 @@ def test_cli_writes_a_dataset_by_partitions_with_workers(g: Graph, tmp_path: Pat
         assert "searches of 3 parts" in r.output
         names = sorted(f.name for f in dest.iterdir())
         assert names and all(n.startswith("part-") and n.endswith(".parquet") for n in names)
+    # a query with no match at all (a label the graph lacks): an empty dataset, no error
+    r = CliRunner().invoke(cli, ["match", str(parts), "a:7-b:7, b-c:7, c-a", "-o",
+                                 str(tmp_path / "none"), "--workers", "2", "--json"])
+    assert last_json(r)["count"] == 0 and pq.read_table(tmp_path / "none").num_rows == 0
 
 
 def test_cli_counts_a_partition_directory_with_workers(g: Graph, tmp_path: Path) -> None:

@@ -279,7 +279,8 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
             except (FileExistsError, FileNotFoundError) as exc:
                 raise click.ClickException(str(exc)) from None
     seconds = time.perf_counter() - t0
-    by_parts = f", {stats['searches']} searches of {pg.parts} parts" if pg is not None else ""
+    by_parts = (f", {stats['searches']} searches of {pg.parts} parts"
+                if pg is not None and "searches" in stats else "")
     click.echo(f"{describe_count(rows, mode, induced, q.name)} written to {output} "
                f"(Parquet dataset, {max(1, stats['shards'])} files)")
     click.echo(f"  in {_graph_line(g)}; {stats['workers']} Dask workers, "
