@@ -62,8 +62,10 @@ BIG = np.int64(1) << np.int64(62)
 # is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
 # prog[5..10] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
 # its first depth (k: none), the parent's depth, the direction of the leaves' edge,
-# 1 if the restrictions order the leaves in a chain (count C(s, j), else P(s, j)), and
-# the leaves' vertex label and edge label (-1: any);
+# how to count (0: P(s, j); 1: C(s, j), the restrictions order the leaves in a chain;
+# 2: leaves of different parents, by inclusion-exclusion, ``_leaf_mixed``, each leaf's
+# parent, direction and labels read from the plan's segments), and the leaves' vertex
+# label and edge label (-1: any);
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
@@ -165,6 +167,108 @@ def _has_edge(ip, ix, iip, iix, u, v, direction):
     return q < hi and iix[q] == v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_params(st, m0, dd, prog):
+    """Leaf depth ``dd``'s parent (a data vertex), edge direction, vertex label and edge
+    label (-1: any, also where the graph has no such labels)."""
+    b = prog[prog[HEAD + S_BN_PTR] + dd]
+    par = st[m0 + prog[prog[HEAD + S_BN_POS] + b]]
+    dr = prog[prog[HEAD + S_BN_DIR] + b]
+    lab = prog[prog[HEAD + S_VLABEL] + dd] if prog[2] != 0 else np.int64(-1)
+    elab = prog[prog[HEAD + S_BN_ELABEL] + b] if prog[1] != 0 else np.int64(-1)
+    return par, dr, lab, elab
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_leaf_set(z, par, dr, lab, elab, ip, ix, iip, iix, el, iel, vl):
+    """True if data vertex ``z`` is in the parent's list (``dr``) with the leaf's labels."""
+    if lab != -1 and vl[z] != lab:
+        return False
+    if dr == 0:
+        lo, hi = ip[par], ip[par + 1]
+        q = _lower_bound(ix, lo, hi, z)
+        return q < hi and ix[q] == z and (elab == -1 or el[q] == elab)
+    lo, hi = iip[par], iip[par + 1]
+    q = _lower_bound(iix, lo, hi, z)
+    return q < hi and iix[q] == z and (elab == -1 or iel[q] == elab)
+
+
+@njit(cache=True, nogil=True)
+def _leaf_overlap(st, m0, d, mask, p0, r0, l0, e0, p1, r1, l1, e1, p2, r2, l2, e2,
+                  ip, ix, iip, iix, el, iel, vl):
+    """``|∩ S_i|`` over the leaves ``i`` in ``mask`` (bits 0..2): the entries of the
+    shortest of their lists that are in every set, less the matched vertices (depths
+    ``0..d-1``) that are (injective, so each once)."""
+    best = -1
+    blen = BIG
+    for i in range(3):
+        if mask & (1 << i):
+            par, dr = (p0, r0) if i == 0 else ((p1, r1) if i == 1 else (p2, r2))
+            ln = (ip[par + 1] - ip[par]) if dr == 0 else (iip[par + 1] - iip[par])
+            if ln < blen:
+                blen, best = ln, i
+    if best == 0:
+        bp, br, bl, be = p0, r0, l0, e0
+    elif best == 1:
+        bp, br, bl, be = p1, r1, l1, e1
+    else:
+        bp, br, bl, be = p2, r2, l2, e2
+    lo = ip[bp] if br == 0 else iip[bp]
+    hi = ip[bp + 1] if br == 0 else iip[bp + 1]
+    if mask == (1 << best) and bl == -1 and be == -1:
+        n = np.int64(hi - lo)               # one leaf, nothing to filter: the list size
+    else:
+        n = np.int64(0)
+        for t in range(lo, hi):
+            z = ix[t] if br == 0 else iix[t]
+            if bl != -1 and vl[z] != bl:
+                continue
+            if be != -1 and (el[t] if br == 0 else iel[t]) != be:
+                continue
+            if best != 0 and (mask & 1) and not _in_leaf_set(z, p0, r0, l0, e0, ip, ix,
+                                                             iip, iix, el, iel, vl):
+                continue
+            if best != 1 and (mask & 2) and not _in_leaf_set(z, p1, r1, l1, e1, ip, ix,
+                                                             iip, iix, el, iel, vl):
+                continue
+            if best != 2 and (mask & 4) and not _in_leaf_set(z, p2, r2, l2, e2, ip, ix,
+                                                             iip, iix, el, iel, vl):
+                continue
+            n += 1
+    for x in range(d):
+        z = st[m0 + x]
+        if (mask & 1) and not _in_leaf_set(z, p0, r0, l0, e0, ip, ix, iip, iix, el, iel, vl):
+            continue
+        if (mask & 2) and not _in_leaf_set(z, p1, r1, l1, e1, ip, ix, iip, iix, el, iel, vl):
+            continue
+        if (mask & 4) and not _in_leaf_set(z, p2, r2, l2, e2, ip, ix, iip, iix, el, iel, vl):
+            continue
+        n -= 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
+    """The matches of depths ``d..k-1`` (2 or 3 leaves of possibly different matched
+    vertices, no restriction among them): injective choices from the leaves' sets
+    ``S_i`` by inclusion-exclusion over their overlaps (``plan.leaves``)."""
+    p0, r0, l0, e0 = _leaf_params(st, m0, d, prog)
+    p1, r1, l1, e1 = _leaf_params(st, m0, d + 1, prog)
+    p2, r2, l2, e2 = p1, r1, l1, e1
+    if k - d == 3:
+        p2, r2, l2, e2 = _leaf_params(st, m0, d + 2, prog)
+    s = np.zeros(8, np.int64)          # s[mask] = |∩ S_i| over the leaves in mask
+    for mask in (1, 2, 3, 4, 5, 6, 7):
+        if mask >= 4 and k - d == 2:
+            break
+        s[mask] = _leaf_overlap(st, m0, d, mask, p0, r0, l0, e0, p1, r1, l1, e1,
+                                p2, r2, l2, e2, ip, ix, iip, iix, el, iel, vl)
+    if k - d == 2:
+        return s[1] * s[2] - s[3]
+    return (s[1] * s[2] * s[4] - s[3] * s[4] - s[5] * s[2] - s[6] * s[1]
+            + 2 * s[7])
+
+
 @njit(cache=True, nogil=True)
 def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
     """The matches of depths ``d..k-1``, leaves of one matched vertex, from its list.
@@ -174,6 +278,8 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
     ``s (s-1) ... (s-j+1)`` injective values, or ``C(s, j)`` when the symmetry
     restrictions order them in a chain (one increasing choice per subset).
     """
+    if prog[H_GRP_CHAIN] == 2:
+        return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
     v = st[m0 + prog[H_GRP_P]]
     lab = prog[H_GRP_LAB]
     elab = prog[H_GRP_ELAB]
@@ -201,7 +307,7 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
     if s < j:
         return np.int64(0)
     n = np.int64(1)
-    if prog[H_GRP_CHAIN] != 0:
+    if prog[H_GRP_CHAIN] == 1:
         for i in range(1, j + 1):           # C(s, j), exact at every step
             n = n * (s - j + i) // i
     else:

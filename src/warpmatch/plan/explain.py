@@ -135,7 +135,14 @@ def explain_plan(plan: Plan) -> str:
             lines.append("  restrictions: " + ", ".join(parts))
     from .leaves import leaf_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
-    if grp is not None and plan.empty_reason is None:
+    if grp is not None and plan.empty_reason is None and grp.mixed:
+        names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
+        parents = ", ".join(_name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
+                            for d in range(grp.first, plan.k))
+        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
+                     f"{parents} (in that order), from their lists' sizes and overlaps: "
+                     "inclusion-exclusion")
+    elif grp is not None and plan.empty_reason is None:
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
         how = "C(s, j): their restrictions order them" if grp.chain else "s (s-1) ... (s-j+1)"
         lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "

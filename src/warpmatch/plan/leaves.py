@@ -1,7 +1,9 @@
 """Where count mode may count query vertices from a list size instead of enumerating them.
 
 Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are plain
-leaves of one matched vertex, if any, and whether their restrictions order them).
+leaves of one matched vertex, if any, and whether their restrictions order them;
+else :func:`_mixed_group`, the last two or three plain leaves of any matched
+vertices).
 
 Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
@@ -13,8 +15,17 @@ engine counts them so (``engine._cpu_kernels._leaf_group``); ``explain`` says wh
 A single last leaf is the engines' older fast path (the list size, or an
 intersection size), not a group.
 
-Not yet: trees hanging off the matched part, independent branches and leaves of
-different parents (inclusion-exclusion over shared candidates); the GPU engine.
+Second case, leaves of different parents (``mixed``): the last ``j`` = 2 or 3
+depths are plain leaves, each of its own matched vertex and with its own label,
+edge label and direction, and no restriction touches them. With ``S_i`` the set
+a leaf may take (its parent's list, filtered, less the matched vertices), the
+injective choices number, by inclusion-exclusion over the overlaps (Möbius
+inversion on the partitions of the leaves), ``|S1||S2| - |S1∩S2|`` for two and
+``|S1||S2||S3| - |S1∩S2||S3| - |S1∩S3||S2| - |S2∩S3||S1| + 2|S1∩S2∩S3|`` for
+three (``engine._cpu_kernels._leaf_mixed``).
+
+Not yet: trees hanging off the matched part, independent branches, mixed leaves
+under restrictions; the GPU engine.
 """
 from __future__ import annotations
 
@@ -33,6 +44,8 @@ class LeafGroup:
     chain: bool         # restrictions order all the leaves: C(s, j), else P(s, j)
     vlabel: int         # the leaves' vertex label, -1 any
     elabel: int         # the leaves' edge label, -1 any
+    mixed: bool = False  # leaves of different parents (parent/direction/labels: the
+                         # first leaf's; each leaf's own are read from the plan)
 
 
 def _reach(after: dict[int, set[int]], d: int) -> set[int]:
@@ -67,6 +80,54 @@ def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup 
     k = plan.k
     if k < 3 or plan.cut_part is not None:
         return None
+    same = _same_parent_group(plan, vertex_labels, edge_labels)
+    mixed = _mixed_group(plan, vertex_labels, edge_labels)
+    if mixed is not None and (same is None or k - mixed.first > k - same.first):
+        return mixed
+    return same
+
+
+def _plain_leaf(plan: Plan, d: int) -> bool:
+    """Depth ``d`` has one backward edge and nothing else to check: no candidate set, no
+    induced non-edge, no degree bound beyond that edge's."""
+    b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
+    if b1 - b0 != 1 or plan.cand_restricted[d] or plan.na_ptr[d + 1] != plan.na_ptr[d]:
+        return False
+    if plan.directed:
+        need_out, need_in = (0, 1) if int(plan.bn_dir[b0]) == 0 else (1, 0)
+    else:
+        need_out = need_in = 1
+    return not (plan.min_out_deg[d] > need_out or plan.min_in_deg[d] > need_in)
+
+
+def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
+    """The last 3 (else 2) depths as leaves of matched vertices with no restriction on
+    them, counted by inclusion-exclusion; ``None`` where they are not so."""
+    k = plan.k
+    for j in (3, 2):
+        first = k - j
+        if first < 2:
+            continue
+        group = range(first, k)
+        if not all(_plain_leaf(plan, d) for d in group):
+            continue
+        if any(int(plan.bn_pos[int(plan.bn_ptr[d])]) >= first for d in group):
+            continue                        # a leaf of a leaf: a tree, not leaves
+        # a restriction sits at the later of its two depths: none at a leaf's depth means
+        # none involves a leaf
+        if any(int(plan.res_ptr[d + 1]) > int(plan.res_ptr[d]) for d in group):
+            continue
+        b0 = int(plan.bn_ptr[first])
+        return LeafGroup(first, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False,
+                         int(plan.vlabel[first]) if vertex_labels else -1,
+                         int(plan.bn_elabel[b0]) if edge_labels else -1, mixed=True)
+    return None
+
+
+def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
+                       ) -> LeafGroup | None:
+    """The first case of the module docstring, or ``None``."""
+    k = plan.k
     key = None
     first = k
     for d in range(k - 1, 0, -1):
