@@ -65,30 +65,30 @@ if [ -z "$SKIP_STREAM" ]; then
   tail -15 "$OUT/stream.err"; cat "$OUT/stream.log"
   summary+=("bench/stream.py $STREAM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
 fi
-if [ -n "$DIST_ARGS" ]; then
+# bench_stage NAME SCRIPT ARGS LIMIT SHOW...: run bench/SCRIPT ARGS --json $OUT/NAME.json within
+# LIMIT seconds (stdout to NAME.log, stderr to NAME.err), then SHOW its lines here
+bench_stage() {
+  local name=$1 script=$2 args=$3 limit=$4 start r
+  shift 4
   start=$(date +%s)
-  timeout "${DIST_LIMIT:-400}" python3 bench/distributed.py $DIST_ARGS --json "$OUT/dist.json" \
-    >"$OUT/dist.log" 2>"$OUT/dist.err"
+  timeout "$limit" python3 "bench/$script" $args --json "$OUT/$name.json" \
+    >"$OUT/$name.log" 2>"$OUT/$name.err"
   r=$?; [ $r -ne 0 ] && rc=$r
+  "$@"
+  summary+=("bench/$script $args: rc=$r in $(( $(date +%s) - start )) s")
+}
+show_dist() {
   grep '^#' "$OUT/dist.err" | tail -60; tail -5 "$OUT/dist.err" | grep -v '^#'; cat "$OUT/dist.log"
-  summary+=("bench/distributed.py $DIST_ARGS: rc=$r in $(( $(date +%s) - start )) s")
-fi
-if [ -n "$CSM_ARGS" ]; then
-  start=$(date +%s)
-  timeout "${CSM_LIMIT:-400}" python3 bench/csm_peers.py $CSM_ARGS --json "$OUT/csm.json" \
-    >"$OUT/csm.log" 2>&1
-  r=$?; [ $r -ne 0 ] && rc=$r
-  sed -n '/^| workload/,$p' "$OUT/csm.log"; tail -3 "$OUT/csm.log"
-  summary+=("bench/csm_peers.py $CSM_ARGS: rc=$r in $(( $(date +%s) - start )) s")
-fi
-if [ -n "$PART_ARGS" ]; then
-  start=$(date +%s)
-  timeout "${PART_LIMIT:-400}" python3 bench/partition.py $PART_ARGS --json "$OUT/part.json" \
-    >"$OUT/part.log" 2>"$OUT/part.err"
-  r=$?; [ $r -ne 0 ] && rc=$r
+}
+show_csm() {
+  sed -n '/^| workload/,$p' "$OUT/csm.log"; tail -3 "$OUT/csm.log"; tail -3 "$OUT/csm.err"
+}
+show_part() {
   grep '^#' "$OUT/part.err" | tail -40; tail -8 "$OUT/part.err" | grep -v '^#'; cat "$OUT/part.log"
-  summary+=("bench/partition.py $PART_ARGS: rc=$r in $(( $(date +%s) - start )) s")
-fi
+}
+[ -n "$DIST_ARGS" ] && bench_stage dist distributed.py "$DIST_ARGS" "${DIST_LIMIT:-400}" show_dist
+[ -n "$CSM_ARGS" ] && bench_stage csm csm_peers.py "$CSM_ARGS" "${CSM_LIMIT:-400}" show_csm
+[ -n "$PART_ARGS" ] && bench_stage part partition.py "$PART_ARGS" "${PART_LIMIT:-400}" show_part
 echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles
 # into one archive (unpack with: tar xzf logs.tgz)

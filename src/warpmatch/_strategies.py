@@ -74,7 +74,7 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
     with ``pg`` (a :class:`~warpmatch.partition.Partitioned`), its parts and
     inter-partition searches are the shards' searches
     (:mod:`warpmatch.distributed.partitioned`)."""
-    from .api import CountResult, _early_stop, _make_progress, _plan
+    from .api import CountResult, _plan
     from . import distributed as D
     from .engine import _unknown, backend_names
     if backend not in ("auto", *backend_names()):
@@ -90,24 +90,37 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
         return _count_parts_on_cluster(client, pg, q, plan, mode, induced, anchors, backend,
                                        progress, limit, time_limit, shards, t1 - t0)
     job = D.prepare(client, g, plan, backend=backend, shards=shards, graph_path=path)
-    callback, close = _make_progress(progress, q.name)
+    try:
+        raw, partial, secs = _run_on_cluster(
+            lambda cb, stop, deadline: D.count_plan(job, cb, stop, deadline), progress, q.name,
+            limit, time_limit, int(plan.multiplier))
+    finally:
+        job.close()
+    engines = job.stats.get("engines") or [backend]
+    return CountResult(raw * int(plan.multiplier), mode, bool(induced),
+                       "dask:" + "+".join(engines), secs, t1 - t0, plan, q, g,
+                       partial=partial, distributed=job.stats)
+
+
+def _run_on_cluster(run: Any, progress: Any, name: str, limit: int | None,
+                    time_limit: float | None, multiplier: int) -> tuple[Any, str | None, float]:
+    """``run(progress callback, stop, deadline) -> (value, complete)`` with the user's
+    progress, ``limit`` (on the raw count times ``multiplier``) and ``time_limit`` (a
+    deadline for the shards); returns the value, why it is partial (or ``None``) and the
+    seconds it took."""
+    from .api import _early_stop, _make_progress
+    callback, close = _make_progress(progress, name)
     t2 = time.perf_counter()
-    stop, why = _early_stop(None if limit is None else int(limit), None, int(plan.multiplier),
-                            t2)
+    stop, why = _early_stop(None if limit is None else int(limit), None, multiplier, t2)
     deadline = None if time_limit is None else t2 + float(time_limit)
     try:
-        raw, complete = D.count_plan(job, progress=callback, stop=stop, deadline=deadline)
+        value, complete = run(callback, stop, deadline)
     finally:
         close()
-        job.close()
-    t3 = time.perf_counter()
     partial = None
     if not complete:
         partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
-    engines = job.stats.get("engines") or [backend]
-    return CountResult(raw * int(plan.multiplier), mode, bool(induced),
-                       "dask:" + "+".join(engines), t3 - t2, t1 - t0, plan, q, g,
-                       partial=partial, distributed=job.stats)
+    return value, partial, time.perf_counter() - t2
 
 
 def _count_parts_on_cluster(client: Any, pg: Any, q: Query, plan: Plan, mode: str,
@@ -116,24 +129,20 @@ def _count_parts_on_cluster(client: Any, pg: Any, q: Query, plan: Plan, mode: st
                             shards: int | None, plan_s: float) -> Any:
     """:func:`count_on_cluster` by partitions: each part and each inter-partition search is
     cut into shards (:func:`warpmatch.distributed.partitioned.count_partitioned`)."""
-    from .api import CountResult, _early_stop, _make_progress
+    from .api import CountResult
     from .distributed.partitioned import count_partitioned as count_parts
-    callback, close = _make_progress(progress, q.name)
-    t2 = time.perf_counter()
-    stop, why = _early_stop(None if limit is None else int(limit), None, 1, t2)
-    deadline = None if time_limit is None else t2 + float(time_limit)
-    try:
+
+    def run(cb: Any, stop: Any, deadline: float | None) -> tuple[tuple[int, dict], bool]:
         total, stats, complete = count_parts(client, pg, plan, anchors, backend, shards,
-                                             progress=callback, stop=stop, deadline=deadline)
-    finally:
-        close()
-    partial = None
-    if not complete:
-        partial = why[0] if why else f"time limit {float(time_limit):g} s reached"
+                                             progress=cb, stop=stop, deadline=deadline)
+        return (total, stats), complete
+
+    (total, stats), partial, secs = _run_on_cluster(run, progress, q.name, limit, time_limit,
+                                                    1)
     part = {"strategy": "partitioned", "parts": pg.parts, "method": pg.method,
             "cut_edges": pg.cut_edges, "intra": stats["intra"], "inter": stats["inter"],
             "intra_share": round(stats["intra"] / max(1, stats["intra"] + stats["inter"]), 6)}
     return CountResult(int(total), mode, bool(induced),
                        "dask:" + "+".join(stats.get("engines") or [backend]),
-                       time.perf_counter() - t2, plan_s, plan, q, pg.graph, partial=partial,
+                       secs, plan_s, plan, q, pg.graph, partial=partial,
                        distributed=stats, partition=part)

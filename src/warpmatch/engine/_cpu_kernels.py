@@ -60,19 +60,19 @@ BIG = np.int64(1) << np.int64(62)
 # prog[0..4] = k, has_edge_labels, has_vertex_labels, number of backward edges,
 # the cut rule (rule 8 of the Plan contract: CUT_OFF; CUT_UND, the prime data edge
 # is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
-# prog[5..10] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
-# its first depth (k: none), the parent's depth, the direction of the leaves' edge,
-# how to count (0: P(s, j); 1: C(s, j), the restrictions order the leaves in a chain;
-# 2: leaves of different parents, by inclusion-exclusion, ``_leaf_mixed``, each leaf's
-# parent, direction and labels read from the plan's segments), and the leaves' vertex
-# label and edge label (-1: any);
+# prog[5..8] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
+# its first depth (k: none), the (first) parent's depth, the direction of the (first)
+# leaf's edge, and how to count (0: P(s, j); 1: C(s, j), the restrictions order the
+# leaves in a chain; 2: leaves of different parents, by inclusion-exclusion,
+# ``_leaf_mixed``); each leaf's parent, direction and labels are read from the plan's
+# segments (``_leaf_params``);
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
 # the innermost loop (and a helper taking s would be compiled once per
 # constant s, numba typing a constant argument as a literal).
-HEAD = 11
-H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_GRP_LAB, H_GRP_ELAB = 5, 6, 7, 8, 9, 10
+HEAD = 9
+H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN = 5, 6, 7, 8
 CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
 S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
 S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
@@ -280,29 +280,11 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
     """
     if prog[H_GRP_CHAIN] == 2:
         return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
-    v = st[m0 + prog[H_GRP_P]]
-    lab = prog[H_GRP_LAB]
-    elab = prog[H_GRP_ELAB]
-    if prog[H_GRP_DIR] == 0:
-        lo, hi = ip[v], ip[v + 1]
-        arr, larr = ix, el
-    else:
-        lo, hi = iip[v], iip[v + 1]
-        arr, larr = iix, iel
-    if lab == -1 and elab == -1:
-        s = hi - lo
-    else:
-        s = np.int64(0)
-        for z in range(lo, hi):
-            if (lab == -1 or vl[arr[z]] == lab) and (elab == -1 or larr[z] == elab):
-                s += 1
-    for x in range(d):
-        c = st[m0 + x]
-        if x == prog[H_GRP_P] or (lab != -1 and vl[c] != lab):
-            continue
-        q = _lower_bound(arr, lo, hi, c)
-        if q < hi and arr[q] == c and (elab == -1 or larr[q] == elab):
-            s -= 1
+    # the leaves are alike: s = |S| of the first, the entries of the parent's list it
+    # may take (labels, edge label) less the matched ones
+    p0, r0, l0, e0 = _leaf_params(st, m0, d, prog)
+    s = _leaf_overlap(st, m0, d, 1, p0, r0, l0, e0, p0, r0, l0, e0, p0, r0, l0, e0,
+                      ip, ix, iip, iix, el, iel, vl)
     j = k - d
     if s < j:
         return np.int64(0)

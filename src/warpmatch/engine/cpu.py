@@ -104,9 +104,8 @@ def _leaf_group_header(plan: Plan, graph: Graph) -> list[int]:
     from ..plan.leaves import leaf_group
     grp = leaf_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None)
     if grp is None:
-        return [plan.k, 0, 0, 0, -1, -1]
-    how = 2 if grp.mixed else int(grp.chain)
-    return [grp.first, grp.parent, grp.direction, how, grp.vlabel, grp.elabel]
+        return [plan.k, 0, 0, 0]
+    return [grp.first, grp.parent, grp.direction, 2 if grp.mixed else int(grp.chain)]
 
 
 def _program(plan: Plan, graph: Graph) -> np.ndarray:

@@ -39,13 +39,10 @@ class LeafGroup:
     """Depths ``first..k-1`` are leaves of depth ``parent`` (see the module docstring)."""
 
     first: int
-    parent: int
+    parent: int         # (mixed: the first leaf's; each leaf's own is in the plan)
     direction: int      # 0: data edge M[parent] -> leaf; 1: leaf -> M[parent]
     chain: bool         # restrictions order all the leaves: C(s, j), else P(s, j)
-    vlabel: int         # the leaves' vertex label, -1 any
-    elabel: int         # the leaves' edge label, -1 any
-    mixed: bool = False  # leaves of different parents (parent/direction/labels: the
-                         # first leaf's; each leaf's own are read from the plan)
+    mixed: bool = False  # leaves of different parents: inclusion-exclusion
 
 
 def _reach(after: dict[int, set[int]], d: int) -> set[int]:
@@ -118,9 +115,7 @@ def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGrou
         if any(int(plan.res_ptr[d + 1]) > int(plan.res_ptr[d]) for d in group):
             continue
         b0 = int(plan.bn_ptr[first])
-        return LeafGroup(first, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False,
-                         int(plan.vlabel[first]) if vertex_labels else -1,
-                         int(plan.bn_elabel[b0]) if edge_labels else -1, mixed=True)
+        return LeafGroup(first, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False, mixed=True)
     return None
 
 
@@ -131,19 +126,13 @@ def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
     key = None
     first = k
     for d in range(k - 1, 0, -1):
-        b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
-        if b1 - b0 != 1 or plan.cand_restricted[d] or plan.na_ptr[d + 1] != plan.na_ptr[d]:
+        if not _plain_leaf(plan, d):
             break
-        dr = int(plan.bn_dir[b0])
-        mine = (int(plan.bn_pos[b0]), dr, int(plan.vlabel[d]) if vertex_labels else -1,
+        b0 = int(plan.bn_ptr[d])
+        mine = (int(plan.bn_pos[b0]), int(plan.bn_dir[b0]),
+                int(plan.vlabel[d]) if vertex_labels else -1,
                 int(plan.bn_elabel[b0]) if edge_labels else -1)
         if key is not None and mine != key:
-            break
-        if plan.directed:
-            need_out, need_in = (0, 1) if dr == 0 else (1, 0)
-        else:
-            need_out = need_in = 1
-        if plan.min_out_deg[d] > need_out or plan.min_in_deg[d] > need_in:
             break
         key, first = mine, d
     j = k - first
@@ -164,4 +153,4 @@ def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
         if any(_reach(after, order[i]) != set(order[i + 1:]) for i in range(j)):
             return None                     # a partial order: not C(s, j)
         chain = True
-    return LeafGroup(first, key[0], key[1], chain, key[2], key[3])
+    return LeafGroup(first, key[0], key[1], chain)
