@@ -434,6 +434,24 @@ def row_entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.repeat(lo - starts, deg) + np.arange(total, dtype=np.int64), row_of
 
 
+def edge_chunks(graph: "Graph", rows: int = 1 << 22) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The out-adjacency as ``(src, dst)`` arrays, ``rows`` rows at a time (every entry:
+    an undirected edge twice), so that a pass over a huge graph's edges stays within
+    bounded memory.
+
+    Examples
+    --------
+    >>> g = Graph.from_edges([0, 1], [1, 2])
+    >>> [(s.tolist(), d.tolist()) for s, d in edge_chunks(g, rows=2)]
+    [([0, 1, 1], [1, 0, 2]), ([2], [1])]
+    """
+    for v0 in range(0, graph.n, rows):
+        v1 = min(graph.n, v0 + rows)
+        lo, hi = int(graph.indptr[v0]), int(graph.indptr[v1])
+        src = np.repeat(np.arange(v0, v1, dtype=np.int64), np.diff(graph.indptr[v0:v1 + 1]))
+        yield src, np.asarray(graph.indices[lo:hi])
+
+
 def _slices(size: int, overlap: int = 0) -> Iterator[tuple[int, int]]:
     """``[a, b)`` slices covering ``0..size``, each reaching ``overlap`` back into the last."""
     for a in range(0, size, CHECK_CHUNK):

@@ -30,7 +30,7 @@ from collections import deque
 import numpy as np
 
 from ..errors import BudgetError, GraphError
-from ..graph.csr import Graph
+from ..graph.csr import Graph, edge_chunks
 
 #: share of the budget kept for intermediate results and the engine's buffers (θ)
 ROOM = 0.25
@@ -81,13 +81,9 @@ def part_bytes(graph: Graph, part: np.ndarray, parts: int) -> np.ndarray:
     per entry with edge labels, 4 per vertex with vertex labels.
     """
     entries = np.zeros(parts, dtype=np.int64)
-    step = 1 << 22                        # rows at a time: memory bounded on huge graphs
-    for v0 in range(0, graph.n, step):
-        v1 = min(graph.n, v0 + step)
-        lo, hi = int(graph.indptr[v0]), int(graph.indptr[v1])
-        ps = np.repeat(part[v0:v1], np.diff(graph.indptr[v0:v1 + 1]))
-        same = ps == part[np.asarray(graph.indices[lo:hi])]
-        entries += np.bincount(ps[same], minlength=parts)
+    for src, dst in edge_chunks(graph):   # memory bounded on huge graphs
+        ps = part[src]
+        entries += np.bincount(ps[ps == part[dst]], minlength=parts)
     verts = np.bincount(part, minlength=parts).astype(np.int64)
     per_entry = 4 + (4 if graph.edge_labels is not None else 0)
     per_vertex = 8 + (4 if graph.vertex_labels is not None else 0)

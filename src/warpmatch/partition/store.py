@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import GraphError, InputFormatError
 from ..graph.binary import load_binary, save_binary
-from ..graph.csr import Graph, row_entries
+from ..graph.csr import Graph, edge_chunks, row_entries
 from .split import fit_parts, part_bytes, partition_vertices
 
 FORMAT = "warpmatch-partitions"
@@ -163,12 +163,7 @@ class Partitioned:
         g, part = self.graph, self.part
         flag = np.zeros(g.n, dtype=bool)
         cut = 0
-        step = 1 << 22                       # rows at a time: memory bounded on huge graphs
-        for v0 in range(0, g.n, step):
-            v1 = min(g.n, v0 + step)
-            lo, hi = int(g.indptr[v0]), int(g.indptr[v1])
-            src = np.repeat(np.arange(v0, v1, dtype=np.int64), np.diff(g.indptr[v0:v1 + 1]))
-            dst = np.asarray(g.indices[lo:hi])
+        for src, dst in edge_chunks(g):      # memory bounded on huge graphs
             x = part[src] != part[dst]
             cut += int(np.count_nonzero(x))
             flag[src[x]] = True
