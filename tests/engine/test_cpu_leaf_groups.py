@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import warpmatch as wm
-from warpmatch.engine.cpu import CpuEngine
+from warpmatch.engine.cpu import CpuEngine, _leaf_group_header
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.plan import build_plan
 from warpmatch.plan.leaves import leaf_group
@@ -137,6 +137,7 @@ def test_mixed_groups_on_a_real_graph_equal_enumeration(data_dir: Path, monkeypa
         with_group = CPU.count(g, plan)
         with monkeypatch.context() as m:        # the engine finds no group: plain search
             m.setattr(leaves, "leaf_group", lambda *a: None)
+            assert _leaf_group_header(plan, g)[0] == plan.k          # really switched off
             plain = CpuEngine().count(g, dataclasses.replace(plan))
         assert with_group == plain, dsl
 
