@@ -262,7 +262,9 @@ UNDIRECTED = ["triangle", "square", "diamond", "tailed-triangle", "4-clique", "3
 #: inclusion–exclusion over their candidate lists), with and without labels
 GROUPED = ["a-b, b-c, c-a, a-d, b-e, c-f", "a-b, a-c, a-d, b-e, b-f",
            "a-b, b-c, c-a, a-d:0, b-e:1, c-f:0", "a:0-b, a-c:1, a-d:1, b-e:1, b-f:0",
-           "a-b, b-c, c-d, d-a, a-e, c-f"]
+           "a-b, b-c, c-d, d-a, a-e, c-f",
+           # a group of five (rows past GROUP_MAX) with a three-member collision set
+           "a-b, a-c:0, b-d:0, a-e:1, b-f:1, b-g:1"]
 
 
 # ------------------------------------------------------------------ plans

@@ -42,7 +42,6 @@ from ._cpu_local import ABASE, AGEN, CST, GKEY, LOV, LS_ROWS, MIDX, STAMP, build
 from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, accept,
                         accept_call,
                         bounds, gen_list, has_edge, mask_bit, next_entry, pjk, pv, row_ptrs)
-from .delta import GROUP_MAX
 
 
 @njit(cache=True, nogil=True)
@@ -211,15 +210,16 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
 @njit(cache=True, nogil=True, inline="always")
 def task_scratch(k):
     """A worker's fixed-size search scratch for ``k`` query vertices: ``M``, ``pos``,
-    ``end``, ``gen``, ``gov``, ``hiv`` (``[k]``), ``glen`` (``[GROUP_MAX]``), ``err``
-    (``[1]``), ``ls`` (``[LS_ROWS, k + 1]``), and the growable buffers ``gbuf``,
-    ``cbuf``, ``aoff``, ``aent``, ``pbuf`` (a helper may replace them)."""
+    ``end``, ``gen``, ``gov``, ``hiv`` (``[k]``), ``glen`` (``[k]``, one per group
+    depth), ``err`` (``[1]``), ``ls`` (``[LS_ROWS, k + 1]``), and the growable buffers
+    ``gbuf`` (``k`` rows), ``cbuf``, ``aoff``, ``aent``, ``pbuf`` (a helper may replace
+    them)."""
     return (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
             np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
             np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64),
-            np.zeros(GROUP_MAX, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64),
             np.zeros((LS_ROWS, k + 1), dtype=np.int64),
-            np.empty((GROUP_MAX, 256), dtype=np.int64), np.empty(1024, dtype=np.int32),
+            np.empty((k, 256), dtype=np.int64), np.empty(1024, dtype=np.int32),
             np.empty(1024, dtype=np.int64), np.empty(1024, dtype=np.int32),
             np.empty(1024, dtype=np.int64))
 

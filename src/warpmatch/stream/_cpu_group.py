@@ -102,37 +102,91 @@ def _in_sorted(arr, row, n, x):
 
 
 @njit(cache=True, nogil=True)
-def _mobius(g, gbuf, glen, err):
-    """Injective assignments of ``g`` group vertices with candidate lists ``gbuf[r, :glen[r]]``."""
-    # borrowed (engine/_borrow.py): no reference counts in the loops below
-    gbuf, glen, err = borrow(gbuf), borrow(glen), borrow(err)
-    if g == 2:                          # |C_0| |C_1| - |C_0 ∩ C_1|, with no scratch array
-        a, b = (0, 1) if glen[0] <= glen[1] else (1, 0)
-        both = np.int64(0)
-        for q in range(glen[a]):
-            if _in_sorted(gbuf, b, glen[b], gbuf[a, q]):
+def _both(arr, a, na, b, nb):
+    """``|arr[a, :na] ∩ arr[b, :nb]|`` of two sorted rows: a merge where the lengths are
+    close, else a binary search of the shorter row's entries in the longer."""
+    if na > nb:
+        a, na, b, nb = b, nb, a, na
+    both = np.int64(0)
+    if na * 8 < nb:
+        for q in range(na):
+            if _in_sorted(arr, b, nb, arr[a, q]):
                 both += 1
-        return _mul(glen[0], glen[1], err) - both
+        return both
+    x = np.int64(0)
+    y = np.int64(0)
+    while x < na and y < nb:
+        va = arr[a, x]
+        vb = arr[b, y]
+        if va < vb:
+            x += 1
+        elif vb < va:
+            y += 1
+        else:
+            both += 1
+            x += 1
+            y += 1
+    return both
+
+
+@njit(cache=True, nogil=True)
+def _mobius(pg, j, gs, g, sel, gbuf, glen, M, err):
+    """Injective assignments of ``g`` group vertices, member ``i`` at depth ``gs + sel[i]``
+    with the raw candidate list ``gbuf[sel[i], :glen[sel[i]]]`` (sorted, not yet
+    injective against the matched ``M[:gs]``).
+
+    The intersections of the raw lists are counted first; a matched vertex that lies
+    in every list of a subset is then taken off that subset's size (so the counts
+    are those of the lists less ``M``), and Möbius inversion gives the total.
+    """
+    # borrowed (engine/_borrow.py): no reference counts in the loops below
+    pg, sel, gbuf, glen = borrow(pg), borrow(sel), borrow(gbuf), borrow(glen)
+    M, err = borrow(M), borrow(err)
+    # memb[i]: the members whose raw list holds M[i] (SUB_NEVER: it cannot)
+    memb = np.zeros(gs, np.int64)
+    for i in range(gs):
+        for r in range(g):
+            row = sel[r]
+            if (pjkk(pg, S_GSUB, j, gs + row, i) != SUB_NEVER
+                    and _in_sorted(gbuf, row, glen[row], M[i])):
+                memb[i] |= np.int64(1) << np.int64(r)
+    if g == 2:                          # |C_0| |C_1| - |C_0 ∩ C_1|
+        a, b = sel[0], sel[1]
+        both = _both(gbuf, a, glen[a], b, glen[b])
+        na, nb = glen[a], glen[b]
+        for i in range(gs):
+            if memb[i] & 1:
+                na -= 1
+            if memb[i] & 2:
+                nb -= 1
+            if memb[i] == 3:
+                both -= 1
+        return _mul(na, nb, err) - both
     inter = np.zeros(1 << g, np.int64)
     for msk in range(1, 1 << g):
         # the smallest member list drives the intersection; the others are searched
         base = -1
         for r in range(g):
-            if (msk >> r) & 1 and (base < 0 or glen[r] < glen[base]):
+            if (msk >> r) & 1 and (base < 0 or glen[sel[r]] < glen[sel[base]]):
                 base = r
         if msk == (1 << base):
-            inter[msk] = glen[base]
-            continue
-        cnt = np.int64(0)
-        for q in range(glen[base]):
-            x = gbuf[base, q]
-            ok = True
-            for r in range(g):
-                if r != base and (msk >> r) & 1 and not _in_sorted(gbuf, r, glen[r], x):
-                    ok = False
-                    break
-            if ok:
-                cnt += 1
+            cnt = glen[sel[base]]
+        else:
+            cnt = np.int64(0)
+            rb = sel[base]
+            for q in range(glen[rb]):
+                x = gbuf[rb, q]
+                ok = True
+                for r in range(g):
+                    if (r != base and (msk >> r) & 1
+                            and not _in_sorted(gbuf, sel[r], glen[sel[r]], x)):
+                        ok = False
+                        break
+                if ok:
+                    cnt += 1
+        for i in range(gs):
+            if memb[i] & msk == msk:
+                cnt -= 1
         inter[msk] = cnt
     total = np.int64(0)
     for pi in range(_P_START[g], _P_START[g + 1]):
@@ -164,7 +218,7 @@ def _scan(T, pg, d, nm, j, p, M, mark, flag, ls, cbuf, aoff, aent):
         if nbk == 1 and lo_val < 0 and hiv == BIG and pjk(pg, S_LEAF, j, d):
             return _leaf(T, pg, d, nm, j, p, M)
         if nbk > 1:
-            return _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv)
+            return _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, ls, -1)
     return _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent)
 
 
@@ -245,8 +299,9 @@ def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
 
 
 @njit(cache=True, nogil=True)
-def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
-    """Candidates of depth ``d`` by intersecting its backward rows.
+def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
+    """Candidates of depth ``d`` by intersecting its backward rows (written, in order, to
+    ``out[orow]`` when ``orow >= 0``; ``out`` must hold as many as the shortest row).
 
     The row of the shallowest backward vertex (usually an endpoint of the
     update, the same for many partial matches) is *flagged* once in the
@@ -258,7 +313,7 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
     the candidates the mask allows, within the restriction bounds, injective
     against ``M[:nm]``.
     """
-    pg, M, flag, ls = borrow(pg), borrow(M), borrow(flag), borrow(ls)
+    pg, M, flag, ls, out = borrow(pg), borrow(M), borrow(flag), borrow(ls), borrow(out)
     b_lo = pjk1(pg, S_BNPTR, j, d)
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - b_lo
     fe = -1                          # the flagged edge
@@ -340,6 +395,8 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv):
                 ok = False
                 break
         if ok:
+            if orow >= 0:
+                out[orow, cnt] = c
             cnt += 1
     return cnt
 
@@ -388,6 +445,47 @@ def _cached(T, pg, d, j, p, gs, M, mark, flag, ls, cbuf, aoff, aent):
 
 
 @njit(cache=True, nogil=True)
+def _member(T, pg, d, j, p, M, mark, flag, ls, cbuf, aoff, aent, gbuf, r):
+    """Group depth ``d``'s candidates, not injective against ``M`` (sorted), into
+    ``gbuf[r]``: from its local adjacency list when the task built its local
+    candidate space (``mark`` not empty), by :func:`_intersect` when it has several
+    backward rows, else from its one row. Returns ``(count, gbuf)``: ``gbuf`` is
+    replaced by a wider copy (every row kept) when the list may not fit."""
+    pg, M, mark = borrow(pg), borrow(M), borrow(mark)
+    flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
+    aoff, aent = borrow(aoff), borrow(aent)
+    local = mark.shape[0] > 0
+    lo_val, hiv = bounds(pg, j, d, M)
+    g, gov, lo, hi, hiv, glab, base, dbit = _source(T, pg, j, d, M, local, ls, aoff, hiv)
+    if hi - lo > gbuf.shape[1]:
+        wider = np.empty((gbuf.shape[0], max(hi - lo, 2 * gbuf.shape[1])), np.int64)
+        wider[:, :gbuf.shape[1]] = gbuf
+        gbuf = wider
+    nbk = pjk1(pg, S_BNPTR, j, d + 1) - pjk1(pg, S_BNPTR, j, d)
+    if not local and nbk > 1:
+        return _intersect(T, pg, d, 0, j, p, M, flag, ls, lo_val, hiv, gbuf, r), gbuf
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
+    cnt = np.int64(0)
+    z = lo
+    while z < hi:
+        if local:
+            c = np.int64(cbuf[base + aent[z]])
+            z += 1
+            if c >= hiv:
+                break
+            if c <= lo_val or mark[c] & dbit == 0:
+                continue
+        else:
+            c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p)
+            if c < 0:
+                break
+        if accept_call(T, pg, d, 0, c, g, j, p, M):
+            gbuf[r, cnt] = c
+            cnt += 1
+    return cnt, gbuf
+
+
+@njit(cache=True, nogil=True)
 def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, glen, err):
     """Injective assignments of the counting group (depths ``gs..k-1``) given ``M[:gs]``.
 
@@ -406,7 +504,7 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
     flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
     aoff, aent, glen = borrow(aoff), borrow(aent), borrow(glen)
     err = borrow(err)
-    local = mark.shape[0] > 0
+    sel = np.empty(GROUP_MAX, np.int64)
     total = np.int64(1)
     for cc in range(pv(pg, S_GNC, j)):
         size = pjk(pg, S_GCS, j, cc)
@@ -419,40 +517,23 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
             for i in range(size):
                 total = _mul(total, x - i, err)
             continue
-        r = 0
+        # each member's raw list (not injective) in gbuf row d - gs, kept while the
+        # deepest matched vertex it depends on stays; Möbius takes the matched off
+        g = 0
         for d in range(gs, k):
             if pjk(pg, S_GCOMP, j, d) != cc:
                 continue
-            lo_val, hiv = bounds(pg, j, d, M)
-            g, gov, lo, hi, hiv, glab, base, dbit = _source(T, pg, j, d, M, local, ls, aoff, hiv)
-            nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
-            if hi - lo > gbuf.shape[1]:
-                wider = np.empty((gbuf.shape[0], max(hi - lo, 2 * gbuf.shape[1])), np.int64)
-                for rr in range(r):
-                    wider[rr, :glen[rr]] = gbuf[rr, :glen[rr]]
-                gbuf = wider
-            cnt = np.int64(0)
-            z = lo
-            while z < hi:
-                if local:
-                    c = np.int64(cbuf[base + aent[z]])
-                    z += 1
-                    if c >= hiv:
-                        break
-                    if c <= lo_val or mark[c] & dbit == 0:
-                        continue
-                else:
-                    c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p)
-                    if c < 0:
-                        break
-                if accept_call(T, pg, d, gs, c, g, j, p, M):
-                    gbuf[r, cnt] = c
-                    cnt += 1
-            if cnt == 0:
+            r = d - gs
+            key = ls[STAMP, pjk(pg, S_GDEP, j, d)]
+            if ls[GKEY, d] != key:
+                glen[r], gbuf = _member(T, pg, d, j, p, M, mark, flag, ls, cbuf, aoff, aent,
+                                        gbuf, r)
+                ls[GKEY, d] = key
+            if glen[r] == 0:
                 return np.int64(0), gbuf
-            glen[r] = cnt
-            r += 1
-        total = _mul(total, _mobius(size, gbuf, glen, err), err)
+            sel[g] = r
+            g += 1
+        total = _mul(total, _mobius(pg, j, gs, size, sel, gbuf, glen, M, err), err)
         if total == 0:
             return np.int64(0), gbuf
     return total, gbuf
