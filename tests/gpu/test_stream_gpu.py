@@ -292,7 +292,7 @@ def test_device_copies_follow_the_storage_across_batches(policy):
 def test_selection_kernels_size_rows_like_the_cache_module():
     """The selection's C twins of ``row_capacity`` / ``row_bytes`` agree with them."""
     import cupy as cp
-    from warpmatch.stream.gpu.engine import _kernels
+    from warpmatch.stream.gpu._modules import _kernels
     rng = np.random.default_rng(0)
     d0 = rng.integers(0, 5000, size=1000).astype(np.int32)
     d1 = rng.integers(0, 5000, size=1000).astype(np.int32)

@@ -250,7 +250,7 @@ __device__ __forceinline__ int wm_label(int kind, long long q, WmCnt& c) {
 // WM_HOST_COST: a probe of host memory (zero-copy) against one of device memory, set by
 // engine.py from walk.HOST_COST so that walk.py's model of wm_edge uses the same rule
 #ifndef WM_HOST_COST
-#error "WM_HOST_COST must be defined (stream/gpu/engine.py sets it)"
+#error "WM_HOST_COST must be defined (stream/gpu/_device.py sets it)"
 #endif
 
 // Probes of a binary search in a row of `len` entries, each WM_HOST_COST times dearer
