@@ -142,6 +142,22 @@ def _mobius(pg, j, gs, g, sel, gbuf, glen, M, err):
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     pg, sel, gbuf, glen = borrow(pg), borrow(sel), borrow(gbuf), borrow(glen)
     M, err = borrow(M), borrow(err)
+    if g == 2:                          # |C_0| |C_1| - |C_0 ∩ C_1|, no scratch array
+        a, b = sel[0], sel[1]
+        both = _both(gbuf, a, glen[a], b, glen[b])
+        na, nb = glen[a], glen[b]
+        for i in range(gs):
+            ia = (pjkk(pg, S_GSUB, j, gs + a, i) != SUB_NEVER
+                  and _in_sorted(gbuf, a, glen[a], M[i]))
+            ib = (pjkk(pg, S_GSUB, j, gs + b, i) != SUB_NEVER
+                  and _in_sorted(gbuf, b, glen[b], M[i]))
+            if ia:
+                na -= 1
+            if ib:
+                nb -= 1
+            if ia and ib:
+                both -= 1
+        return _mul(na, nb, err) - both
     # memb[i]: the members whose raw list holds M[i] (SUB_NEVER: it cannot)
     memb = np.zeros(gs, np.int64)
     for i in range(gs):
@@ -150,18 +166,6 @@ def _mobius(pg, j, gs, g, sel, gbuf, glen, M, err):
             if (pjkk(pg, S_GSUB, j, gs + row, i) != SUB_NEVER
                     and _in_sorted(gbuf, row, glen[row], M[i])):
                 memb[i] |= np.int64(1) << np.int64(r)
-    if g == 2:                          # |C_0| |C_1| - |C_0 ∩ C_1|
-        a, b = sel[0], sel[1]
-        both = _both(gbuf, a, glen[a], b, glen[b])
-        na, nb = glen[a], glen[b]
-        for i in range(gs):
-            if memb[i] & 1:
-                na -= 1
-            if memb[i] & 2:
-                nb -= 1
-            if memb[i] == 3:
-                both -= 1
-        return _mul(na, nb, err) - both
     inter = np.zeros(1 << g, np.int64)
     for msk in range(1, 1 << g):
         # the smallest member list drives the intersection; the others are searched
