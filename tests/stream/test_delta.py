@@ -483,3 +483,31 @@ def test_all_invalid_and_empty_batch():
     view, _, _ = build_view(model, [], 0, random.Random(0))
     r = CpuDeltaEngine().run(view, compile_delta_plans(get_pattern("3-path")), False)
     assert r.plus_counts.size == 0 and r.matches is None
+
+
+# ------------------------------------------------------------------ path plans
+#: queries with path plans (stream._cpu_rows.path_plans): the house, a directed house, a
+#: 5-cycle with a chord (the last core depth hangs off the first vertex)
+PATHS = ["a-b, b-c, c-d, d-a, a-e, b-e", "a->b, b->c, d->c, a->d, a->e, e->b",
+         "a-b, b-c, c-d, d-e, e-a, a-c"]
+
+
+@pytest.mark.parametrize("text", PATHS)
+@pytest.mark.parametrize("labels", [(0, 0), (2, 0), (0, 2)])
+def test_path_plans_count_exactly(text, labels):
+    from warpmatch.stream._cpu_rows import path_plans
+    vlab, elab = labels
+    q = Query.parse(text)
+    if vlab:          # one labelled vertex on the path, one off it
+        vl = q.vertex_labels.copy()
+        vl[2], vl[4] = 0, 1
+        q = Query(q.k, q.edges, q.edge_labels, vl, directed=q.directed, names=q.names)
+    if elab:
+        el = q.edge_labels.copy()
+        el[1] = 1
+        q = Query(q.k, q.edges, el, q.vertex_labels, directed=q.directed, names=q.names)
+    assert path_plans(compile_delta_plans(q)).any()   # the path count really runs
+    for seed in (3, 4):
+        model, ups, n_new, new = random_case(seed, q.directed, vlab, elab, n=9, m=22, B=30,
+                                             new=1)
+        check_case(model, ups, n_new, new, q, "embeddings", False, seed)

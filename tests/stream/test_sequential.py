@@ -413,3 +413,27 @@ def test_kernels_are_called_once_on_no_update_while_the_matcher_is_built(monkeyp
     assert state(cm) == state(fresh)
     assert np.array_equal(counts(cm, ups, 10)[0], counts(fresh, ups, 10)[0])
     assert runs[1:] and all(r > 0 for r in runs[1:])
+
+
+# ------------------------------------------------------------------ path plans
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2]),
+       elab=st.sampled_from([0, 2]), batch=st.sampled_from([1, 64]))
+def test_path_plans_against_oracle(seed, directed, vlab, elab, batch):
+    """The house's roof plans count their last two depths as one path
+    (stream._cpu_group.path_count); its tally array is zero again after every task."""
+    from warpmatch.stream._cpu_rows import path_plans
+    oracle, ups = known_stream(seed, directed, vlab, elab, n=10, m=30)
+    text = ("a->b, b->c, d->c, a->d, a->e, e->b" if directed
+            else "a-b, b-c, c-d, d-a, a-e, b-e")
+    q = with_labels(Query.parse(text), seed, vlab, elab, vertex=2, directed=directed)
+    kw = dict(backend="cpu", on_invalid="skip", threads=1)
+    cm_s = ContinuousMatcher(oracle.graph(), q, **kw)
+    assert path_plans(cm_s.plans(False)).any()
+    got = counts(cm_s, ups, batch)
+    assert cm_s._sequential_path().stats["updates"] == len(ups)
+    sets, valid = replay(oracle, ups, q, "embeddings", False)
+    for i in range(len(ups)):
+        plus, minus = sets[i + 1] - sets[i], sets[i] - sets[i + 1]
+        assert (got[0][i], got[1][i]) == (len(plus), len(minus)), i
+    assert not cm_s.engine._cnts.any()

@@ -25,6 +25,10 @@ What differs from GCSM and RapidFlow:
   whose endpoints no plan can take creates no task.
 - With a local candidate space (labeled queries, RapidFlow §4.2) the list a
   depth scans is the local adjacency of the generating vertex, not its row.
+- A path plan's last core depth is counted with its group vertex
+  (:func:`._cpu_group.path_count`), not enumerated; its tally lives in the
+  worker's ``cnt`` array (the local candidate space's, unused by such plans)
+  and is taken back at the end of the task.
 - Tasks are independent (all read-only but their own output slots), so they
   run in one ``prange`` over chunks of tasks, handed out dynamically; listing
   runs twice (count, prefix sum, fill), so each task writes its rows into its
@@ -37,9 +41,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..engine._borrow import borrow
-from ._cpu_group import INT64_MAX, _cached, group_count
-from ._cpu_local import ABASE, AGEN, CST, GKEY, LOV, LS_ROWS, MIDX, STAMP, build, unmark
-from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PEL, accept,
+from ._cpu_group import INT64_MAX, _cached, group_count, path_count, path_done
+from ._cpu_local import ABASE, AGEN, CST, FLG, GKEY, LOV, LS_ROWS, MIDX, STAMP, build, unmark
+from ._cpu_rows import (S_BNDIR, S_BNEL, S_BNPOS, S_GS, S_KIND, S_ORDER, S_PATH, S_PEL, accept,
                         accept_call,
                         bounds, gen_list, has_edge, mask_bit, next_entry, pjk, pv, row_ptrs)
 
@@ -80,6 +84,9 @@ def _task(T, pg, u, j, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
     ls[STAMP, 1] = ls[STAMP, k]
     for d in range(k):
         ls[GKEY, d] = -1
+    path = pv(pg, S_PATH, j) == 1 and mark.shape[0] == 0 and cnt.shape[0] > 0
+    if path:
+        ls[FLG, 3] = -1             # no path tally yet (path_count)
     if mark.shape[0] > 0:
         ok, cbuf, aoff, aent, pbuf = build(T, pg, j, p, k, M, mark, cnt, ls, cbuf, aoff, aent,
                                            pbuf)
@@ -87,7 +94,9 @@ def _task(T, pg, u, j, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
             unmark(k, mark, cbuf, ls)
             return np.int64(0), gbuf, cbuf, aoff, aent, pbuf
     n, gbuf = _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
-                   err, mark, flag, ls, cbuf, aoff, aent)
+                   err, mark, flag, ls, cbuf, aoff, aent, cnt if path else cnt[:0])
+    if path:
+        path_done(T, pg, j, p, cnt, ls)
     if mark.shape[0] > 0:
         unmark(k, mark, cbuf, ls)
     return n, gbuf, cbuf, aoff, aent, pbuf
@@ -95,9 +104,11 @@ def _task(T, pg, u, j, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
 
 @njit(cache=True, nogil=True)
 def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
-         flag, ls, cbuf, aoff, aent):
+         flag, ls, cbuf, aoff, aent, cnt):
     """Depths ``2 .. group_start - 1`` by backtracking from ``M[0], M[1]``; the counting
     group by :func:`._cpu_group.group_count` (one group vertex: by its count alone).
+    With ``cnt`` (not empty: a path plan, :func:`._cpu_rows.path_plans`), the last core
+    depth and the group vertex are counted together by :func:`._cpu_group.path_count`.
     Returns ``(raw count, gbuf)``.
 
     A depth scans either a row (``gov`` 0 storage, 1 overlay) or, in a local
@@ -194,6 +205,12 @@ def _dfs(T, pg, j, p, k, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, gle
                 if n > INT64_MAX - gc:
                     err[0] = 1
                 n += gc
+                continue
+            if cnt.shape[0] > 0 and d == gs - 2:
+                pc = path_count(T, pg, j, p, d + 1, M, cnt, ls)
+                if n > INT64_MAX - pc:
+                    err[0] = 1
+                n += pc
                 continue
             d += 1
             init = True

@@ -1,8 +1,10 @@
 """numba kernels that count a delta plan's counting group from candidate-set sizes.
 
 Map: :func:`_partition_tables` (set partitions and Möbius coefficients, built at
-import) < :func:`_mobius` (one collision set) < :func:`group_count` (the whole
-group of one partial match). Used by :mod:`warpmatch.stream._cpu_delta`.
+import) < :func:`_mobius` (one collision set, from :func:`_member`'s lists) <
+:func:`group_count` (the whole group of one partial match); :func:`path_count`
+(a path plan's last core depth and group vertex together, with :func:`_tally`
+and :func:`path_done`). Used by :mod:`warpmatch.stream._cpu_delta`.
 
 The counting group (:mod:`warpmatch.stream.delta`) is a set of query vertices,
 pairwise non-adjacent, whose backward neighbours are all matched: given the
@@ -12,6 +14,14 @@ twins (identical candidates) give a falling factorial; any other collision
 set of ``g <= GROUP_MAX`` vertices is counted by Möbius inversion over the set
 partitions of its members (inclusion–exclusion of the intersections).
 DESIGN.md: count mode never enumerates what it can count.
+
+A *path plan* (:func:`~warpmatch.stream._cpu_rows.path_plans`) goes one step
+further: its last core depth ``d`` is not enumerated either. Its candidates
+depend on one earlier vertex only, so ``Σ_{c ∈ C_d} |C_g(c)|`` is summed the
+other way round, over the group vertex's candidates, from a tally of how many
+candidates of ``d`` each vertex is adjacent to, built once per value of that
+earlier vertex instead of one intersection per partial match. Neither GCSM nor
+RapidFlow does this; RapidFlow enumerates ``d`` and counts only the last level.
 """
 from __future__ import annotations
 
@@ -24,8 +34,8 @@ from ..engine._borrow import borrow
 from ._cpu_local import ABASE, AGEN, CDR, CHI, COV, CST, CUR, FLG, GKEY, GVAL, MIDX, STAMP
 from ._cpu_rows import (BIG, S_BNDIR, S_BNEL, S_BNPOS, S_BNPTR, S_GCF, S_GCOMP, S_GCS, S_GDEP,
                         S_GNC, S_GSUB, S_GTWIN, S_LEAF, S_ORDER, SUB_ADJ, SUB_NEVER, _lower,
-                        accept, accept_call, alive_at, bounds, gallop, gen_list, mask_bit,
-                        next_entry, pjk, pjk1, pjkk, pv, row_of, row_ptrs)
+                        accept, accept_call, alive_at, bounds, gallop, gen_list, has_edge,
+                        mask_bit, next_entry, pjk, pjk1, pjkk, pv, row_of, row_ptrs)
 from .delta import GROUP_MAX
 
 INT64_MAX = np.int64(2**63 - 1)
@@ -541,3 +551,113 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
         if total == 0:
             return np.int64(0), gbuf
     return total, gbuf
+
+
+# ------------------------------------------------------------------ the path count
+@njit(cache=True, nogil=True, inline="always")
+def _path_edges(pg, j, d):
+    """The path plan's edges (:func:`._cpu_rows.path_plans`): ``d``'s backward edge and
+    the group vertex's edges from ``x1`` and from ``d``, as backward-edge indices."""
+    t0 = pjk1(pg, S_BNPTR, j, d)
+    tg = pjk1(pg, S_BNPTR, j, d + 1)
+    if pv(pg, S_BNPOS, tg) == d:
+        return t0, tg + 1, tg
+    return t0, tg, tg + 1
+
+
+@njit(cache=True, nogil=True)
+def _tally(T, pg, j, p, d, v, cnt, sign):
+    """``cnt[y] += sign`` once for every candidate ``c`` of depth ``d`` in ``v``'s row (its
+    backward edge, the mask; not injective) and every ``y != c`` in ``c``'s row that the
+    group vertex's edge from ``d`` allows: ``cnt[y]`` = how many such ``c`` are joined to
+    ``y``. ``sign`` -1 takes a tally back (the rows are the same within a task)."""
+    pg, cnt = borrow(pg), borrow(cnt)
+    t0, t1, t2 = _path_edges(pg, j, d)
+    u = pjk(pg, S_ORDER, j, d)
+    dr0, lab0 = pv(pg, S_BNDIR, t0), pv(pg, S_BNEL, t0)
+    dr2, lab2 = pv(pg, S_BNDIR, t2), pv(pg, S_BNEL, t2)
+    ov, lo, hi = row_of(T, v, dr0)
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr0)
+    z = lo
+    while z < hi:
+        c, z = next_entry(z, hi, ov, lab0, BIG_ID, p, nbr_p, lab_p, ins_p, dl_p)
+        if c < 0:
+            break
+        if not mask_bit(T, c, u):
+            continue
+        ov2, lo2, hi2 = row_of(T, c, dr2)
+        n2, l2, i2, d2 = row_ptrs(T, ov2, dr2)
+        z2 = lo2
+        while z2 < hi2:
+            y, z2 = next_entry(z2, hi2, ov2, lab2, BIG_ID, p, n2, l2, i2, d2)
+            if y < 0:
+                break
+            if y != c:
+                cnt[y] += sign
+
+
+@njit(cache=True, nogil=True)
+def path_count(T, pg, j, p, d, M, cnt, ls):
+    """Matches of a path plan's last core depth ``d`` and its group vertex ``g = d + 1``
+    given ``M[:d]`` (:func:`._cpu_rows.path_plans`), without enumerating ``d``.
+
+    ``Σ_{c ∈ C_d} |C_g(c)|`` is summed the other way round: the tally ``cnt[y]`` (how
+    many candidates ``c`` of ``d``, not injective, are joined to ``y``;
+    :func:`_tally`) is built once per vertex ``M[x0]`` (``ls[FLG, 3]`` holds its
+    stamp, ``ls[FLG, 4]`` the vertex, so the task can take it back) and summed over
+    ``g``'s candidates in ``M[x1]``'s row; then each matched vertex that is a candidate
+    of ``d`` has its own share taken off. ``cnt`` is zero outside a task.
+    """
+    pg, M, cnt, ls = borrow(pg), borrow(M), borrow(cnt), borrow(ls)
+    t0, t1, t2 = _path_edges(pg, j, d)
+    x0 = pv(pg, S_BNPOS, t0)
+    key = ls[STAMP, x0]
+    if ls[FLG, 3] != key:
+        if ls[FLG, 3] >= 0:
+            _tally(T, pg, j, p, d, ls[FLG, 4], cnt, -1)
+        _tally(T, pg, j, p, d, M[x0], cnt, 1)
+        ls[FLG, 3] = key
+        ls[FLG, 4] = M[x0]
+    u = pjk(pg, S_ORDER, j, d)
+    ug = pjk(pg, S_ORDER, j, d + 1)
+    dr0, lab0 = pv(pg, S_BNDIR, t0), pv(pg, S_BNEL, t0)
+    dr1, lab1 = pv(pg, S_BNDIR, t1), pv(pg, S_BNEL, t1)
+    dr2, lab2 = pv(pg, S_BNDIR, t2), pv(pg, S_BNEL, t2)
+    ov, lo, hi = row_of(T, M[pv(pg, S_BNPOS, t1)], dr1)
+    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ov, dr1)
+    # the matched vertices that are candidates of d (bit i): their share comes off below
+    cm = np.int64(0)
+    for i in range(d):
+        if mask_bit(T, M[i], u) and has_edge(T, M[x0], dr0, M[i], p, lab0):
+            cm |= np.int64(1) << np.int64(i)
+    total = np.int64(0)
+    z = lo
+    while z < hi:
+        y, z = next_entry(z, hi, ov, lab1, BIG_ID, p, nbr_p, lab_p, ins_p, dl_p)
+        if y < 0:
+            break
+        if not mask_bit(T, y, ug):
+            continue
+        ok = True
+        for i in range(d):
+            if M[i] == y:
+                ok = False
+                break
+        if not ok:
+            continue
+        total += cnt[y]
+        if cm == 0:
+            continue
+        for i in range(d):
+            if (cm >> i) & 1 and M[i] != y and has_edge(T, M[i], dr2, y, p, lab2):
+                total -= 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def path_done(T, pg, j, p, cnt, ls):
+    """Take back the task's tally (:func:`path_count`), if it built one: ``cnt`` is zero
+    outside a task."""
+    if ls[FLG, 3] >= 0:
+        _tally(T, pg, j, p, pg[0] - 2, ls[FLG, 4], cnt, -1)
+        ls[FLG, 3] = -1

@@ -107,8 +107,8 @@ def view_table(view, mask: np.ndarray, keep: list) -> np.ndarray:
 HEAD = 2
 (S_ORDER, S_PVL, S_BNPTR, S_BNPOS, S_BNDIR, S_BNEL, S_NAPTR, S_NAPOS, S_NADIR, S_RESPTR,
  S_RESPOS, S_RESSIGN, S_KIND, S_PEL, S_GS, S_GCOMP, S_GTWIN, S_LEAF, S_GDEP, S_GNC, S_GCF,
- S_GCS, S_GSUB) = range(23)
-NSEG = 23
+ S_GCS, S_GSUB, S_PATH) = range(24)
+NSEG = 24
 #: :data:`S_GSUB` values: matched position ``i`` cannot be a candidate of group depth ``d``
 #: (a backward neighbour, or labels that differ); is one whenever it passes the mask and
 #: the bounds (the query joins it to every backward neighbour of ``d`` the same way);
@@ -202,6 +202,38 @@ def _group_tables(plans) -> tuple[np.ndarray, ...]:
     return dep, nc, first, size, sub
 
 
+def path_plans(plans) -> np.ndarray:
+    """``[P]``: 1 where plan ``j`` ends in a *path* that :func:`._cpu_group.path_count`
+    counts without enumerating its last core depth.
+
+    The shape: one group vertex ``g`` (depth ``k - 1``) whose two backward edges go
+    to the last core depth ``d = k - 2`` and to an earlier depth ``x1``; ``d`` has a
+    single backward edge, to a depth ``x0 < d - 1``, so that its candidates (all of
+    ``M[x0]``'s row) stay the same while the depths between ``x0`` and ``d`` change;
+    no restriction and no non-adjacency on ``d`` or ``g``. The house's plans for its
+    roof edges have it: ``Σ_{c ∈ N(M[0])} |N(c) ∩ N(M[2])|`` for every ``M[2]``
+    becomes one count per ``M[0]`` of how many of its neighbours each vertex is
+    adjacent to, and one sum over ``N(M[2])`` per ``M[2]``.
+    """
+    P, k = plans.num_plans, int(plans.k)
+    out = np.zeros(P, np.int64)
+    if plans.induced or k < 5:
+        return out
+    bn_ptr, bn_pos = np.asarray(plans.bn_ptr), np.asarray(plans.bn_pos)
+    res_ptr, na_ptr = np.asarray(plans.res_ptr), np.asarray(plans.na_ptr)
+    for j in range(P):
+        if int(plans.group_start[j]) != k - 1:
+            continue
+        d, g = k - 2, k - 1
+        if any(int(a[j, x + 1]) != int(a[j, x]) for a in (res_ptr, na_ptr) for x in (d, g)):
+            continue
+        bd = [int(x) for x in bn_pos[bn_ptr[j, d]:bn_ptr[j, d + 1]]]
+        bg = [int(x) for x in bn_pos[bn_ptr[j, g]:bn_ptr[j, g + 1]]]
+        if len(bd) == 1 and bd[0] < d - 1 and len(bg) == 2 and d in bg and bg[0] != bg[1]:
+            out[j] = 1
+    return out
+
+
 def pack_plans(plans) -> np.ndarray:
     """The delta plans as one read-only int32 program (segments ``S_*``)."""
     k = int(plans.k)
@@ -209,7 +241,7 @@ def pack_plans(plans) -> np.ndarray:
              plans.bn_elabel, plans.na_ptr, plans.na_pos, plans.na_dir, plans.res_ptr,
              plans.res_pos, plans.res_sign, plans.pair_kind, plans.pair_elabel,
              plans.group_start, plans.gcomp, plans.gtwin, _leaves(plans),
-             *_group_tables(plans)]
+             *_group_tables(plans), path_plans(plans)]
     flat = [np.ascontiguousarray(a, dtype=np.int64).reshape(-1) for a in parts]
     out = np.empty(HEAD + NSEG + sum(f.size for f in flat), dtype=np.int64)
     out[0], out[1] = k, plans.num_plans
@@ -221,6 +253,13 @@ def pack_plans(plans) -> np.ndarray:
     pg = out.astype(np.int32)
     pg.flags.writeable = False
     return pg
+
+
+def has_path(pg: np.ndarray) -> bool:
+    """Does a packed program hold a path plan (:func:`path_plans`)? Its kernels then need
+    the per-worker tally array (``cnt``) even without local candidate sets."""
+    start = int(pg[HEAD + S_PATH])
+    return bool(pg[start:start + int(pg[1])].any())
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.cpu import numba_available
-from ._cpu_rows import pack_plans, view_table
+from ._cpu_rows import has_path, pack_plans, view_table
 from .filter import NlfFilter
 from .types import BatchView, DeltaPlans, RawDelta
 
@@ -175,8 +175,12 @@ class CpuDeltaEngine:
         k = int(q.k)
         return k > 8 or (k >= 6 and 2 * len(q.edges) < 3 * k)
 
-    def _scratch(self, threads: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per-worker zeroed scratch of the local candidate sets (``[threads, n]``)."""
+    def _scratch(self, threads: int, n: int, local: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Per-worker zeroed scratch (``[threads, n]``): the local candidate sets' marks
+        and counts; with ``local`` False the marks have no columns (the kernels then
+        build no local candidate space) and the counts serve a path plan's tally
+        (:func:`._cpu_group.path_count`). Both are zero between tasks."""
         if n == 0:
             return self._no_scratch
         m = self._marks
@@ -184,7 +188,7 @@ class CpuDeltaEngine:
             cols = max(n, int(m.shape[1] * 1.25))
             self._marks = np.zeros((max(threads, m.shape[0]), cols), np.uint64)
             self._cnts = np.zeros((max(threads, m.shape[0]), cols), np.int32)
-        return self._marks, self._cnts
+        return (self._marks if local else self._marks[:, :0]), self._cnts
 
     def _flag_rows(self, threads: int, n: int) -> np.ndarray:
         """Per-worker tag arrays of the group count (``[threads, n]``, any content)."""
@@ -223,7 +227,7 @@ class CpuDeltaEngine:
         from ._cpu_delta import run_tasks, run_tasks_serial
         T = int(task_upd.size)
         threads = self.threads_used()
-        marks, cnts = self._scratch(threads, n_cap if local else 0)
+        marks, cnts = self._scratch(threads, n_cap if local or has_path(pg) else 0, local)
         flags = self._flag_rows(threads, n_cap + 1)
         src, dst, op = _ro(batch.src, np.int32), _ro(batch.dst, np.int32), _ro(batch.op, np.int8)
         err = np.zeros(1, np.int64)

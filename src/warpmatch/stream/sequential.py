@@ -54,7 +54,7 @@ from numba import njit
 from ..engine._cpu_kernels import _lower_bound
 
 from . import _seq_kernels as S
-from ._cpu_rows import view_table
+from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
 from .cpu import CALL_S, PARALLEL_S
 from ._checks import skip_reason
@@ -374,7 +374,9 @@ class SequentialPath:
         if hit is not None and hit[0] == n_cap:
             return hit[1]
         eng = self.engine
-        marks, cnts = eng._scratch(1, n_cap if eng._use_local(self.plans) else 0)
+        local = eng._use_local(self.plans)
+        path = has_path(eng._program(self.plans))
+        marks, cnts = eng._scratch(1, n_cap if local or path else 0, local)
         flags = eng._flag_rows(1, n_cap + 1)
         self._scache = (n_cap, (marks[0], cnts[0], flags[0]))
         return self._scache[1]
