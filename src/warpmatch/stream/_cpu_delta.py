@@ -285,7 +285,8 @@ def run_tasks(T, pg, task_upd, task_plan, fill, out_off, rows, counts, nchunks, 
     chunk size so that the chunks are handed out as workers free up. ``err[ch]``
     is set on an int64 overflow. ``marks``/``cnts`` (``[threads, n]``, zero) are
     each worker's local-candidate scratch (``marks`` with 0 columns: no local
-    candidate spaces); ``flags`` (``[threads, n + 1]``) each worker's tag array
+    candidate spaces; ``cnts`` then holds a path plan's tally, or has 0 columns
+    too); ``flags`` (``[threads, n + 1]``) each worker's tag array
     of the group count (:func:`._cpu_group._intersect`; any content).
     """
     for ch in prange(nchunks):
