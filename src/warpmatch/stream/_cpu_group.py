@@ -233,7 +233,7 @@ def _scan(T, pg, d, nm, j, p, M, mark, flag, ls, cbuf, aoff, aent):
             return _leaf(T, pg, d, nm, j, p, M)
         if nbk > 1:
             return _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, ls, -1)
-    return _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent)
+    return _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent, ls, -1)
 
 
 @njit(cache=True, nogil=True)
@@ -282,13 +282,14 @@ def _source(T, pg, j, d, M, local, ls, aoff, hiv):
 
 
 @njit(cache=True, nogil=True)
-def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
+def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent, out, orow):
     """Candidates of depth ``d`` from one list: its local adjacency list in a local
     candidate space (``mark`` not empty), else its shortest backward row; every
-    other rule by :func:`accept`."""
+    other rule by :func:`accept`. They are written, in order, to ``out[orow]`` when
+    ``orow >= 0`` (``out`` must hold as many as that list)."""
     pg, M, mark = borrow(pg), borrow(M), borrow(mark)
     ls, cbuf, aoff = borrow(ls), borrow(cbuf), borrow(aoff)
-    aent = borrow(aent)
+    aent, out = borrow(aent), borrow(out)
     lo_val, hiv = bounds(pg, j, d, M)
     local = mark.shape[0] > 0
     g, gov, lo, hi, hiv, glab, base, dbit = _source(T, pg, j, d, M, local, ls, aoff, hiv)
@@ -308,6 +309,8 @@ def _list(T, pg, d, nm, j, p, M, mark, ls, cbuf, aoff, aent):
             if c < 0:
                 break
         if accept(T, pg, d, nm, c, g, j, p, M):
+            if orow >= 0:
+                out[orow, cnt] = c
             cnt += 1
     return cnt
 
@@ -478,25 +481,7 @@ def _member(T, pg, d, j, p, M, mark, flag, ls, cbuf, aoff, aent, gbuf, r):
     nbk = pjk1(pg, S_BNPTR, j, d + 1) - pjk1(pg, S_BNPTR, j, d)
     if not local and nbk > 1:
         return _intersect(T, pg, d, 0, j, p, M, flag, ls, lo_val, hiv, gbuf, r), gbuf
-    nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, gov, pv(pg, S_BNDIR, g))
-    cnt = np.int64(0)
-    z = lo
-    while z < hi:
-        if local:
-            c = np.int64(cbuf[base + aent[z]])
-            z += 1
-            if c >= hiv:
-                break
-            if c <= lo_val or mark[c] & dbit == 0:
-                continue
-        else:
-            c, z = next_entry(z, hi, gov, glab, hiv, p, nbr_p, lab_p, ins_p, dl_p)
-            if c < 0:
-                break
-        if accept_call(T, pg, d, 0, c, g, j, p, M):
-            gbuf[r, cnt] = c
-            cnt += 1
-    return cnt, gbuf
+    return _list(T, pg, d, 0, j, p, M, mark, ls, cbuf, aoff, aent, gbuf, r), gbuf
 
 
 @njit(cache=True, nogil=True)
