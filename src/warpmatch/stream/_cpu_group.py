@@ -494,9 +494,12 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
     the injectivity test and cached under the stamp of the deepest vertex its
     candidates depend on (``ls[STAMP]``): the next partial matches that share it
     only subtract the matched vertices that fall into the set (those with a
-    label it can take). Returns ``(count, gbuf)``: ``gbuf`` (``GROUP_MAX`` rows)
-    is replaced by a wider one when a list is longer than its rows; ``err[0]``
-    is set on an int64 overflow.
+    label it can take). A member of a larger collision set keeps its list, not
+    yet injective, in ``gbuf`` row ``d - gs`` under the same kind of stamp
+    (:func:`_member`), and :func:`_mobius` takes the matched vertices off.
+    Returns ``(count, gbuf)``: ``gbuf`` (one row per group depth) is replaced by a
+    wider one when a list is longer than its rows; ``err[0]`` is set on an int64
+    overflow.
     """
     # borrowed (engine/_borrow.py): no reference counts in the loops below
     pg, M, mark = borrow(pg), borrow(M), borrow(mark)
