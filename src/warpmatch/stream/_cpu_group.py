@@ -506,7 +506,6 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
     flag, ls, cbuf = borrow(flag), borrow(ls), borrow(cbuf)
     aoff, aent, glen = borrow(aoff), borrow(aent), borrow(glen)
     err = borrow(err)
-    sel = np.empty(GROUP_MAX, np.int64)
     total = np.int64(1)
     for cc in range(pv(pg, S_GNC, j)):
         size = pjk(pg, S_GCS, j, cc)
@@ -521,6 +520,7 @@ def group_count(T, pg, j, p, gs, k, M, mark, flag, ls, cbuf, aoff, aent, gbuf, g
             continue
         # each member's raw list (not injective) in gbuf row d - gs, kept while the
         # deepest matched vertex it depends on stays; Möbius takes the matched off
+        sel = np.empty(GROUP_MAX, np.int64)     # (only here: most groups need no set)
         g = 0
         for d in range(gs, k):
             if pjk(pg, S_GCOMP, j, d) != cc:

@@ -72,7 +72,7 @@ class _CacheSteps:
 
         Each cached row the last batch rewrote is copied again from the host
         storage into its slot, or its slot is dropped when the row outgrew the
-        slot's slack (kernels/delta.cu ``wm_refresh_rows``); the whole cache is
+        slot's slack (kernels/storage.cu ``wm_refresh_rows``); the whole cache is
         dropped when the storage is not the last batch's. The counts (host
         entries read, slots dropped) are read by :meth:`_gather`.
         """

@@ -36,8 +36,10 @@ def _source() -> str:
     if not _SOURCE:
         # the warp helpers shared with the static engine (gMatch's task-pool step)
         warp = resources.files("warpmatch.engine.gpu").joinpath("kernels", "warp.cuh")
-        delta = resources.files(__package__).joinpath("kernels", "delta.cu")
-        _SOURCE.append(warp.read_text() + "\n" + delta.read_text())
+        kern = resources.files(__package__).joinpath("kernels")
+        # the matching kernel, then the storage upkeep kernels (one module for both)
+        _SOURCE.append("\n".join([warp.read_text(), kern.joinpath("delta.cu").read_text(),
+                                   kern.joinpath("storage.cu").read_text()]))
     return _SOURCE[0]
 
 

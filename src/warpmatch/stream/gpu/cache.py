@@ -6,7 +6,7 @@ frequency estimate (:mod:`.walk`), the degree-based "Naive" baseline of its
 device) — and gathers the storage rows of the best-scoring vertices, within a
 byte budget, into device memory in *doubly compressed sparse row* form: the
 row ids, one offset per row and the concatenated neighbours and edge labels
-(the engine's ``_gather``; kernels/delta.cu ``wm_gather_rows``).
+(the engine's ``_gather``; kernels/storage.cu ``wm_gather_rows``).
 
 What differs from the paper: GCSM's ``rowptr`` holds two offsets per row
 (original list, appended new neighbours) because its cached rows include the
@@ -63,7 +63,7 @@ def row_capacity(deg: np.ndarray) -> np.ndarray:
 
     The slack lets a cached row that the stream lengthens be refreshed in place
     (a hub gains about one entry a batch of 4096 on a 10^7-edge graph) instead
-    of the whole cache being rebuilt; kernels/delta.cu ``wm_refresh_rows``. Host or
+    of the whole cache being rebuilt; kernels/storage.cu ``wm_refresh_rows``. Host or
     device (CuPy) arrays alike; the engine's row selection has it in C too
     (``engine._ROW_C``, tested to agree).
     """
