@@ -236,13 +236,27 @@ def _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, cnt, mask):
 
 
 # ----------------------------------------------------------- one update's searches
-@njit(cache=True, nogil=True)
-def _searches(T, pg, i, kind, u_a, u_b, u_op, u_lab, mask, order, pair_kind, pair_elabel,
-              weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark, cnt,
-              flag, ls, cbuf, aoff, aent, pbuf, rows, ctl):
+@njit(cache=True, nogil=True, inline="always")
+def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt, flag, ls,
+              cbuf, aoff, aent, pbuf, ctl):
     """The tasks of update ``i`` whose plans have pair kind ``kind``, on the stores as they
     are now; adds count x weight to ``plus[i]`` or ``minus[i]``. Returns
-    ``(overflow, gbuf, cbuf, aoff, aent, pbuf)``."""
+    ``(overflow, gbuf, cbuf, aoff, aent, pbuf)``.
+
+    ``upd`` is ``(u_a, u_b, u_op, u_lab)``, ``plan`` ``(order, pair_kind,
+    pair_elabel, weight)`` and ``scr`` ``(M, pos, end, gen, gov, hiv, glen, err,
+    rows)``. Inlined into :func:`seq_run`, as :func:`._cpu_delta._task` is into
+    this: numba increments and decrements the reference count of every array
+    argument at a call's entry and exit, one runtime call each even for a
+    borrowed array, and with some thirty arrays that cost about 300 ns per
+    call, more than a light update's whole search (hprd, 2-core CPU: 643 ->
+    375 ns per update with no task, 1,061 -> 601 ns with one 2-vertex task).
+    The tuples keep the call under CPython's 30 positional arguments, past
+    which it is compiled as ``f(*args)``, which numba's inliner refuses.
+    """
+    u_a, u_b, u_op, u_lab = upd
+    order, pair_kind, pair_elabel, weight = plan
+    M, pos, end, gen, gov, hiv, glen, err, rows = scr
     s = u_a[i]
     t = u_b[i]
     ms = mask[s]
@@ -397,6 +411,9 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
                                           borrow(r_in), borrow(r_il), borrow(r_im))
     rel_table, ctl = borrow(rel_table), borrow(ctl)
     es_keys, es_vals, es_meta = borrow(es_keys), borrow(es_vals), borrow(es_meta)
+    upd = (u_a, u_b, u_op, u_lab)
+    plan = (order, pair_kind, pair_elabel, weight)
+    scr = (M, pos, end, gen, gov, hiv, glen, err, rows)
     limit = i1                          # the relevant updates run up to here
     stop_status = DONE
     nrel = 0
@@ -462,9 +479,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
         want = srch.size == 0 or srch[i]
         if want and rel and (induced or not ins):
             bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
-                T, pg, i, kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
-                pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen, err,
-                mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, rows, ctl)
+                T, pg, i, kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
+                flag, ls, cbuf, aoff, aent, pbuf, ctl)
             if bad:
                 ctl[C_NEXT] = i
                 return OVERFLOW
@@ -496,9 +512,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             # ---- searches that read the state after the edit
             if want and (ins or induced):
                 bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
-                    T, pg, i, 1 - kind_before, u_a, u_b, u_op, u_lab, mask, order, pair_kind,
-                    pair_elabel, weight, plus, minus, M, pos, end, gen, gov, hiv, gbuf, glen,
-                    err, mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, rows, ctl)
+                    T, pg, i, 1 - kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
+                    flag, ls, cbuf, aoff, aent, pbuf, ctl)
                 if bad:
                     ctl[C_NEXT] = i + 1     # applied: the caller's undo takes it back
                     return OVERFLOW
