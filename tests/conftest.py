@@ -12,6 +12,11 @@ Two things live here, and nothing heavy is imported at collection time:
   visible. CuPy is probed at most once per session, and only if such a test
   was collected (numpy/SciPy convention: hardware needs are markers, not
   ``if`` statements inside tests).
+
+The GPU engine runs its plan-specialised modules throughout the suite
+(``WARPMATCH_GPU_COMPILE=specialised``): the generic module and
+``compile="auto"`` have their own tests (``tests/gpu/test_gpu_generic.py``),
+which ask for them by name.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("WARPMATCH_GPU_COMPILE", "specialised")
 
 #: The repository root (this file is ``REPO/tests/conftest.py``).
 REPO = Path(__file__).resolve().parents[1]

@@ -199,6 +199,10 @@ class CountResult:
         plan (the GPU engine's NVRTC modules on a plan's first use; 0.0 when
         they were cached or the engine compiles nothing per plan). The default
         is 0.0.
+    gpu_module : str or None
+        ``"specialised"`` or ``"generic"``: which module the GPU engine ran
+        (``GpuEngine(compile=...)``, :mod:`warpmatch.engine.gpu.modules`); ``None``
+        (the default) for the other engines.
     partition : dict or None
         For a count run by partitions (:mod:`warpmatch.partition`): the parts,
         the cut, the intra-partition share, the seconds of each stage and the
@@ -219,6 +223,7 @@ class CountResult:
     distributed: dict | None = None
     partition: dict | None = None
     compile_seconds: float = 0.0
+    gpu_module: str | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -236,6 +241,7 @@ class CountResult:
             "plan_seconds": round(self.plan_seconds, 6),
             "warmup_seconds": round(self.warmup_seconds, 6),
             "compile_seconds": round(self.compile_seconds, 6),
+            "gpu_module": self.gpu_module,
             "multiplier": int(self.plan.multiplier),
             "query": self.query.name,
             "query_dsl": self.query.to_dsl(),
@@ -439,10 +445,12 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         close()
     t3 = time.perf_counter()
     # an engine that compiles per plan says how long it took (GpuEngine.last_stats)
-    compile_s = float((getattr(engine, "last_stats", None) or {}).get("compile_s", 0.0))
+    stats = getattr(engine, "last_stats", None) or {}
+    compile_s = float(stats.get("compile_s", 0.0))
     return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
                        t3 - t2, t1 - t0, plan, q, g, warmup_seconds=warm_s,
-                       partial=why[0] if why else None, compile_seconds=compile_s)
+                       partial=why[0] if why else None, compile_seconds=compile_s,
+                       gpu_module=stats.get("module"))
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,

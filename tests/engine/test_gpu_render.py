@@ -130,3 +130,63 @@ def test_degree_bound_skipped_only_when_implied():
     # depth 0 checks both bounds; depth 1 its out-degree; depths 2 and 3 (an edge
     # each way to matched vertices) neither
     assert checks == [(True, True), (True, False), (False, False), (False, False)]
+
+
+# ----------------------------------------------------------- the generic module
+_FUNC = re.compile(r"__device__ __forceinline__ [\w*]+ (wm_\w+)\(([^)]*)\)")
+
+
+#: the device functions the kernels (bfs.cu, fine.cu, coarse.cu) call from a module
+_CALLED = {"wm_check_d0", "wm_stack_task", "wm_row_gen", "wm_row_task"}
+
+
+@pytest.mark.parametrize("pattern,directed,labels", [
+    ("triangle", False, False), ("tailed-triangle", False, True), ("house", False, False),
+    ("4-clique", False, True), ("square", True, False), ("3-path", True, True)])
+def test_generic_defines_what_the_kernels_call(pattern, directed, labels):
+    """The kernels call the same functions, with the same parameters, whichever module
+    they are compiled with (and the leaf count where the plan has one); the generic
+    text depends only on the plan's size, direction and leaf counting."""
+    from warpmatch.engine.gpu.render_generic import (generic_eligible,
+                                                     render_functions_generic)
+    g = _graph(directed, labels)
+    q = get_pattern(pattern)
+    if directed:
+        q = Query.from_edges(q.edges.tolist(), k=q.k, directed=True)
+    if labels:
+        q = Query.from_edges(q.edges.tolist(), k=q.k, directed=q.directed,
+                             vertex_labels=[i % 2 for i in range(q.k)])
+    plan = build_plan(g, q, purpose="count")
+    assert generic_eligible(plan)
+    called = _CALLED | ({"wm_row_leaf"} if leaf_countable(plan) else set())
+    spec = {n: " ".join(a.split()) for n, a in _FUNC.findall(render_functions(plan))
+            if n in called}
+    gen = {n: " ".join(a.split()) for n, a in _FUNC.findall(render_functions_generic(plan))
+           if n in called}
+    assert set(spec) == called and gen == spec
+    other = build_plan(g, Query.from_edges(q.edges.tolist(), k=q.k, directed=q.directed),
+                       purpose="count")
+    if leaf_countable(other) == leaf_countable(plan):
+        assert render_functions_generic(other) == render_functions_generic(plan)
+
+
+def test_generic_table_holds_the_plan():
+    """Each depth's record: label, backward edges (pos, dir, label), restrictions, in the
+    offsets the generated code reads."""
+    import numpy as np
+
+    from warpmatch.engine.gpu import render_generic as R
+    g = _graph(False, True)
+    q = Query.from_edges([(0, 1), (1, 2), (2, 0), (2, 3)], k=4, vertex_labels=[0, 1, -1, 0])
+    plan = build_plan(g, q, purpose="count")
+    tab = R.generic_table(plan)
+    k, st = plan.k, R._stride(plan.k)
+    assert tab.dtype == np.int32 and tab.size == k * st
+    for d, s in enumerate(depth_specs(plan)):
+        row = tab[d * st:(d + 1) * st]
+        assert row[R.H_VLAB] == s.vlabel
+        assert row[R.H_NBN] == len(s.bn) and row[R.H_NRES] == len(s.res)
+        for t, bn in enumerate(s.bn):
+            assert tuple(row[R._bn(k, t):R._bn(k, t) + 3]) == bn
+        for t, res in enumerate(s.res):
+            assert tuple(row[R._res(k, t):R._res(k, t) + 2]) == res

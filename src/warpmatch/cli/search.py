@@ -105,6 +105,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        f"{res.seconds:.3f} s"
                        + (f" (of which {res.compile_seconds:.3f} s compiling kernels)"
                           if res.compile_seconds >= 0.0005 else "")
+                       # the generic module: no compilation for this query, slower search
+                       # ($WARPMATCH_GPU_COMPILE, engine/gpu/modules.py)
+                       + (" (generic kernels)" if res.gpu_module == "generic" else "")
                        # one-time engine set-up, apart so the count's seconds compare across
                        # inputs
                        + (f" (+{res.warmup_seconds:.3f} s one-time warm-up)"

@@ -54,11 +54,17 @@ from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
 from .memory import MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
+from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import (leaf_countable, plan_signature, plan_trims, render_functions,
                      render_plan)
+from .render_generic import (generic_eligible, generic_signature, generic_table,
+                             render_functions_generic, render_plan_generic)
 
 _SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
+#: id of the search whose graph and plan a module's constants hold now: searches that
+#: share a module (the generic one serves every plan of a size) rebind before a launch
+_BOUND: dict[int, int] = {}
 _GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictionary()
 
 #: counters of the kernels (kernels/common.cuh)
@@ -98,7 +104,8 @@ def stack_bytes(k: int, trim: bool = False) -> int:
 
 
 def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
-                 list_mode: bool = False, steal: bool = False, profile: bool = False) -> str:
+                 list_mode: bool = False, steal: bool = False, profile: bool = False,
+                 generic: bool = False) -> str:
     """The complete CUDA source for ``plan`` and one DFS kernel.
 
     Parameters
@@ -111,6 +118,9 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
         Warps per block (``WM_WARPS``).
     batch, list_mode, steal, profile : bool
         ``WM_BATCH``, ``WM_LIST``, ``WM_STEAL`` and ``WM_PROFILE``.
+    generic : bool, optional
+        The generic module for ``plan``'s size (:mod:`.render_generic`; the plan's
+        facts go into its constant ``wm_gp``) instead of one specialised to it.
 
     Returns
     -------
@@ -124,25 +134,30 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
         f"#define WM_STEAL {int(steal)}",
         f"#define WM_PROFILE {int(profile)}",
     ])
-    return "\n".join([render_plan(plan), defines, _source("warp.cuh"), _source("common.cuh"),
-                      render_functions(plan), _source("bfs.cu"), _source(f"{kernel}.cu")])
+    head, funcs = ((render_plan_generic(plan), render_functions_generic(plan)) if generic
+                   else (render_plan(plan), render_functions(plan)))
+    return "\n".join([head, defines, _source("warp.cuh"), _source("common.cuh"), funcs,
+                      _source("bfs.cu"), _source(f"{kernel}.cu")])
 
 
-def warps_per_block(plan: Plan, model: str) -> int:
+def warps_per_block(plan: Plan, model: str, generic: bool = False) -> int:
     """Warps per block of the DFS kernel for ``plan``: as many fine-model stacks as fit
-    in a block's static shared memory (at most 8); 4 for the coarse model."""
+    in a block's static shared memory (at most 8); 4 for the coarse model. The generic
+    module's stacks always keep restriction offsets."""
     if model != "fine":
         return 4
-    return max(1, min(8, _SMEM_STATIC // stack_bytes(int(plan.k), plan_trims(plan))))
+    trim = generic or plan_trims(plan)
+    return max(1, min(8, _SMEM_STATIC // stack_bytes(int(plan.k), trim)))
 
 
-def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool) -> str:
+def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool, generic: bool = False) -> str:
     """The exact source that ``eng`` compiles to count (``list_mode=False``) or list
     ``plan``'s matches: what a caller hands to NVRTC ahead of time (e.g. in parallel
-    processes, filling CuPy's on-disk kernel cache) to take compilation off a run."""
-    return build_source(plan, eng.model, warps=warps_per_block(plan, eng.model),
+    processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
+    ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`)."""
+    return build_source(plan, eng.model, warps=warps_per_block(plan, eng.model, generic),
                         batch=eng.batch, list_mode=list_mode, steal=eng.steal,
-                        profile=eng.profile)
+                        profile=eng.profile, generic=generic)
 
 
 #: NVRTC options of every module (part of CuPy's kernel-cache key)
@@ -263,6 +278,15 @@ class GpuEngine:
         first stack level, so few lanes idle at its end; stealing spreads heavy
         items that arrive together), without stealing ``pool / (256 * warps)``
         clipped to 1..4 (heavy items must not travel together).
+    compile : {"auto", "specialised", "generic"} or None, optional
+        Which module a search runs (:mod:`.modules`): ``"auto"`` the plan's
+        specialised module where it was compiled before, else the generic one
+        (compiled once per query size, :mod:`.render_generic`; with
+        ``$WARPMATCH_GPU_BACKGROUND_COMPILE=1`` the specialised one then compiles
+        in a background process for the next search of the same structure);
+        ``"specialised"`` always the plan's own (NVRTC seconds for a new
+        structure, the fastest search); ``"generic"`` never compiles per plan.
+        The default is ``None``: ``$WARPMATCH_GPU_COMPILE``, else ``"auto"``.
 
     Attributes
     ----------
@@ -283,9 +307,13 @@ class GpuEngine:
                  pool_threshold: int = 2_000_000, memory_budget_bytes: int | None = None,
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
                  list_rows: int | None = None, fetch: int | None = None,
-                 graph_memory: str = "device") -> None:
+                 graph_memory: str = "device", compile: str | None = None) -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
+        mode = default_mode() if compile is None else str(compile)
+        if mode not in COMPILE_MODES:
+            raise ValueError(f"compile must be one of {COMPILE_MODES}, got {compile!r}")
+        self.compile = mode
         if graph_memory not in MEMORY_KINDS:
             raise ValueError(f"graph_memory must be one of {MEMORY_KINDS}, got {graph_memory!r}")
         self.graph_memory = graph_memory
@@ -454,8 +482,11 @@ class _Run:
         # count mode counts a plain last leaf from its list (render.leaf_countable)
         self.leaf = not list_mode and leaf_countable(plan)
         self.stats["leaf_count"] = self.leaf
-        self.warps_per_block = warps_per_block(plan, eng.model)
-        self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k, plan_trims(plan))
+        self.generic = self._choose_generic()
+        self.stats["module"] = "generic" if self.generic else "specialised"
+        self.warps_per_block = warps_per_block(plan, eng.model, self.generic)
+        self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k, self.generic
+                                                          or plan_trims(plan))
                                               if eng.model == "fine" else 20 * self.k)
         self.stats["warps_per_block"] = self.warps_per_block
         self.mod = self._module()
@@ -469,19 +500,40 @@ class _Run:
         self.aborted = False
 
     # ------------------------------------------------------------- modules
+    def _key(self, generic: bool) -> tuple:
+        eng = self.eng
+        sig = generic_signature(self.plan) if generic else plan_signature(self.plan)
+        return (sig, self.kernel, warps_per_block(self.plan, eng.model, generic), eng.batch,
+                self.list_mode, eng.steal, eng.profile, eng.device)
+
+    def _arch(self) -> str:
+        return f"{self.props['major']}{self.props['minor']}"
+
+    def _choose_generic(self) -> bool:
+        """The generic module or the plan's own (:func:`.modules.use_generic`)."""
+        mode = self.eng.compile
+        eligible = generic_eligible(self.plan)
+        if not eligible or mode == "specialised":
+            return False
+        loaded = self._key(False) in _MODULES
+        src = "" if mode == "generic" or loaded else module_source(self.eng, self.plan,
+                                                                    self.list_mode)
+        return use_generic(mode, eligible, loaded, src, self._arch())
+
     def _module(self) -> Any:
         cp = self.cp
         eng = self.eng
-        key = (plan_signature(self.plan), self.kernel, self.warps_per_block, eng.batch,
-               self.list_mode, eng.steal, eng.profile, eng.device)
+        key = self._key(self.generic)
         mod = _MODULES.get(key)
         if mod is None:
             t = time.perf_counter()
-            src = module_source(eng, self.plan, self.list_mode)
+            src = module_source(eng, self.plan, self.list_mode, self.generic)
             mod = cp.RawModule(code=src, options=NVRTC_OPTIONS)
             with compiling():         # NVRTC: seconds on a first use (CuPy caches on disk)
                 mod.compile()
             self.stats["compile_s"] = time.perf_counter() - t
+            if not self.generic:
+                mark_compiled(src, self._arch())    # for compile="auto" (modules.py)
             _MODULES[key] = mod
         self._bind(mod)
         return mod
@@ -500,8 +552,17 @@ class _Run:
                         dtype=np.uint64)
         mem = mod.get_global("g")
         cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
+        _BOUND[id(mod)] = id(self)
+        if self.generic:                # the plan's facts (render_generic.generic_table)
+            tab = generic_table(self.plan)
+            mem = mod.get_global("wm_gp")
+            cp.ndarray((tab.size,), dtype=cp.int32, memptr=mem).set(tab)
 
     def _fn(self, name: str) -> Any:
+        if _BOUND.get(id(self.mod)) != id(self):
+            # another search bound its graph and plan since (interleaved match()
+            # generators; any plan of this size on the generic module)
+            self._bind(self.mod)
         return self.mod.get_function(name)
 
     def _reserve(self, what: str, nbytes: int) -> None:

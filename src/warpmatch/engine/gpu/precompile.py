@@ -1,7 +1,9 @@
 """Compiling the GPU engine's modules ahead of time, in parallel processes.
 
 Map: :func:`compile_source` (one source into CuPy's on-disk kernel cache) <
-:func:`precompile` (distinct sources in spawned processes). The sources are
+:func:`precompile` (distinct sources in spawned processes) < :func:`_main` (``python -m``:
+one source from stdin, then its marker, for ``compile="auto"``'s background compiles,
+:mod:`.modules`). The sources are
 :func:`.engine.module_source`'s, compiled with :data:`.engine.NVRTC_OPTIONS`, so the
 engine's own compile of the same plan then reads the cache (CuPy keys it by source
 and options). Used by the benchmarks to keep compilation off the device's clock.
@@ -20,7 +22,12 @@ def compile_source(src: str) -> None:
     kernel cache, which the engine's own compile of the same source then reads. A module-level
     function so that spawned processes can import it by name (:func:`precompile`)."""
     import cupy as cp
+
+    from .modules import mark_compiled
     cp.RawModule(code=src, options=NVRTC_OPTIONS).compile()
+    # compile="auto" then takes this source's module (modules.py), not the generic one
+    cc = cp.cuda.Device().compute_capability
+    mark_compiled(src, str(cc))
 
 
 def precompile(sources: Iterable[str], processes: int | None = None) -> int:
@@ -57,3 +64,24 @@ def precompile(sources: Iterable[str], processes: int | None = None) -> int:
         pool.map(compile_source, srcs, chunksize=1)
     return len(srcs)
 
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """``python -m warpmatch.engine.gpu.precompile --arch CC``: compile the source read
+    from stdin into CuPy's disk cache, then write its marker (:mod:`.modules`); what
+    ``compile="auto"`` starts in the background."""
+    import argparse
+    import sys
+
+    from .modules import mark_compiled
+    ap = argparse.ArgumentParser(prog="python -m warpmatch.engine.gpu.precompile")
+    ap.add_argument("--arch", required=True, help="compute capability, e.g. 90")
+    args = ap.parse_args(argv)
+    src = sys.stdin.read()
+    compile_source(src)
+    mark_compiled(src, args.arch)       # (the device may differ from the engine's)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

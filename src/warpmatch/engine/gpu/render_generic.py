@@ -1,0 +1,330 @@
+"""The GPU engine's generic module: one compiled source per query size, the plan in a table.
+
+Map: :func:`generic_eligible` (which plans it serves) < :func:`generic_table` (a plan's
+per-depth facts as an int32 table, copied into the module's constant ``wm_gp`` before a
+launch) < :func:`render_plan_generic` / :func:`render_functions_generic` (the source:
+the functions the kernels call, with :mod:`.render`'s names and signatures, as loops
+over a depth's record in ``wm_gp`` instead of code written out per depth).
+
+Issue "large labeled queries" asks for a first answer within half a second on a warm
+process whatever the query. A specialised module (:mod:`.render`) takes NVRTC seconds
+for every new plan structure (1.8-16.8 s for 12- to 32-vertex labeled queries on one
+core); this module's text depends only on ``k``, directedness and whether the last
+vertex is counted as a leaf, so it is compiled once per such triple and read from
+CuPy's on-disk cache ever after, whatever the labels, edges, restrictions and
+candidate sets of the plan. The kernels (``bfs.cu``, ``fine.cu``, ``coarse.cu``) are the
+same; only the generated functions change. What it costs is speed in the search: a
+depth's facts are constant-memory loads and loops instead of immediates and unrolled
+tests, and the partial match is indexed at run time (a local array). A first version
+that rendered the same per-depth functions as :mod:`.render`, reading ``wm_gp``, took
+NVRTC longer than the specialised module (median 7-8 s, 45-51 s at 32 vertices, H200
+host): its text still grew with ``k``. Loops over the depth keep it one size.
+
+How it differs from the specialised functions (gMatch section 4.1's checks are the same):
+
+- Every matched vertex is tested for injectivity, not only those the plan's
+  adjacency and restrictions leave open (the extra tests cannot reject a valid
+  candidate).
+- The stack always keeps each entry's restriction offset (``WM_TRIM`` 1): 4 more
+  bytes per entry, so up to one warp fewer per block for small ``k``.
+- Inter-partition plans (rule 8, PBE's DupRemove) are not served: they take the
+  specialised module.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...plan.plan import Plan
+from .render import CAND_GEN, _in_list, depth_specs, leaf_countable
+
+__all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
+           "render_functions_generic", "generic_signature"]
+
+#: largest query the generic module serves: its table, ``k * (H + 13 k)`` int32, must fit
+#: the 64 KB of constant memory with the graph's pointers (32 vertices: 54,144 bytes)
+GENERIC_KMAX = 32
+#: a depth's header: vertex label, out- and in-degree bounds to test (0: implied, none),
+#: candidate set present, then the counts of backward edges, non-edges, restrictions
+H_VLAB, H_DOUT, H_DIN, H_RESTR, H_NBN, H_NNA, H_NRES = range(7)
+H = 7
+
+
+def _stride(k: int) -> int:
+    """Ints per depth: the header, ``2k`` backward edges (pos, dir, label: a directed
+    query may join two vertices both ways), ``2k`` non-edges (pos, dir), ``k``
+    restrictions (pos, sign) and ``k`` leaf codes."""
+    return H + 13 * k
+
+
+def _bn(k: int, t: int) -> int:
+    return H + 3 * t
+
+
+def _na(k: int, t: int) -> int:
+    return H + 6 * k + 2 * t
+
+
+def _res(k: int, t: int) -> int:
+    return H + 10 * k + 2 * t
+
+
+def _leafc(k: int, j: int) -> int:
+    return H + 12 * k + j
+
+
+def generic_eligible(plan: Plan) -> bool:
+    """Whether the generic module can run ``plan``: 2..:data:`GENERIC_KMAX` vertices, no
+    inter-partition rule, and every depth's lists within the table's room."""
+    k = int(plan.k)
+    if not 2 <= k <= GENERIC_KMAX or plan.cut_part is not None:
+        return False
+    return all(len(s.bn) <= 2 * k and len(s.na) <= 2 * k and len(s.res) <= k
+               for s in depth_specs(plan))
+
+
+def generic_table(plan: Plan) -> np.ndarray:
+    """``plan``'s per-depth facts in the layout :func:`render_functions_generic` reads.
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan :func:`generic_eligible` accepts.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 ``[k * stride]``, depth ``d`` at ``d * stride``.
+    """
+    k = int(plan.k)
+    specs = depth_specs(plan)
+    directed = bool(plan.directed)
+    st = _stride(k)
+    tab = np.zeros(k * st, dtype=np.int32)
+    for d, s in enumerate(specs):
+        row = tab[d * st:(d + 1) * st]
+        row[H_VLAB] = s.vlabel
+        # degree bounds the backward edges do not already imply (as render._check)
+        if directed:
+            n_in = sum(1 for _, dr, _ in s.bn if dr == 0)
+            n_out = len(s.bn) - n_in
+            row[H_DOUT] = s.min_out if s.min_out > n_out else 0
+            row[H_DIN] = s.min_in if s.min_in > n_in else 0
+        else:
+            lo = max(s.min_out, s.min_in)
+            row[H_DOUT] = lo if lo > len(s.bn) else 0
+        row[H_RESTR] = int(d > 0 and s.restricted)
+        row[H_NBN], row[H_NNA], row[H_NRES] = len(s.bn), len(s.na), len(s.res)
+        for t, (pos, dr, el) in enumerate(s.bn):
+            row[_bn(k, t):_bn(k, t) + 3] = (pos, dr, el)
+        for t, (pos, dr) in enumerate(s.na):
+            row[_na(k, t):_na(k, t) + 2] = (pos, dr)
+        for t, (pos, sign) in enumerate(s.res):
+            row[_res(k, t):_res(k, t) + 2] = (pos, sign)
+    if leaf_countable(plan):
+        # the last depth's matched vertices that its list may hold (render._leaf):
+        # 0 never (its parent, or restricted against it), 1 in the list exactly when
+        # the restrictions hold, 2 look it up
+        d = k - 1
+        s = specs[d]
+        pos, dr, _ = s.bn[0]
+        implied = {pos} | {p for p, _ in s.res}
+        for j in range(d):
+            if j not in implied:
+                code = 1 if _in_list(specs, j, pos, dr, directed) else 2
+                tab[d * st + _leafc(k, j)] = code
+    return tab
+
+
+_GENERIC_BODY = r"""
+__constant__ int wm_gp[WM_K * WM_GP_STRIDE];
+#define WM_GPV(d, f) wm_gp[(d) * WM_GP_STRIDE + (f)]
+
+// may data vertex c extend m_[0..d-1] at depth d? (render._check's tests, read from wm_gp)
+__device__ bool wm_check(int d, int c, int gen, long long gpos, const int* m_) {
+  const int vl_ = WM_GPV(d, WM_H_VLAB);
+  if (vl_ != -1 && g.vlab[c] != vl_) return false;
+  const int nr_ = WM_GPV(d, WM_H_NRES);
+  for (int t = 0; t < nr_; ++t) {
+    const int p_ = WM_GPV(d, WM_O_RES + 2 * t);
+    if (WM_GPV(d, WM_O_RES + 2 * t + 1) == 1 ? !(c > m_[p_]) : !(c < m_[p_])) return false;
+  }
+  for (int j = 0; j < d; ++j)
+    if (c == m_[j]) return false;
+  const int do_ = WM_GPV(d, WM_H_DOUT);
+  if (do_ && g.indptr[c + 1] - g.indptr[c] < do_) return false;
+#if WM_DIRECTED
+  const int di_ = WM_GPV(d, WM_H_DIN);
+  if (di_ && g.in_indptr[c + 1] - g.in_indptr[c] < di_) return false;
+#endif
+  if (WM_GPV(d, WM_H_RESTR) && gen != WM_CAND_GEN &&
+      !wm_in_sorted(g.cand_ids, g.cand_ptr[d], g.cand_ptr[d + 1], c)) return false;
+  const int nb_ = WM_GPV(d, WM_H_NBN);
+  for (int t = 0; t < nb_; ++t) {
+    const int p_ = WM_GPV(d, WM_O_BN + 3 * t);
+    const int r_ = WM_GPV(d, WM_O_BN + 3 * t + 1);
+    const int e_ = WM_GPV(d, WM_O_BN + 3 * t + 2);
+    if (gen == t) {
+      if (e_ != -1 && (r_ == 0 ? g.elab : g.in_elab)[gpos] != e_) return false;
+    } else if (!wm_bedge(m_[p_], c, r_, e_)) return false;
+  }
+  const int nn_ = WM_GPV(d, WM_H_NNA);
+  for (int t = 0; t < nn_; ++t) {
+    if (wm_bedge(m_[WM_GPV(d, WM_O_NA + 2 * t)], c, WM_GPV(d, WM_O_NA + 2 * t + 1), -1))
+      return false;
+  }
+  return true;
+}
+
+__device__ __forceinline__ const int* wm_arr(int d, int gen) {
+  if (gen == WM_CAND_GEN) return g.cand_ids;
+  return WM_GPV(d, WM_O_BN + 3 * gen + 1) == 0 ? g.indices : g.in_indices;
+}
+
+// depth d's candidate list from m_[0..d-1] (render._gen: the shortest backward list or
+// the candidate set, cut to the restriction range)
+__device__ void wm_gen(int d, const int* m_, int& gen, long long& start, int& len, int& skip) {
+  long long s, e;
+  gen = 0; start = 0; len = 0; skip = 0;
+  const int nb_ = WM_GPV(d, WM_H_NBN);
+  for (int t = 0; t < nb_; ++t) {
+    const int p_ = WM_GPV(d, WM_O_BN + 3 * t);
+    const long long* ip_ = WM_GPV(d, WM_O_BN + 3 * t + 1) == 0 ? g.indptr : g.in_indptr;
+    s = ip_[m_[p_]]; e = ip_[m_[p_] + 1];
+    if (t == 0 || e - s < len) { gen = t; start = s; len = (int)(e - s); }
+  }
+  if (WM_GPV(d, WM_H_RESTR)) {
+    s = g.cand_ptr[d]; e = g.cand_ptr[d + 1];
+    if (e - s < len) { gen = WM_CAND_GEN; start = s; len = (int)(e - s); }
+  }
+  const int nr_ = WM_GPV(d, WM_H_NRES);
+  if (nr_ > 0) {
+    bool ha_ = false, hb_ = false;
+    int b_ = 0, u_ = 0;
+    for (int t = 0; t < nr_; ++t) {
+      const int p_ = WM_GPV(d, WM_O_RES + 2 * t);
+      if (WM_GPV(d, WM_O_RES + 2 * t + 1) == 1) {
+        b_ = ha_ ? wm_max(b_, m_[p_]) : m_[p_]; ha_ = true;
+      } else {
+        u_ = hb_ ? wm_min(u_, m_[p_]) : m_[p_]; hb_ = true;
+      }
+    }
+    const int* a_ = wm_arr(d, gen);
+    long long lo_ = start, hi_ = start + len;
+    if (ha_) lo_ = wm_lower_bound(a_, lo_, hi_, b_ + 1);
+    if (hb_) hi_ = wm_max(lo_, wm_lower_bound(a_, lo_, hi_, u_));
+    skip = (int)(lo_ - start); start = lo_; len = (int)(hi_ - lo_);
+  }
+}
+
+__device__ __forceinline__ long long wm_gen_start(int d, int gen, const int* m_) {
+  if (gen == WM_CAND_GEN) return g.cand_ptr[d];
+  const int p_ = WM_GPV(d, WM_O_BN + 3 * gen);
+  return (WM_GPV(d, WM_O_BN + 3 * gen + 1) == 0 ? g.indptr : g.in_indptr)[m_[p_]];
+}
+
+#if WM_LEAF_OK
+// the last depth's matches from its list (render._leaf; codes from generic_table)
+__device__ int wm_leaf(const int* m_) {
+  const int d = WM_K - 1;
+  int gen, len, skip;
+  long long start;
+  wm_gen(d, m_, gen, start, len, skip);
+  const int* a_ = wm_arr(d, gen);
+  int n = len;
+  const int nr_ = WM_GPV(d, WM_H_NRES);
+  for (int j = 0; j < d; ++j) {
+    const int code = WM_GPV(d, WM_O_LEAF + j);
+    if (code == 1) {
+      bool ok_ = true;
+      for (int t = 0; t < nr_; ++t) {
+        const int p_ = WM_GPV(d, WM_O_RES + 2 * t);
+        ok_ = ok_ && (WM_GPV(d, WM_O_RES + 2 * t + 1) == 1 ? m_[j] > m_[p_] : m_[j] < m_[p_]);
+      }
+      if (ok_) --n;
+    } else if (code == 2 && wm_in_sorted(a_, start, start + len, m_[j])) {
+      --n;
+    }
+  }
+  return n;
+}
+__device__ __forceinline__ int wm_row_leaf(const int* row) { return wm_leaf(row); }
+#endif
+
+__device__ __forceinline__ bool wm_check_d0(int c, int gen, long long gpos) {
+  return wm_check(0, c, gen, gpos, nullptr);
+}
+
+// rebuild the partial match from a warp's stack and run one task (render._stack_task)
+__device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, int off, int& c,
+                                              int& ngen, int& nlen, int& nskip, int* row) {
+  int m_[WM_K];
+  int i_ = e;
+  for (int j = d - 1; j >= 0; --j) {
+    m_[j] = S.v[j][i_];
+    if (j) i_ = S.p[j][i_];
+  }
+  const int gen = S.gen[d - 1][e];
+  const long long gp = wm_gen_start(d, gen, m_) + S.sk[d - 1][e] + off;
+  c = wm_arr(d, gen)[gp];
+  if (!wm_check(d, c, gen, gp, m_)) return false;
+  if (d < WM_K - 1) {
+    m_[d] = c;
+#if WM_LEAF
+    if (d == WM_K - 2) { nlen = wm_leaf(m_); return true; }
+#endif
+    long long ns_;
+    wm_gen(d + 1, m_, ngen, ns_, nlen, nskip);
+  } else {
+    for (int j = 0; j < d; ++j) row[j] = m_[j];
+    row[d] = c;
+  }
+  return true;
+}
+
+// depth switches over a materialised partial match row[0..d-1] (render._row_dispatch)
+__device__ __forceinline__ void wm_row_gen(int d, const int* row, int& gen, long long& start,
+                                           int& len, int& skip) {
+  gen = 0; start = 0; len = 0; skip = 0;
+  if (d >= 1 && d < WM_K) wm_gen(d, row, gen, start, len, skip);
+}
+
+__device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, long long pos,
+                                            int& c) {
+  if (d < 1 || d >= WM_K) return false;
+  c = wm_arr(d, gen)[pos];
+  return wm_check(d, c, gen, pos, row);
+}
+"""
+
+
+def render_plan_generic(plan: Plan) -> str:
+    """The ``#define`` lines of the generic module for ``plan``'s size (as
+    :func:`.render.render_plan`, with ``WM_TRIM`` 1 and ``WM_GP_STRIDE``)."""
+    k = int(plan.k)
+    return "\n".join([f"#define WM_K {k}",
+                      f"#define WM_DIRECTED {1 if plan.directed else 0}",
+                      f"#define WM_CAND_GEN {CAND_GEN}",
+                      "#define WM_TRIM 1",
+                      f"#define WM_LEAF_OK {int(leaf_countable(plan))}",
+                      f"#define WM_GP_STRIDE {_stride(k)}",
+                      "#define WM_GENERIC 1"]) + "\n"
+
+
+def render_functions_generic(plan: Plan) -> str:
+    """The device functions of the generic module (after ``common.cuh``): the functions
+    the kernels call (``wm_check_d0``, ``wm_stack_task``, ``wm_row_gen``, ``wm_row_task``,
+    ``wm_row_leaf``), as loops over the depth's record, so that the text does not grow
+    with ``k`` and compiles in about the time of a small query's module."""
+    k = int(plan.k)
+    offs = "\n".join([f"#define WM_H_VLAB {H_VLAB}", f"#define WM_H_DOUT {H_DOUT}",
+                      f"#define WM_H_DIN {H_DIN}", f"#define WM_H_RESTR {H_RESTR}",
+                      f"#define WM_H_NBN {H_NBN}", f"#define WM_H_NNA {H_NNA}",
+                      f"#define WM_H_NRES {H_NRES}", f"#define WM_O_BN {_bn(k, 0)}",
+                      f"#define WM_O_NA {_na(k, 0)}", f"#define WM_O_RES {_res(k, 0)}",
+                      f"#define WM_O_LEAF {_leafc(k, 0)}"])
+    return offs + "\n" + _GENERIC_BODY
+
+
+def generic_signature(plan: Plan) -> str:
+    """What the generic module's text depends on: ``k``, directedness, leaf counting."""
+    return f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}-l{int(leaf_countable(plan))}"
