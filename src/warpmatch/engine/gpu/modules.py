@@ -64,7 +64,9 @@ def marker_dir() -> Path:
 
 
 def _marker(src: str, arch: str) -> Path:
-    h = hashlib.sha1(f"{arch}\0{src}".encode()).hexdigest()
+    # keyed by CuPy's cache folder too: a marker stands for a module in that folder
+    where = os.environ.get("CUPY_CACHE_DIR", "")
+    h = hashlib.sha1(f"{arch}\0{where}\0{src}".encode()).hexdigest()
     return marker_dir() / h
 
 
