@@ -5,7 +5,9 @@ Matching on GPUs", sections 4-5 (see ``kernels/fine.cu``), plus the
 coarse-grained model of its section 2.2 (``kernels/coarse.cu``) for the
 ablation of its Table 5. Kernels are CUDA C++ sources shipped in the package,
 specialised per plan by :mod:`.render` and compiled at run time with NVRTC
-through :class:`cupy.RawModule`, cached per plan structure.
+through :class:`cupy.RawModule`, cached per plan structure; a structure not
+compiled before runs on the generic module of its size instead
+(:mod:`.render_generic`, the plan in constant memory; :mod:`.modules` chooses).
 
 Execution of one plan:
 
