@@ -56,8 +56,8 @@ def _task(T, pg, u, j, fill, base, rows, M, pos, end, gen, gov, hiv, gbuf, glen,
     With ``mark`` (not empty), the task first builds its local candidate space
     (:func:`._cpu_local.build`) and searches only inside it. Returns
     ``(count, gbuf, cbuf, aoff, aent, pbuf)``: the scratch buffers may have grown.
-    Inlined into its callers: a call passing its twenty-odd arrays costs about
-    160 ns in reference counts alone (``_seq_kernels._searches`` says why),
+    Inlined into its callers: a call passing its twenty-odd arrays cost about
+    160 ns (inlining saved that per task; ``_seq_kernels._searches`` says why),
     more than a light task's search. :func:`_dfs` stays a call: inlining it
     too saved another 50 ns per task but added a minute of compilation.
     """

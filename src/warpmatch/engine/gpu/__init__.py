@@ -6,6 +6,7 @@ model and :mod:`.render` for the per-plan code generation.
 """
 from __future__ import annotations
 
-from .engine import GpuEngine, build_source, stack_bytes
+from .engine import GpuEngine
+from .source import build_source, stack_bytes
 
 __all__ = ["GpuEngine", "build_source", "stack_bytes"]

@@ -5,7 +5,8 @@ Matching on GPUs", sections 4-5 (see ``kernels/fine.cu``), plus the
 coarse-grained model of its section 2.2 (``kernels/coarse.cu``) for the
 ablation of its Table 5. Kernels are CUDA C++ sources shipped in the package,
 specialised per plan by :mod:`.render` and compiled at run time with NVRTC
-through :class:`cupy.RawModule`, cached per plan structure; a structure not
+through :class:`cupy.RawModule` (the text: :mod:`.source`), cached per plan
+structure; a structure not
 compiled before runs on the generic module of its size instead
 (:mod:`.render_generic`, the plan in constant memory; :mod:`.modules` chooses).
 
@@ -45,7 +46,6 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from importlib import resources
 from typing import Any, Iterator
 
 import numpy as np
@@ -57,12 +57,12 @@ from ...plan.plan import Plan
 from ..base import Progress, Stop
 from .memory import MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import (leaf_countable, plan_signature, plan_trims, render_functions,
-                     render_plan)
-from .render_generic import (generic_eligible, generic_signature, generic_table,
-                             render_functions_generic, render_plan_generic)
+from .render import leaf_countable, plan_signature, plan_trims
+from .render_generic import generic_eligible, generic_signature, generic_table
+# the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
+# here by the benchmarks and tests
+from .source import NVRTC_OPTIONS, module_source, stack_bytes, warps_per_block
 
-_SOURCES: dict[str, str] = {}
 _MODULES: dict[tuple, Any] = {}
 #: id of the search whose graph and plan a module's constants hold now: searches that
 #: share a module (the generic one serves every plan of a size) rebind before a launch
@@ -72,8 +72,6 @@ _GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictio
 #: counters of the kernels (kernels/common.cuh)
 _C_POOL, _C_COUNT, _C_STEPS, _C_TASKS, _C_CURSOR, _C_OVERFLOW, _C_STEALS, _C_ABORT = range(8)
 _C_N = 8
-#: maximum of static shared memory a block may declare
-_SMEM_STATIC = 48 * 1024
 #: seconds a DFS launch aims at: the host gets control back (Ctrl-C, SIGTERM,
 #: progress, early stops) several times a second, while a launch's fixed cost
 #: (its start, the persistent grid's tail) stays a small fraction of it
@@ -87,83 +85,6 @@ FIRST_SLICE = 4096
 SLICE_MAX_S = 1.0
 
 
-def _source(name: str) -> str:
-    if name not in _SOURCES:
-        _SOURCES[name] = resources.files(__package__).joinpath("kernels", name).read_text()
-    return _SOURCES[name]
-
-
-def stack_bytes(k: int, trim: bool = False) -> int:
-    """Shared-memory bytes of one warp's execution stack for a ``k``-vertex plan.
-
-    Levels ``0..k-2`` of 32 entries of (vertex int32, list length int32,
-    parent uint8, list code uint8, and with ``trim`` the int32 offset of the
-    list's restriction range), plus three int32 cursors per level and a
-    32-byte scratch row: O(k * 32), independent of the data graph.
-    """
-    levels = max(k - 1, 1)
-    return levels * (32 * (14 if trim else 10) + 12) + 32
-
-
-def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
-                 list_mode: bool = False, steal: bool = False, profile: bool = False,
-                 generic: bool = False) -> str:
-    """The complete CUDA source for ``plan`` and one DFS kernel.
-
-    Parameters
-    ----------
-    plan : Plan
-        The plan to specialise for.
-    kernel : {"fine", "coarse"}
-        Which DFS kernel to include (the BFS kernels are always included).
-    warps : int
-        Warps per block (``WM_WARPS``).
-    batch, list_mode, steal, profile : bool
-        ``WM_BATCH``, ``WM_LIST``, ``WM_STEAL`` and ``WM_PROFILE``.
-    generic : bool, optional
-        The generic module for ``plan``'s size (:mod:`.render_generic`; the plan's
-        facts go into its constant ``wm_gp``) instead of one specialised to it.
-
-    Returns
-    -------
-    str
-        Source text for NVRTC; it includes no host header.
-    """
-    defines = "\n".join([
-        f"#define WM_WARPS {int(warps)}",
-        f"#define WM_BATCH {int(batch)}",
-        f"#define WM_LIST {int(list_mode)}",
-        f"#define WM_STEAL {int(steal)}",
-        f"#define WM_PROFILE {int(profile)}",
-    ])
-    head, funcs = ((render_plan_generic(plan), render_functions_generic(plan)) if generic
-                   else (render_plan(plan), render_functions(plan)))
-    return "\n".join([head, defines, _source("warp.cuh"), _source("common.cuh"), funcs,
-                      _source("bfs.cu"), _source(f"{kernel}.cu")])
-
-
-def warps_per_block(plan: Plan, model: str, generic: bool = False) -> int:
-    """Warps per block of the DFS kernel for ``plan``: as many fine-model stacks as fit
-    in a block's static shared memory (at most 8); 4 for the coarse model. The generic
-    module's stacks always keep restriction offsets."""
-    if model != "fine":
-        return 4
-    trim = generic or plan_trims(plan)
-    return max(1, min(8, _SMEM_STATIC // stack_bytes(int(plan.k), trim)))
-
-
-def module_source(eng: "GpuEngine", plan: Plan, list_mode: bool, generic: bool = False) -> str:
-    """The exact source that ``eng`` compiles to count (``list_mode=False``) or list
-    ``plan``'s matches: what a caller hands to NVRTC ahead of time (e.g. in parallel
-    processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
-    ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`)."""
-    return build_source(plan, eng.model, warps=warps_per_block(plan, eng.model, generic),
-                        batch=eng.batch, list_mode=list_mode, steal=eng.steal,
-                        profile=eng.profile, generic=generic)
-
-
-#: NVRTC options of every module (part of CuPy's kernel-cache key)
-NVRTC_OPTIONS = ("-std=c++17",)
 
 
 def release_graph(graph: Graph) -> None:
@@ -484,6 +405,7 @@ class _Run:
         # count mode counts a plain last leaf from its list (render.leaf_countable)
         self.leaf = not list_mode and leaf_countable(plan)
         self.stats["leaf_count"] = self.leaf
+        self._sources: dict[bool, str] = {}
         self.generic = self._choose_generic()
         self.stats["module"] = "generic" if self.generic else "specialised"
         self.warps_per_block = warps_per_block(plan, eng.model, self.generic)
@@ -508,6 +430,14 @@ class _Run:
         return (sig, self.kernel, warps_per_block(self.plan, eng.model, generic), eng.batch,
                 self.list_mode, eng.steal, eng.profile, eng.device)
 
+    def _text(self, generic: bool) -> str:
+        """The module's text (source.module_source), rendered once per search: ``auto``
+        needs the specialised one to look up its marker, the compile then reuses it."""
+        if generic not in self._sources:
+            self._sources[generic] = module_source(self.eng, self.plan, self.list_mode,
+                                                   generic)
+        return self._sources[generic]
+
     def _arch(self) -> str:
         return f"{self.props['major']}{self.props['minor']}"
 
@@ -518,18 +448,16 @@ class _Run:
         if not eligible or mode == "specialised":
             return False
         loaded = self._key(False) in _MODULES
-        src = "" if mode == "generic" or loaded else module_source(self.eng, self.plan,
-                                                                    self.list_mode)
+        src = "" if mode == "generic" or loaded else self._text(False)
         return use_generic(mode, eligible, loaded, src, self._arch())
 
     def _module(self) -> Any:
         cp = self.cp
-        eng = self.eng
         key = self._key(self.generic)
         mod = _MODULES.get(key)
         if mod is None:
             t = time.perf_counter()
-            src = module_source(eng, self.plan, self.list_mode, self.generic)
+            src = self._text(self.generic)
             mod = cp.RawModule(code=src, options=NVRTC_OPTIONS)
             with compiling():         # NVRTC: seconds on a first use (CuPy caches on disk)
                 mod.compile()

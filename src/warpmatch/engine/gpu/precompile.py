@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .engine import NVRTC_OPTIONS
+from .source import NVRTC_OPTIONS
 
 __all__ = ["compile_source", "precompile"]
 

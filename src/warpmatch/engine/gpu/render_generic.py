@@ -17,8 +17,9 @@ same; only the generated functions change. What it costs is speed in the search:
 depth's facts are constant-memory loads and loops instead of immediates and unrolled
 tests, and the partial match is indexed at run time (a local array). A first version
 that rendered the same per-depth functions as :mod:`.render`, reading ``wm_gp``, took
-NVRTC longer than the specialised module (median 7-8 s, 45-51 s at 32 vertices, H200
-host): its text still grew with ``k``. Loops over the depth keep it one size.
+NVRTC longer than the specialised module (yeast's 16- and 32-vertex queries on the H200
+host: median 7-8 s, the slowest 45-51 s): its text still grew with ``k``. Loops over the
+depth keep it one size (0.85-1.3 s to compile at 16 and at 32 vertices).
 
 How it differs from the specialised functions (gMatch section 4.1's checks are the same):
 
