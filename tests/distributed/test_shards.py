@@ -110,3 +110,21 @@ def test_a_worker_keeps_its_graph_while_plans_come_and_go(tmp_path):
         assert G.worker_object(G.PickleFile.of(p)) == {"plan": i}
     assert G.worker_graph(handle) is first
     assert len(G._OBJECTS) <= G.OBJECT_CACHE_SIZE
+
+
+def test_a_shard_runs_a_gpu_engine_set_for_short_searches():
+    """A shard's GPU engine gives each DFS launch the rest of the pool
+    (``launches="pool"``), on a copy: the worker's engine is not changed. Other engines
+    are used as they are. (The engine's object needs no GPU; the launches themselves are
+    tested in tests/gpu/test_gpu_engine.py.)"""
+    from warpmatch.distributed.static import _shard_engine
+    from warpmatch.engine.gpu import GpuEngine
+    gpu = GpuEngine(pool_threshold=1234)
+    shard = _shard_engine(gpu)
+    assert shard is not gpu and shard.launches == "pool" and gpu.launches == "sliced"
+    assert shard.pool_threshold == 1234
+    assert _shard_engine(shard) is shard
+    cpu = get_engine("cpu")
+    assert _shard_engine(cpu) is cpu
+    with pytest.raises(ValueError, match="launches must be one of"):
+        GpuEngine(launches="whole")

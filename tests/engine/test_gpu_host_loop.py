@@ -1,8 +1,9 @@
 """The GPU engine's host loops (engine/gpu/engine.py), checked without a GPU.
 
 A DFS launch cannot be interrupted, so a count launches the DFS on slices of
-the pool sized to take about ``LAUNCH_S`` seconds each, and a listing caps its
-slices by time as well: between launches the host handles Ctrl-C and SIGTERM,
+the pool sized to take about ``LAUNCH_S`` seconds each (with
+``launches="pool"``, on the rest of the pool, the kernel taking no row after
+``LAUNCH_S``), and a listing caps its slices by time as well: between launches the host handles Ctrl-C and SIGTERM,
 reports progress and asks ``stop``. Here ``_dfs`` is replaced by a fake whose
 "launch" takes a time proportional to its slice, and the loops are checked for
 covering the pool exactly once, for the slice sizes they choose, and for
@@ -36,31 +37,48 @@ def clock(monkeypatch) -> _Clock:
 
 
 def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
-              heavy: dict | None = None):
+              heavy: dict | None = None, launches_mode: str = "sliced",
+              late_first: bool = False):
     """An object with what ``count_dfs``/``_list_pool`` use: ``_dfs``, ``stats``,
-    ``aborted``, and for a row that alone outlasts a launch's limit ``expand`` (into
-    three cheap children), ``k``, ``leaf``. ``heavy`` maps rows to their seconds."""
+    ``aborted``, ``fetched``, ``kernel``, ``eng.launches``, and for a row that alone
+    outlasts a launch's limit ``expand`` (into three cheap children), ``k``, ``leaf``.
+    ``heavy`` maps rows to their seconds. A launch takes its rows in order; with
+    ``fetch_s`` it takes no row after that many seconds but finishes the ones taken
+    (``late_first``: the first such launch starts after its limit and takes none)."""
     launches: list[tuple[int, int]] = []
     heavy = heavy or {}
+    late = [late_first]
 
-    def _dfs(pool, d, out=None, out_cap=0, max_s=None):
+    def _dfs(pool, d, out=None, out_cap=0, max_s=None, fetch_s=None):
         lo, hi = int(pool[0]), int(pool[-1]) + 1     # the pool holds its own row numbers
         launches.append((lo, hi))
-        took = seconds_per_row * (hi - lo) + sum(t for r, t in heavy.items() if lo <= r < hi)
+        t = np.full(hi - lo, seconds_per_row)
+        for r, extra in heavy.items():
+            if lo <= r < hi:
+                t[r - lo] += extra
+        start = np.cumsum(t) - t                      # when each row is taken
+        taken = hi - lo
+        if fetch_s is not None:
+            taken = 0 if late[0] else int(np.searchsorted(start, fetch_s, side="right"))
+            late[0] = False
+        took = float(t[:taken].sum())
         run.aborted = max_s is not None and took > max_s
         if run.aborted:                               # stopped at its limit: void
+            run.fetched = int(np.searchsorted(start, max_s, side="right"))
             clock.t += max_s
             return 0, 0, False
+        run.fetched = taken
         clock.t += took
-        rows = min(out_cap, rows_per_row * (hi - lo)) if out is not None else 0
-        return hi - lo, rows, False                  # one match per pool row
+        rows = min(out_cap, rows_per_row * taken) if out is not None else 0
+        return taken, rows, False                    # one match per pool row
 
     def expand(row, d):
         r = int(row[0])
         return np.arange(10**9 + 3 * r, 10**9 + 3 * r + 3)
 
-    run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, expand=expand, k=6,
-                                leaf=False)
+    run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, fetched=0, expand=expand,
+                                k=6, leaf=False, kernel="fine",
+                                eng=types.SimpleNamespace(launches=launches_mode))
     run.count_dfs = lambda *a, **kw: G._Run.count_dfs(run, *a, **kw)
     run._count_children = lambda *a: G._Run._count_children(run, *a)
     return run, launches
@@ -115,3 +133,49 @@ def test_a_launch_past_its_limit_is_counted_again_smaller(clock) -> None:
     assert max(took) <= G.SLICE_MAX_S
     assert (hub, hub + 1) in launches and seen[-1] == (P, P)
     assert sum(hi - lo for lo, hi in launches if lo >= 10**9) == 3   # the children, once
+
+
+def test_pool_launches_a_short_search_is_one_launch(clock) -> None:
+    """launches="pool": a search shorter than LAUNCH_S is one launch over the pool."""
+    run, launches = _fake_run(clock, seconds_per_row=1e-7, launches_mode="pool")
+    P = 1_000_000                                   # 0.1 s in all
+    assert G._Run.count_dfs(run, np.arange(P), 1, None) == P
+    assert launches == [(0, P)]
+
+
+def test_pool_launches_take_the_rest_and_stop_taking_after_launch_s(clock) -> None:
+    run, launches = _fake_run(clock, seconds_per_row=2e-6, launches_mode="pool")
+    P = 2_000_000                                   # 4 s in all
+    calls: list[tuple[int, int]] = []
+    n = G._Run.count_dfs(run, np.arange(P), 1, lambda d, t: calls.append((d, t)))
+    assert n == P and calls[-1] == (P, P)
+    # each launch is handed the rest of the pool and starts where the last one stopped
+    assert all(hi == P for _, hi in launches)
+    starts = [lo for lo, _ in launches]
+    assert starts == sorted(starts) and starts[0] == 0
+    # each took LAUNCH_S worth of rows (one more: the row taken at the limit), the last
+    # one the rest
+    per = G.LAUNCH_S / 2e-6
+    assert all(abs((b - a) - per) <= 1 for a, b in zip(starts, starts[1:]))
+    assert len(launches) == int(np.ceil(P / (per + 1)))
+
+
+def test_pool_launch_that_started_late_falls_back_to_slices(clock) -> None:
+    """A launch that took no row (it started after its fetch limit) must not loop: the
+    rest goes in plain slices, the first of FIRST_SLICE rows."""
+    run, launches = _fake_run(clock, seconds_per_row=1e-6, launches_mode="pool",
+                              late_first=True)
+    P = 300_000
+    assert G._Run.count_dfs(run, np.arange(P), 1, None) == P
+    assert launches[0] == (0, P) and launches[1] == (0, G.FIRST_SLICE)
+    assert launches[-1][1] == P
+
+
+def test_pool_launches_with_a_hub_row_stay_exact_and_within_the_limit(clock) -> None:
+    P, hub = 200_000, 123_456
+    run, launches = _fake_run(clock, seconds_per_row=1e-6, heavy={hub: 300.0},
+                              launches_mode="pool")
+    n = G._Run.count_dfs(run, np.arange(P), 1, None)
+    assert n == P - 1 + 3                  # the hub's subtree: its three children
+    assert (hub, hub + 1) in launches
+    assert sum(hi - lo for lo, hi in launches if lo >= 10**9) == 3

@@ -182,6 +182,30 @@ def test_leaf_counting_matches_cpu(pattern, threshold):
     assert not eng.last_stats["leaf_count"]
 
 
+@pytest.mark.parametrize("launch_s, slice_max_s", [
+    (1e-4, 1.0),     # the fetch limit ends launches early: many launches, rows counted once
+    (-1.0, 1.0),     # the limit passed before the launch: no row taken, plain slices next
+    (1e-4, 2e-3),    # launches also stop at their own limit: voided, retried smaller
+])
+def test_fetch_limited_launches_count_every_row_once(monkeypatch, launch_s, slice_max_s):
+    """With launches="pool", count_dfs hands the fine kernel the rest of the pool and the
+    kernel stops taking rows after LAUNCH_S (kernels/common.cuh WM_C_SOFT); the rows it
+    took are counted, the next launch starts after them."""
+    import warpmatch.engine.gpu.engine as ge
+    build_plan, get_engine = _planner()
+    from warpmatch.query import get_pattern
+    g = _power_law(np.random.default_rng(5), 20_000, 120_000, hub_degree=4_000)
+    plans = [build_plan(g, get_pattern(p), mode="embeddings") for p in ("square", "diamond")]
+    want = [get_engine("cpu").count(g, p) for p in plans]
+    monkeypatch.setattr(ge, "LAUNCH_S", launch_s)
+    monkeypatch.setattr(ge, "SLICE_MAX_S", slice_max_s)
+    for plan, w in zip(plans, want):
+        eng = _engine("fine", True, True, 1, launches="pool")
+        assert eng.count(g, plan) == w
+        if launch_s > 0:
+            assert eng.last_stats["launches"] > 2
+
+
 def test_idle_rate_batch_beats_coarse():
     """gMatch 2.3/6.3: batch exploration keeps lanes busy; the coarse model does not."""
     build_plan, _ = _planner()

@@ -16,8 +16,9 @@ What is where
   when every shard is written (``DIR.partial-*`` until then);
 - ``_count_task``/``_match_task``/``_write_task`` — what runs on a worker:
   the graph from its handle (:mod:`.graphs`), the shard's plan
-  (:func:`.shards.shard_plan`), the best engine the worker has, numba threads
-  shared fairly among the workers of a host.
+  (:func:`.shards.shard_plan`), the best engine the worker has (a GPU engine set
+  for short searches, ``_shard_engine``), numba threads shared fairly among the
+  workers of a host.
 
 The plan is built once, on the client, and scattered to every worker once; a
 task carries only its shard (two integers, or a heavy root's depth-1 slice).
@@ -189,12 +190,30 @@ def _engine_and_plan(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
         # stays in host memory (zero-copy) where it does not fit the device's budget
         from ..partition.search import _inter_engine
         engine = _inter_engine(engine, g)
+    engine = _shard_engine(engine)
     if engine.name == "gpu":
         # the worker keeps several graphs mapped (a partitioned run's parts and the whole
         # graph): their device copies go, oldest first, where this one would not fit
         from ..engine.gpu.engine import make_room
         make_room(g, getattr(engine, "graph_memory", "device"))
     return engine, g, shard_plan(plan, shard), int(threads.get(me, 1))
+
+
+def _shard_engine(engine: Any) -> Any:
+    """The engine a shard runs: a GPU engine whose DFS launches each take the rest of the
+    pool (``launches="pool"``), so that a short shard is one launch, not a ramp of
+    slices each ending with most of the GPU idle; any other engine as it is.
+
+    Measured on an H200 (10^8-edge Chung-Lu graph, 34 shards one after another): the
+    shards' GPU seconds fell from 8.70 to 7.78 (square), 10.19 to 8.52 and 8.27 to 6.76
+    (STMatch's patterns 4 and 22). The engine given is not changed.
+    """
+    if getattr(engine, "name", "") != "gpu" or getattr(engine, "launches", "pool") == "pool":
+        return engine
+    import copy
+    out = copy.copy(engine)
+    out.launches = "pool"
+    return out
 
 
 @contextlib.contextmanager

@@ -31,8 +31,9 @@ wm_coarse(const int* __restrict__ pool, long long pool_n, int d0,
   unsigned iter = 0;
   while (true) {
     if (wm_check_deadline(counters, deadline, lane)) break;
-    long long item = 0;
-    if (lane == 0) item = (long long)atomicAdd(counters + WM_C_POOL, 1ull);
+    long long item = pool_n;   // none, past the soft stop
+    if (lane == 0 && wm_may_fetch(counters))
+      item = (long long)atomicAdd(counters + WM_C_POOL, 1ull);
     item = __shfl_sync(WM_FULL, item, 0);
     if (item >= pool_n) break;
     if (lane < d0) M[lane] = pool[item * d0 + lane];

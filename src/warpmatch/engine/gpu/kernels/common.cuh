@@ -112,12 +112,22 @@ struct WmStack {
 #define WM_C_OVERFLOW 5  // list buffer overflowed: the slice is re-run smaller
 #define WM_C_STEALS 6    // records taken by idle warps
 #define WM_C_ABORT 7     // the deadline passed: every warp stops, the result is void
-#define WM_C_N 8
+#define WM_C_SOFT 8      // set by the host: after this device time (0: never) no warp
+                         // fetches pool items; the fetched ones are finished
+#define WM_C_N 9
 
 __device__ __forceinline__ unsigned long long wm_now() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// May a warp fetch more of the pool? Not past the soft stop (WM_C_SOFT): the launch then
+// ends once the items fetched so far are done, and WM_C_POOL (clipped to the pool) says
+// how many that is. Lane 0 only.
+__device__ __forceinline__ bool wm_may_fetch(const unsigned long long* counters) {
+  const unsigned long long soft = ((const volatile unsigned long long*)counters)[WM_C_SOFT];
+  return soft == 0 || wm_now() <= soft;
 }
 
 // every warp stops once the list buffer overflowed or the deadline passed

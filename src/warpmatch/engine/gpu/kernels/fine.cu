@@ -236,7 +236,7 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
       // out of work: next chunk of the initial task pool
       long long first = 0;
       int got = 0;
-      if (lane == 0) {
+      if (lane == 0 && wm_may_fetch(counters)) {
         const unsigned long long f = atomicAdd(counters + WM_C_POOL, (unsigned long long)fetch);
         if ((long long)f < pool_n) {
           first = (long long)f;
