@@ -259,6 +259,26 @@ def test_info(edge_file, nxgraph) -> None:
     assert "vertices" in res.stdout
 
 
+def test_info_and_count_with_edge_label_partitions(tmp_path) -> None:
+    """info lists each edge label's partition; a query whose edges all name labels runs on
+    theirs (count --json says so, explain too), with the whole graph's count."""
+    p = tmp_path / "el.graph"
+    p.write_text("t 4 5\nv 0 0\nv 1 0\nv 2 0\nv 3 0\n"
+                 "e 0 1 1\ne 1 2 1\ne 2 0 1\ne 2 3 2\ne 3 0 2\n")
+    res = run("info", p, "--json")
+    assert res.exit_code == 0, res.stderr
+    parts = last_json(res)["edge_label_partitions"]
+    assert [(d["label"], d["entries"], d["vertices"]) for d in parts] == [(1, 6, 3), (2, 4, 3)]
+    assert "edge label partitions : 2" in res.stdout
+    res = run("count", p, "a-[1]-b-[1]-c-[1]-a", "--json")
+    assert res.exit_code == 0, res.stderr
+    d = last_json(res)
+    assert d["count"] == 6 and d["edge_label_partitions"] == {
+        "labels": [1], "edges": 3, "graph_edges": 5}
+    res = run("explain", p, "a-[1]-b-[1]-c-[1]-a")
+    assert res.exit_code == 0 and "edge label partitions" in res.stdout, res.stderr
+
+
 def test_cleanup_warning_is_one_line(tmp_path) -> None:
     p = tmp_path / "dirty.txt"
     p.write_text("1 2\n2 3\n3 1\n1 1\n2 1\n")     # a self-loop and a duplicate

@@ -111,6 +111,44 @@ def as_query(query: Any, graph: Graph | None = None) -> Query:
     return resolve_query(query, directed=directed)
 
 
+def label_graph(graph: Graph, query: Query, induced: bool) -> tuple[Graph, dict | None]:
+    """The graph a one-process search of ``query`` runs on, and what was left out.
+
+    A non-induced query whose every edge names a label maps its edges onto data edges
+    of those labels only, so it has the same matches in the graph of those labels'
+    edges (:func:`warpmatch.graph.labelparts.restrict_to_labels`: the same vertices and
+    ids, built once per label set and kept): shorter lists for the engines to scan,
+    tighter degree filters, fewer bytes on the GPU. That graph is returned where it has
+    fewer edges than ``graph``, with ``{"labels", "edges", "graph_edges"}``; otherwise
+    ``graph`` and ``None`` (no edge labels, an induced query, or an edge of any label),
+    and also where ``$WARPMATCH_LABEL_PARTITIONS`` is ``0`` (to compare, as
+    ``bench/edge_labels.py`` does).
+
+    Examples
+    --------
+    >>> g = Graph.from_edges([0, 1, 2, 2], [1, 2, 0, 3], edge_labels=[1, 1, 1, 2])
+    >>> h, facts = label_graph(g, as_query("a-[1]-b-[1]-c-[1]-a"), induced=False)
+    >>> h.num_edges, facts
+    (3, {'labels': [1], 'edges': 3, 'graph_edges': 4})
+    >>> label_graph(g, as_query("a-[1]-b-[1]-c-[1]-a"), induced=True)[1] is None
+    True
+    """
+    from .graph.labelparts import present_labels, restrict_to_labels
+    from .query.model import ANY
+
+    labs = np.asarray(query.edge_labels)
+    if graph.edge_labels is None or induced or labs.size == 0 or bool((labs == ANY).any()):
+        return graph, None
+    if os.environ.get("WARPMATCH_LABEL_PARTITIONS", "1").strip() == "0":
+        return graph, None
+    want = frozenset(int(x) for x in np.unique(labs))
+    if present_labels(graph) <= want:
+        return graph, None
+    sub = restrict_to_labels(graph, want)
+    return sub, {"labels": sorted(want), "edges": int(sub.num_edges),
+                 "graph_edges": int(graph.num_edges)}
+
+
 def _plan(graph: Graph, query: Query, mode: str, induced: bool,
           anchors: Mapping[Any, Any] | None, order: str, purpose: str) -> Plan:
     # the planner validates mode, directedness, labels and anchors (names and ids,
@@ -207,6 +245,10 @@ class CountResult:
         For a count run by partitions (:mod:`warpmatch.partition`): the parts,
         the cut, the intra-partition share, the seconds of each stage and the
         bytes moved to the device. ``None`` (the default) in memory.
+    edge_labels : dict or None
+        For a count run on the graph of the query's edge labels only
+        (:func:`label_graph`): those labels, its edges and the whole graph's.
+        ``None`` (the default) when it ran on the whole graph.
     """
 
     count: int
@@ -224,6 +266,7 @@ class CountResult:
     partition: dict | None = None
     compile_seconds: float = 0.0
     gpu_module: str | None = None
+    edge_labels: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -260,6 +303,8 @@ class CountResult:
             **({"distributed": self.distributed} if self.distributed is not None else {}),
             "strategy": "partitioned" if self.partition is not None else "in-memory",
             **({"partition": self.partition} if self.partition is not None else {}),
+            **({"edge_label_partitions": self.edge_labels}
+               if self.edge_labels is not None else {}),
         }
 
 
@@ -418,10 +463,16 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                                   progress, limit, time_limit, shards, pg)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
+    whole = g
+    if pg is None and partitions is None:
+        g, by_label = label_graph(g, q, induced)
+    else:
+        by_label = None
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()
     if plan.empty_reason is not None:
-        return CountResult(0, mode, bool(induced), engine.name, 0.0, t1 - t0, plan, q, g)
+        return CountResult(0, mode, bool(induced), engine.name, 0.0, t1 - t0, plan, q, whole,
+                           edge_labels=by_label)
     pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:
         return S.count_partitioned(pg, q, plan, mode, induced, anchors, order, engine,
@@ -448,9 +499,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     stats = getattr(engine, "last_stats", None) or {}
     compile_s = float(stats.get("compile_s", 0.0))
     return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
-                       t3 - t2, t1 - t0, plan, q, g, warmup_seconds=warm_s,
+                       t3 - t2, t1 - t0, plan, q, whole, warmup_seconds=warm_s,
                        partial=why[0] if why else None, compile_seconds=compile_s,
-                       gpu_module=stats.get("module"))
+                       gpu_module=stats.get("module"), edge_labels=by_label)
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
@@ -627,6 +678,8 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         job = D.prepare(client, g, plan, backend=backend, graph_path=path)
         return D.match_plan(job, None if limit is None else int(limit), progress)
     engine = resolve_backend(backend)
+    if pg is None and partitions is None:
+        g, _ = label_graph(g, q, induced)
     plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
     if plan.multiplier != 1:   # a listing plan enumerates every match itself
         raise WarpmatchError(f"internal error: a listing plan has multiplier {plan.multiplier}")
@@ -699,10 +752,15 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         engine_name = engine.name
     except WarpmatchError as e:
         engine_name = f"{backend} (unavailable: {e})"
+    head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
+    labels_line = None
+    if pg is None and partitions is None and client is None:
+        g, by_label = label_graph(g, q, induced)
+        if by_label is not None:
+            labels_line = _labels_line(g, by_label)
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
-    head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
-    text = head + "\n" + plan.explain().rstrip("\n")
+    text = head + "\n" + (labels_line + "\n" if labels_line else "") + plan.explain().rstrip("\n")
     if engine is not None or pg is not None or partitions is not None:
         pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:
@@ -712,6 +770,17 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         from .distributed.static import describe
         text += "\n" + describe(client, g, plan, shards)
     return text
+
+
+def _labels_line(sub: Graph, facts: dict) -> str:
+    """explain's line for a search on the graph of the query's edge labels."""
+    from .graph.labelparts import restricted_bytes
+    labs = ", ".join(str(x) for x in facts["labels"])
+    _, nbytes = restricted_bytes(sub, frozenset(facts["labels"]))
+    share = facts["edges"] / max(1, facts["graph_edges"])
+    return (f"edge label partitions: the query's edges all name labels ({labs}), so it is "
+            f"matched on their edges only: {facts['edges']:,} of {facts['graph_edges']:,} "
+            f"edges ({share:.1%}), {nbytes / 2**20:,.1f} MiB as CSR")
 
 
 # ------------------------------------------------------------------ continuous

@@ -7,6 +7,7 @@ import warnings
 from typing import Any, Callable
 
 import click
+import numpy as np
 
 from ._common import (
     CONTEXT_SETTINGS,
@@ -61,9 +62,28 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
                        f"edges, {d['bytes']:,} device bytes")
         facts["partitions"] = {"parts": pg.parts, "method": pg.method,
                                "cut_edges": pg.cut_edges, "per_part": parts}
+    if g.edge_labels is not None and len(np.unique(g.edge_labels)) > 1:
+        _edge_label_partitions(g, facts)
     if as_json:
         facts["graph"] = graph
         _emit_json(facts)
+
+
+def _edge_label_partitions(g: Any, facts: dict) -> None:
+    """Print (and add to ``facts``) each edge label's partition: a query whose edges all
+    name labels is matched on their partitions only (graph/labelparts.py)."""
+    from ..graph.labelparts import HASH_SLOTS, label_partitions
+    parts = label_partitions(g)
+    csr = sum(p.csr_bytes for p in parts)
+    hashed = sum(p.hash_bytes for p in parts)
+    click.echo(f"edge label partitions : {len(parts)}, {csr:,} bytes as CSRs of their own "
+               f"vertices ({hashed:,} in a hash layout of {HASH_SLOTS} slots a vertex)")
+    for p in parts:
+        click.echo(f"  label {p.label}: {p.edges:,} entries, {p.vertices:,} vertices, "
+                   f"{p.csr_bytes:,} bytes")
+    facts["edge_label_partitions"] = [
+        {"label": p.label, "entries": p.edges, "vertices": p.vertices, "bytes": p.csr_bytes,
+         "hash_bytes": p.hash_bytes} for p in parts]
 
 
 # ------------------------------------------------------------------- convert
