@@ -9,8 +9,8 @@ A non-induced query whose every edge names a label can only map its edges onto d
 those labels, so it has exactly the same matches in the graph of those labels' edges: the
 API matches it there (:func:`warpmatch.api.count` and the rest), on every engine. Its
 adjacency lists hold only the labels it can use, so the engines scan less, filters (degree,
-neighbourhood labels) are tighter, and the GPU engine loads only those edges: a query whose
-labels' edges fit the memory budget runs on the GPU even when the whole graph would not.
+neighbourhood labels) are tighter, and the GPU engine copies only those edges to the device
+and weighs only them against its memory budget (not yet run on a GPU).
 
 How it differs from GENEVA and GSI:
 
