@@ -22,8 +22,14 @@ not hidden. Counts are checked equal across engines where each finished (a count
 queries solved (first ``FIRST`` embeddings or the full count within ``T``), median and
 p99 latency, median compile seconds, and the specialised module's search alone.
 
-Not done here yet (issue 23, item 5): the 100 sampled 12-vertex queries per graph, full
-counts within 60 s, and EGSM / gMatch as peers.
+``--sampled N`` adds N queries of ``--sampled-size`` vertices (12 by default, gMatch §6.1)
+drawn from each graph by random walks (``random_walk_query``, half dense, half sparse, seeds
+0..N-1; each has a match), as a set of their own. ``--first 0`` counts every embedding
+(a query is then answered when its full count finishes within ``--time-limit``, e.g. 60 s).
+Besides the table per graph and engine, one per query set (size and density, or
+``sampled``) gives the answered share, the mean and the p99 latency.
+
+Not done here yet (issue 23, item 5): EGSM / gMatch as peers.
 
 Usage (GPU machine)::
 
@@ -76,12 +82,13 @@ def child(spec_path: str) -> None:
     t = time.perf_counter()
     wm.count_result(g, "a-b", backend=backend)
     print(json.dumps({"warmup_s": time.perf_counter() - t}), flush=True)
+    first = spec["first"] or None       # 0: the full count
     for qp in spec["queries"]:
         q = read_query_file(qp)
         rec = {"query": Path(qp).name, "k": int(q.k)}
         t = time.perf_counter()
         try:
-            r = wm.count_result(g, q, backend=backend, limit=spec["first"],
+            r = wm.count_result(g, q, backend=backend, limit=first,
                                 time_limit=spec["time_limit"])
             rec.update(seconds=time.perf_counter() - t, count=int(r.count),
                        partial=r.partial, compile_s=r.compile_seconds,
@@ -89,12 +96,36 @@ def child(spec_path: str) -> None:
             if engine == "gpu-specialised":
                 # the same query again: its module is cached, the search alone
                 t = time.perf_counter()
-                r2 = wm.count_result(g, q, backend=backend, limit=spec["first"],
+                r2 = wm.count_result(g, q, backend=backend, limit=first,
                                      time_limit=spec["time_limit"])
                 rec.update(warm_s=time.perf_counter() - t, warm_compile_s=r2.compile_seconds)
         except Exception as exc:          # a failure is a row of the table, not the end
             rec.update(seconds=time.perf_counter() - t, error=f"{type(exc).__name__}: {exc}")
         print(json.dumps(rec), flush=True)
+
+
+def sampled_queries(graph: Path, n: int, k: int, work: Path) -> list[Path]:
+    """``n`` random-walk queries of ``k`` vertices from ``graph`` (half dense, half sparse,
+    seeds 0..n-1), written as t/v/e files in ``work``: ``sampled_<density>_<k>_<i>.graph``."""
+    import warpmatch as wm
+    from warpmatch.query.io import write_query_file
+    from warpmatch.query.sample import random_walk_query
+    g = wm.read_graph(graph)
+    out = []
+    for i in range(n):
+        dens = "dense" if i % 2 == 0 else "sparse"
+        q = random_walk_query(g, k, dens, seed=i, max_tries=20_000)
+        p = work / f"sampled_{dens}_{k}_{i}.graph"
+        write_query_file(q, p)
+        out.append(p)
+    return out
+
+
+def query_set(name: str) -> str:
+    """The set a query file belongs to: ``dense_16`` for ``query_dense_16_3.graph``,
+    ``sampled_12`` for ``sampled_sparse_12_7.graph``."""
+    parts = Path(name).stem.split("_")
+    return f"sampled_{parts[2]}" if parts[0] == "sampled" else f"{parts[1]}_{parts[2]}"
 
 
 def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Namespace,
@@ -122,13 +153,19 @@ def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(xs, q)) if xs else float("nan")
 
 
+def answered(r: dict, first: int) -> bool:
+    """A query row answered: its count finished, or (``first`` > 0) reached ``first``."""
+    return "error" not in r and "count" in r and (
+        r.get("partial") is None or (first > 0 and r["count"] >= first))
+
+
 def summarize(graph: str, engine: str, rows: list[dict], first: int) -> dict:
     qs = [r for r in rows if "query" in r]
-    ok = [r for r in qs if "error" not in r and (r.get("partial") is None
-                                                  or r["count"] >= first)]
+    ok = [r for r in qs if answered(r, first)]
     lat = [r["seconds"] for r in qs if "error" not in r]
     out = {"graph": graph, "engine": engine, "queries": len(qs), "solved": len(ok),
            "median_s": _pct(lat, 50), "p99_s": _pct(lat, 99),
+           "mean_s": float(np.mean(lat)) if lat else float("nan"),
            "median_compile_s": _pct([r.get("compile_s") or 0.0 for r in qs], 50),
            "generic": sum(1 for r in qs if r.get("module") == "generic"),
            "errors": [r["error"] for r in rows if "error" in r][:3]}
@@ -152,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="folder for labeled.json")
     ap.add_argument("--background-compile", action="store_true",
                     help="gpu-auto also compiles specialised modules in the background")
+    ap.add_argument("--sampled", type=int, default=0,
+                    help="also N queries sampled from each graph by random walks (0)")
+    ap.add_argument("--sampled-size", type=int, default=12,
+                    help="vertices of a sampled query (12, as gMatch's random sets)")
     args = ap.parse_args(argv)
     if args.child:
         child(args.child)
@@ -171,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{gname}: {gpath} not found (set WARPMATCH_DATA)", file=sys.stderr)
                 continue
             queries = query_files(gname, sizes, dens, args.per_set)
+            if args.sampled > 0:
+                queries += sampled_queries(gpath, args.sampled, args.sampled_size, work)
             per = {}
             for eng in engines:
                 t = time.perf_counter()
@@ -184,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             # counts agree where both answered (a count cut by --first as min(count, FIRST))
             mism = []
             byq: dict[str, dict[str, int]] = {}
+            cap = args.first if args.first > 0 else None
             for eng, rows in per.items():
                 for r in rows:
-                    if "count" in r and (r.get("partial") is None or r["count"] >= args.first):
-                        byq.setdefault(r["query"], {})[eng] = min(r["count"], args.first)
+                    if answered(r, args.first):
+                        byq.setdefault(r["query"], {})[eng] = (r["count"] if cap is None
+                                                               else min(r["count"], cap))
             for qn, c in byq.items():
                 if len(set(c.values())) > 1:
                     mism.append((qn, c))
@@ -198,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                 Path(args.out).mkdir(parents=True, exist_ok=True)
                 (Path(args.out) / "labeled.json").write_text(json.dumps(
                     {"args": vars(args), "table": table, "results": results}, indent=1))
-    print(f"\n# first {args.first:,} embeddings per query, limit {args.time_limit:g} s; "
+    what = (f"first {args.first:,} embeddings" if args.first > 0 else "the full count")
+    print(f"\n# {what} per query, limit {args.time_limit:g} s; "
           "latency = a new query's count_result, compilation included")
     print("| graph | engine | answered | median s | p99 s | median compile s | "
           "generic module | specialised search alone (median s) |")
@@ -208,6 +254,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {s['graph']} | {s['engine']} | {s['solved']}/{s['queries']} | "
               f"{s['median_s']:.3f} | {s['p99_s']:.3f} | {s['median_compile_s']:.3f} | "
               f"{s['generic']} | {warm} |")
+    print("\n| graph | set | engine | answered | mean s | p99 s |")
+    print("|:--|:--|:--|--:|--:|--:|")
+    for gname, res in results.items():
+        for eng, rows in res["rows"].items():
+            sets: dict[str, list[dict]] = {}
+            for r in rows:
+                if "query" in r:
+                    sets.setdefault(query_set(r["query"]), []).append(r)
+            for name, rs in sets.items():
+                lat = [r["seconds"] for r in rs if "error" not in r]
+                mean = float(np.mean(lat)) if lat else float("nan")
+                print(f"| {gname} | {name} | {eng} | "
+                      f"{sum(answered(r, args.first) for r in rs)}/{len(rs)} | "
+                      f"{mean:.3f} | {_pct(lat, 99):.3f} |")
     bad = sum(len(r["mismatches"]) for r in results.values())
     print(f"count check: {'every answered query agrees' if not bad else f'{bad} MISMATCHES'}")
     return 1 if bad else 0
