@@ -52,6 +52,22 @@ def test_directory_round_trip_reuses_the_parts(g: Graph, tmp_path: Path) -> None
     assert again._cut == pg.cut_edges and np.array_equal(again._boundary, pg.boundary)
 
 
+@pytest.mark.parametrize("parts", [1, 3, 17])
+def test_parts_list_their_vertices_in_id_order(g: Graph, parts: int) -> None:
+    """Part p's vertices are order[start[p]:start[p+1]] in increasing id, and local[v] is
+    v's place there (the counting sort that replaced a stable argsort)."""
+    rng = np.random.default_rng(parts)
+    part = np.concatenate([np.arange(parts), rng.integers(0, parts, g.n - parts)])
+    rng.shuffle(part)
+    pg = Partitioned(g, part)
+    for p in range(parts):
+        mine = np.flatnonzero(part == p)
+        got = pg._order[pg._start[p]:pg._start[p + 1]]
+        assert np.array_equal(got, mine)
+        assert np.array_equal(pg.local[mine], np.arange(mine.size))
+    assert pg._order.dtype == pg.local.dtype == g.indices.dtype
+
+
 def test_a_damaged_boundary_file_is_refused(g: Graph, tmp_path: Path) -> None:
     out = Partitioned.build(g, parts=3).write(tmp_path / "p")
     b = np.load(out / "boundary.npy")
