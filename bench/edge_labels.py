@@ -11,7 +11,7 @@ on the same engine, in the same process:
     labels while it scans the adjacency lists (what warpmatch did before);
 ``parts``
     the default: the search runs on the graph of the query's labels' edges
-    (:func:`warpmatch.api.label_graph`); building that graph is timed apart (``build s``,
+    (:func:`warpmatch._strategies.label_graph`); building that graph is timed apart (``build s``,
     once per label set; a later query with the same labels reuses it).
 
 Counts must be equal (the script stops otherwise). The table gives, per ``L``: the query,

@@ -1,6 +1,9 @@
-"""How a count runs when it is not one engine's search in memory: by partitions, or on a cluster.
+"""How a count runs when it is not one engine's search of the whole graph in memory: on the
+graph of the query's edge labels, by partitions, or on a cluster.
 
-Map: :func:`source` (a partition directory may stand where a graph is) <
+Map: :func:`label_graph` (the graph of the query's edge labels' edges, and
+:func:`labels_line`, explain's line about it) < :func:`source` (a partition directory may
+stand where a graph is) <
 :func:`partition` (in memory or by parts: :func:`warpmatch.partition.choose.choose`) <
 :func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
 :func:`count_on_cluster` (Dask, :mod:`warpmatch.distributed`), each returning the
@@ -16,10 +19,65 @@ import os
 import time
 from typing import Any, Mapping
 
+import numpy as np
+
 from .errors import QueryError, WarpmatchError
 from .graph.csr import Graph
 from .plan.plan import Plan
-from .query.model import Query
+from .query.model import ANY, Query
+
+
+def label_graph(graph: Graph, query: Query, induced: bool) -> tuple[Graph, dict | None]:
+    """The graph a one-process search of ``query`` runs on, and what was left out.
+
+    A non-induced query whose every edge names a label maps its edges onto data edges
+    of those labels only, so it has the same matches in the graph of those labels'
+    edges (:func:`warpmatch.graph.labelparts.restrict_to_labels`: the same vertices and
+    ids, built once per label set and kept): shorter lists for the engines to scan,
+    tighter degree filters, fewer bytes on the GPU. That graph is returned where it has
+    fewer edges than ``graph``, with ``{"labels", "edges", "graph_edges"}``; otherwise
+    ``graph`` and ``None`` (no edge labels, an induced query, or an edge of any label),
+    and also where ``$WARPMATCH_LABEL_PARTITIONS`` is ``0`` (to compare, as
+    ``bench/edge_labels.py`` does).
+
+    Examples
+    --------
+    >>> import warpmatch as wm
+    >>> g = wm.Graph.from_edges([0, 1, 2, 2], [1, 2, 0, 3], edge_labels=[1, 1, 1, 2])
+    >>> q = wm.Query.parse("a-[1]-b-[1]-c-[1]-a")
+    >>> h, facts = label_graph(g, q, induced=False)
+    >>> h.num_edges, facts
+    (3, {'labels': [1], 'edges': 3, 'graph_edges': 4})
+    >>> label_graph(g, q, induced=True)[1] is None
+    True
+    """
+    from .graph.labelparts import present_labels, restrict_to_labels
+
+    labs = np.asarray(query.edge_labels)
+    if graph.edge_labels is None or induced or labs.size == 0 or bool((labs == ANY).any()):
+        return graph, None
+    if os.environ.get("WARPMATCH_LABEL_PARTITIONS", "1").strip() == "0":
+        return graph, None
+    want = frozenset(int(x) for x in np.unique(labs))
+    if present_labels(graph) <= want:
+        return graph, None
+    sub = restrict_to_labels(graph, want)
+    return sub, {"labels": sorted(want), "edges": int(sub.num_edges),
+                 "graph_edges": int(graph.num_edges)}
+
+
+def labels_line(sub: Graph, facts: dict) -> str:
+    """explain's line for a search on the graph of the query's edge labels."""
+    labs = ", ".join(str(x) for x in facts["labels"])
+    # its own arrays (vertex labels and ids are the whole graph's); an undirected graph's
+    # in-arrays are its out-arrays
+    own = {id(a): a.nbytes for a in (sub.indptr, sub.indices, sub.edge_labels, sub.in_indptr,
+                                     sub.in_indices, sub.in_edge_labels)}
+    nbytes = sum(own.values())
+    share = facts["edges"] / max(1, facts["graph_edges"])
+    return (f"edge label partitions: the query's edges all name labels ({labs}), so it is "
+            f"matched on their edges only: {facts['edges']:,} of {facts['graph_edges']:,} "
+            f"edges ({share:.1%}), {nbytes / 2**20:,.1f} MiB as CSR")
 
 
 def source(graph: Any) -> tuple[Any, Graph]:

@@ -111,44 +111,6 @@ def as_query(query: Any, graph: Graph | None = None) -> Query:
     return resolve_query(query, directed=directed)
 
 
-def label_graph(graph: Graph, query: Query, induced: bool) -> tuple[Graph, dict | None]:
-    """The graph a one-process search of ``query`` runs on, and what was left out.
-
-    A non-induced query whose every edge names a label maps its edges onto data edges
-    of those labels only, so it has the same matches in the graph of those labels'
-    edges (:func:`warpmatch.graph.labelparts.restrict_to_labels`: the same vertices and
-    ids, built once per label set and kept): shorter lists for the engines to scan,
-    tighter degree filters, fewer bytes on the GPU. That graph is returned where it has
-    fewer edges than ``graph``, with ``{"labels", "edges", "graph_edges"}``; otherwise
-    ``graph`` and ``None`` (no edge labels, an induced query, or an edge of any label),
-    and also where ``$WARPMATCH_LABEL_PARTITIONS`` is ``0`` (to compare, as
-    ``bench/edge_labels.py`` does).
-
-    Examples
-    --------
-    >>> g = Graph.from_edges([0, 1, 2, 2], [1, 2, 0, 3], edge_labels=[1, 1, 1, 2])
-    >>> h, facts = label_graph(g, as_query("a-[1]-b-[1]-c-[1]-a"), induced=False)
-    >>> h.num_edges, facts
-    (3, {'labels': [1], 'edges': 3, 'graph_edges': 4})
-    >>> label_graph(g, as_query("a-[1]-b-[1]-c-[1]-a"), induced=True)[1] is None
-    True
-    """
-    from .graph.labelparts import present_labels, restrict_to_labels
-    from .query.model import ANY
-
-    labs = np.asarray(query.edge_labels)
-    if graph.edge_labels is None or induced or labs.size == 0 or bool((labs == ANY).any()):
-        return graph, None
-    if os.environ.get("WARPMATCH_LABEL_PARTITIONS", "1").strip() == "0":
-        return graph, None
-    want = frozenset(int(x) for x in np.unique(labs))
-    if present_labels(graph) <= want:
-        return graph, None
-    sub = restrict_to_labels(graph, want)
-    return sub, {"labels": sorted(want), "edges": int(sub.num_edges),
-                 "graph_edges": int(graph.num_edges)}
-
-
 def _plan(graph: Graph, query: Query, mode: str, induced: bool,
           anchors: Mapping[Any, Any] | None, order: str, purpose: str) -> Plan:
     # the planner validates mode, directedness, labels and anchors (names and ids,
@@ -247,7 +209,8 @@ class CountResult:
         bytes moved to the device. ``None`` (the default) in memory.
     edge_labels : dict or None
         For a count run on the graph of the query's edge labels only
-        (:func:`label_graph`): those labels, its edges and the whole graph's.
+        (:func:`warpmatch._strategies.label_graph`): those labels, its edges and the
+        whole graph's.
         ``None`` (the default) when it ran on the whole graph.
     """
 
@@ -465,7 +428,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     t0 = time.perf_counter()
     whole = g
     if pg is None and partitions is None:
-        g, by_label = label_graph(g, q, induced)
+        g, by_label = S.label_graph(g, q, induced)
     else:
         by_label = None
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
@@ -679,7 +642,7 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         return D.match_plan(job, None if limit is None else int(limit), progress)
     engine = resolve_backend(backend)
     if pg is None and partitions is None:
-        g, _ = label_graph(g, q, induced)
+        g, _ = S.label_graph(g, q, induced)
     plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
     if plan.multiplier != 1:   # a listing plan enumerates every match itself
         raise WarpmatchError(f"internal error: a listing plan has multiplier {plan.multiplier}")
@@ -755,9 +718,9 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
     labels_line = None
     if pg is None and partitions is None and client is None:
-        g, by_label = label_graph(g, q, induced)
+        g, by_label = S.label_graph(g, q, induced)
         if by_label is not None:
-            labels_line = _labels_line(g, by_label)
+            labels_line = S.labels_line(g, by_label)
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
     text = head + "\n" + (labels_line + "\n" if labels_line else "") + plan.explain().rstrip("\n")
@@ -770,17 +733,6 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         from .distributed.static import describe
         text += "\n" + describe(client, g, plan, shards)
     return text
-
-
-def _labels_line(sub: Graph, facts: dict) -> str:
-    """explain's line for a search on the graph of the query's edge labels."""
-    from .graph.labelparts import restricted_bytes
-    labs = ", ".join(str(x) for x in facts["labels"])
-    _, nbytes = restricted_bytes(sub, frozenset(facts["labels"]))
-    share = facts["edges"] / max(1, facts["graph_edges"])
-    return (f"edge label partitions: the query's edges all name labels ({labs}), so it is "
-            f"matched on their edges only: {facts['edges']:,} of {facts['graph_edges']:,} "
-            f"edges ({share:.1%}), {nbytes / 2**20:,.1f} MiB as CSR")
 
 
 # ------------------------------------------------------------------ continuous

@@ -185,7 +185,7 @@ def test_leaf_counting_matches_cpu(pattern, threshold):
 @pytest.mark.parametrize("launch_s, slice_max_s", [
     (1e-4, 1.0),     # the fetch limit ends launches early: many launches, rows counted once
     (-1.0, 1.0),     # the limit passed before the launch: no row taken, plain slices next
-    (1e-4, 2e-3),    # launches also stop at their own limit: voided, retried smaller
+    (1e-4, 2e-3),    # launches may also stop at their own limit: voided, retried smaller
 ])
 def test_fetch_limited_launches_count_every_row_once(monkeypatch, launch_s, slice_max_s):
     """With launches="pool", count_dfs hands the fine kernel the rest of the pool and the

@@ -1,5 +1,5 @@
 """Edge-label partitions (graph/labelparts.py) and matching on the graph of a query's labels
-(api.label_graph): the restricted lists equal the filtered whole lists, and every count and
+(_strategies.label_graph): the restricted lists equal the filtered whole lists, and every count and
 listing equals the whole graph's, on the reference engine (the oracle) and the CPU engine."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import warpmatch as wm
-from warpmatch.api import label_graph
+from warpmatch._strategies import label_graph
 from warpmatch.engine import get_engine
 from warpmatch.graph import labelparts as LP
 from warpmatch.plan import build_plan

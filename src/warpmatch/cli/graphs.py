@@ -7,7 +7,6 @@ import warnings
 from typing import Any, Callable
 
 import click
-import numpy as np
 
 from ._common import (
     CONTEXT_SETTINGS,
@@ -62,7 +61,8 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
                        f"edges, {d['bytes']:,} device bytes")
         facts["partitions"] = {"parts": pg.parts, "method": pg.method,
                                "cut_edges": pg.cut_edges, "per_part": parts}
-    if g.edge_labels is not None and len(np.unique(g.edge_labels)) > 1:
+    from ..graph.labelparts import present_labels
+    if len(present_labels(g)) > 1:
         _edge_label_partitions(g, facts)
     if as_json:
         facts["graph"] = graph

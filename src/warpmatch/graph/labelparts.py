@@ -78,7 +78,7 @@ def label_partitions(graph: Graph) -> list[LabelPartition]:
     lab = graph.edge_labels
     if lab is None or lab.size == 0:
         return []
-    labels = np.unique(lab)
+    labels = np.array(sorted(present_labels(graph)), dtype=lab.dtype)
     edges, verts = _partition_sizes(graph.indptr, lab, labels)
     out = []
     idw = graph.indices.dtype.itemsize
