@@ -27,6 +27,18 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   is exact), count mode adds ``s (s-1) ... (s-j+1)`` (or ``C(s, j)`` when the
   restrictions order them) for the ``s`` usable entries of its list, at the
   group's first depth, instead of descending (:func:`_leaf_group`).
+- **Failing sets** (DP-iso, Han et al., SIGMOD 2019, §5): in a subtree without a
+  match, each depth gathers the set of depths its failure depends on — a
+  candidate list is a function of the depths it intersects with, is bounded by
+  or must not touch (the program's ``S_ANC`` masks, closed transitively), and a
+  candidate taken by an earlier depth adds that depth's mask. When a child's set
+  lacks the current depth, every other candidate of that depth fails the same
+  way, and its scan ends. A counted leaf group or last depth that counts 0 gives
+  the masks of its depths and of the vertices they must differ from. Unlike
+  DP-iso the sets are not computed over a candidate space with candidate
+  edges, and pruning stops at depth 1 (a root's work is split over items and
+  lanes); ``engine.cpu.failing_sets_wanted`` says where it is on (labeled
+  graphs by default).
 - **Resumable state**: the whole DFS state (depth, per-depth scan positions
   and ends, cursors, ``M``) lives in arrays, so a listing worker can stop when
   its output slice is full and continue on the next call; memory is bounded by
@@ -79,18 +91,34 @@ S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
 S_NA_PTR, S_NA_POS, S_NA_DIR = 7, 8, 9
 S_RES_PTR, S_RES_POS, S_RES_SIGN = 10, 11, 12
 S_CAND_PTR, S_CAND_RESTRICTED, S_FAST_LAST, S_INJ_PTR, S_INJ_POS = 13, 14, 15, 16, 17
-NSEG = 18
+# failing sets (DP-iso): S_ANC[i] is the bit mask of the depths depth i's candidates depend
+# on; S_FAILX = [failing set of a leaf group counted to 0, of a last depth counted to 0,
+# pruning on (1) or off (0)]
+S_ANC, S_FAILX = 18, 19
+NSEG = 20
+#: most query vertices with failing sets (a bit per depth; FS_PRUNED and -1 = "a match
+#: was found below" use the high bits)
+FS_MAX_K = 61
+FS_PRUNED = np.int64(1) << np.int64(62)
 
 # A lane's whole DFS state is one int64 row: depth, next item, then k-long
 # blocks M, pos, end, hiv (exclusive upper bound from restrictions), gen
 # (generator: backward-edge index, -1 = the candidate set), ccur (cursor in the
-# candidate set), then one cursor per backward edge.
+# candidate set), then one cursor per backward edge; then the failing sets' k-long
+# blocks fs (the failing set gathered at each depth) and snap (the found counter when
+# the depth was entered), the found counter (bumped by every match or non-zero count,
+# so "a match below" is a comparison with snap), and the scans a failing set ended
+# (the row's last slot: :data:`ST_PRUNES`).
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 
 def state_width(k: int, nbn: int) -> int:
     """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
-    return ST_HEAD + 6 * k + max(nbn, 1)
+    return ST_HEAD + 8 * k + max(nbn, 1) + 2
+
+
+#: the state row's last slot: how many depth scans a failing set ended
+ST_PRUNES = -1
 
 
 @njit(cache=True, nogil=True)
@@ -343,6 +371,35 @@ def _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos, o_bn_dir, cut):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fs_of_depth(st, d, o_fs, o_snap, o_found, anc_d):
+    """The failing set of depth ``d``'s finished scan (-1: a match was found below)."""
+    if st[o_found] != st[o_snap + d]:
+        return np.int64(-1)
+    f = st[o_fs + d]
+    if f & FS_PRUNED:
+        return f & ~FS_PRUNED         # a child's set without M[d]: passed up as it is
+    return f | anc_d
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fs_child_done(st, d, f, o_fs, o_pos, o_end):
+    """Depth ``d``'s current candidate was explored, with failing set ``f`` below it
+    (-1: a match). A set without depth ``d``'s bit says every other candidate of
+    depth ``d`` fails the same way (DP-iso): the scan of depth ``d`` ends."""
+    fd = st[o_fs + d]
+    if fd == -1:
+        return
+    if f == -1:
+        st[o_fs + d] = -1
+    elif (f >> d) & 1 == 0:
+        st[o_fs + d] = f | FS_PRUNED
+        st[o_pos + d] = st[o_end + d]
+        st[st.shape[0] - 1] += 1          # ST_PRUNES
+    else:
+        st[o_fs + d] = fd | f
+
+
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
               ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, cap, count_only,
@@ -394,6 +451,12 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     o_gen = m0 + 4 * k        # generator: backward-edge index, or -1 = candidate set
     o_ccur = m0 + 5 * k       # cursor in the depth's candidate set
     o_cur = m0 + 6 * k        # one cursor per backward edge
+    o_fs = o_cur + max(prog[3], 1)    # failing set gathered per depth
+    o_snap = o_fs + k                 # found counter when the depth was entered
+    o_found = o_snap + k              # the found counter
+    o_anc = prog[HEAD + S_ANC]
+    o_failx = prog[HEAD + S_FAILX]
+    use_fs = prog[o_failx + 2] != 0
     vlabel0 = prog[o_vlabel]
     check_vlab0 = has_vlab and vlabel0 != -1
     total = np.int64(0)
@@ -439,17 +502,28 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
         if init:
             init = False
+            if use_fs:
+                st[o_fs + d] = 0
+                st[o_snap + d] = st[o_found]
             if count_only and d == prog[H_GRP0]:
                 # ---- the last depths are leaves of one matched vertex: count them (at
                 # depth 1 once per root: a root's other items are slices of the same list)
+                n_grp = np.int64(0)
                 if d > 1 or a_off == 0:
-                    total += _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
+                    n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
+                    total += n_grp
                 v = st[m0 + prog[H_GRP_P]]
                 steps += 1 + ((ip[v + 1] - ip[v]) if prog[H_GRP_DIR] == 0
                               else (iip[v + 1] - iip[v]))
                 d -= 1
                 if d == 0:
                     d = -1
+                elif use_fs:
+                    if n_grp > 0:
+                        st[o_found] += 1
+                        _fs_child_done(st, d, np.int64(-1), o_fs, o_pos, o_end)
+                    else:
+                        _fs_child_done(st, d, prog[o_failx], o_fs, o_pos, o_end)
                 continue
             # ---- initialise depth d: restriction bounds, generator, cursors
             lo_val = np.int64(0)
@@ -558,6 +632,12 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 d -= 1
                 if d == 0:
                     d = -1
+                elif use_fs:
+                    if n_last > 0:
+                        st[o_found] += 1
+                        _fs_child_done(st, d, np.int64(-1), o_fs, o_pos, o_end)
+                    else:
+                        _fs_child_done(st, d, prog[o_failx + 1], o_fs, o_pos, o_end)
                 continue
             st[o_pos + d] = s
             st[o_end + d] = e
@@ -649,6 +729,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             for x in range(prog[o_inj_ptr + d], prog[o_inj_ptr + d + 1]):
                 if st[m0 + prog[o_inj_pos + x]] == c:
                     ok = False
+                    if use_fs:        # c is taken: this failure also depends on its holder
+                        st[o_fs + d] |= prog[o_anc + d] | prog[o_anc + prog[o_inj_pos + x]]
                     break
             if not ok:
                 continue
@@ -672,12 +754,19 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
         st[o_pos + d] = p
 
         if found < 0:
+            if use_fs and d >= 2:
+                f = _fs_of_depth(st, d, o_fs, o_snap, o_found, prog[o_anc + d])
+                d -= 1
+                _fs_child_done(st, d, f, o_fs, o_pos, o_end)
+                continue
             d -= 1
             if d == 0:
                 d = -1
             continue
         st[m0 + d] = found
         if d == k - 1:
+            if use_fs:
+                st[o_found] += 1
             if count_only:
                 total += 1
             else:

@@ -39,6 +39,7 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Callable, Iterator
 
@@ -48,6 +49,9 @@ from ..graph.csr import Graph
 from ..plan.plan import Plan
 from .base import Progress, Stop
 
+#: where the search prunes by failing sets (:func:`failing_sets_wanted`):
+#: "labeled", "all" or "off" ($WARPMATCH_FAILING_SETS overrides)
+FAILING_SETS = "labeled"
 #: smallest number of depth-1 scan positions per work item: large enough that
 #: the per-item set-up (a root check and one depth initialisation) is noise
 MIN_SPLIT = 32
@@ -106,6 +110,65 @@ def _leaf_group_header(plan: Plan, graph: Graph) -> list[int]:
     if grp is None:
         return [plan.k, 0, 0, 0]
     return [grp.first, grp.parent, grp.direction, 2 if grp.mixed else int(grp.chain)]
+
+
+def failing_sets_wanted(plan: Plan, graph: Graph) -> bool:
+    """Whether the search prunes by failing sets (DP-iso) for this plan.
+
+    :data:`FAILING_SETS` (``$WARPMATCH_FAILING_SETS``): ``"labeled"`` (the default) on a
+    graph with vertex or edge labels, ``"all"``, or ``"off"``. Never for a rule-8 plan
+    (partition cut: the cut check reads matched vertices no table here tracks) or more
+    than :data:`~._cpu_kernels.FS_MAX_K` vertices (one bit per depth in an int64).
+    """
+    from . import _cpu_kernels as K
+    how = os.environ.get("WARPMATCH_FAILING_SETS", FAILING_SETS)
+    if how not in ("labeled", "all", "off"):
+        raise ValueError(f"WARPMATCH_FAILING_SETS must be labeled, all or off, not {how!r}")
+    if how == "off" or plan.cut_part is not None or not 3 <= plan.k <= K.FS_MAX_K:
+        return False
+    return how == "all" or graph.vertex_labels is not None or graph.edge_labels is not None
+
+
+def _failing_set_tables(plan: Plan, graph: Graph, inj_ptr: np.ndarray, inj_pos: list[int],
+                        grp0: int) -> tuple[np.ndarray, np.ndarray]:
+    """The failing-set tables of the program (layout in ``_cpu_kernels``).
+
+    ``anc[i]``: bit ``i`` and the bits of every depth that depth ``i``'s candidates
+    depend on, transitively: its backward neighbours (the lists it intersects),
+    restriction partners (the scan's bounds) and, when induced, non-neighbours (its
+    non-edge checks). A depth's candidate list is a function of those depths' matches
+    only, which is what makes ``anc`` sets (and unions of them) failing sets.
+    ``failx``: the failing set of a leaf group (first depth ``grp0``) counted to zero, of
+    a last depth counted to zero, and whether pruning is on.
+    """
+    k = plan.k
+    if not failing_sets_wanted(plan, graph):
+        return np.zeros(k, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    # plain ints: this runs once per search, and numpy scalars cost more than the work
+    tables = [(ptr.tolist(), pos.tolist()) for ptr, pos in (
+        (plan.bn_ptr, plan.bn_pos), (plan.res_ptr, plan.res_pos), (plan.na_ptr, plan.na_pos))]
+    anc: list[int] = []
+    for i in range(k):
+        m = 1 << i
+        for ptr, pos in tables:
+            for j in pos[ptr[i]:ptr[i + 1]]:
+                m |= anc[j]
+        anc.append(m)
+    iptr = inj_ptr.tolist()
+
+    def with_rivals(i: int) -> int:
+        # a count of depth i's candidates also depends on the matched vertices it must
+        # differ from (injectivity)
+        m = anc[i]
+        for j in inj_pos[iptr[i]:iptr[i + 1]]:
+            m |= anc[j]
+        return m
+
+    grp_fail = 0
+    for i in range(min(grp0, k), k):
+        grp_fail |= with_rivals(i)
+    return (np.array(anc, dtype=np.int64),
+            np.array([grp_fail, with_rivals(k - 1), 1], dtype=np.int64))
 
 
 def _program(plan: Plan, graph: Graph) -> np.ndarray:
@@ -167,6 +230,8 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     segs[K.S_FAST_LAST] = fast_last
     segs[K.S_INJ_PTR] = inj_ptr
     segs[K.S_INJ_POS] = np.asarray(inj_pos, dtype=np.int64)
+    grp = _leaf_group_header(plan, graph)
+    segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(plan, graph, inj_ptr, inj_pos, grp[0])
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
     offsets = head + np.concatenate([[0], np.cumsum(lens)])
@@ -177,7 +242,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     else:
         cut = K.CUT_BWD if plan.cut_prime else K.CUT_FWD
     header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
-              int(plan.bn_pos.size), cut] + _leaf_group_header(plan, graph)
+              int(plan.bn_pos.size), cut] + grp
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)
@@ -309,6 +374,9 @@ class CpuEngine:
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
+        #: the last count's or listing's ``failing_set_prunes``: depth scans ended
+        #: because a failing set showed the rest could not match (DP-iso; 0 when off)
+        self.last_stats: dict[str, int] = {}
 
     def available(self) -> tuple[bool, str]:
         """(True, "") if numba imports, else (False, reason)."""
@@ -353,7 +421,8 @@ class CpuEngine:
         -------
         int
         """
-        from ._cpu_kernels import run_lanes, state_width
+        from ._cpu_kernels import ST_PRUNES, run_lanes, state_width
+        self.last_stats = {"failing_set_prunes": 0}
         nroots = int(plan.roots.size)
         if plan.empty_reason is not None or nroots == 0:
             if progress is not None:
@@ -385,6 +454,7 @@ class CpuEngine:
                 progress(run.done(), run.total)
             if stop is not None and not run.finished and stop(total):
                 break
+        self.last_stats = {"failing_set_prunes": int(run.st[:, ST_PRUNES].sum())}
         return total
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
@@ -414,7 +484,8 @@ class CpuEngine:
         numpy.ndarray
             int64 array of shape (rows, k), 1 <= rows <= ``batch_size``.
         """
-        from ._cpu_kernels import run_lanes, state_width
+        from ._cpu_kernels import ST_PRUNES, run_lanes, state_width
+        self.last_stats = {"failing_set_prunes": 0}
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         nroots = int(plan.roots.size)
@@ -445,6 +516,7 @@ class CpuEngine:
         while True:
             cap_now = cap if remaining < 0 else min(cap, remaining)
             run.call(kernel)
+            self.last_stats = {"failing_set_prunes": int(run.st[:, ST_PRUNES].sum())}
             rows = np.concatenate([out[t, :res[t]] for t in range(lanes)])
             finished = run.finished
             if progress is not None:
