@@ -32,6 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_helpers import graphs  # noqa: E402
 
 CPU, REF = CpuEngine(), ReferenceEngine()
+
+
+@pytest.fixture(autouse=True)
+def always_count(monkeypatch):
+    """Every leaf group is counted, however small its sets (``engine.cpu.LEAF_WORTH``
+    would leave tiny ones to enumeration): these tests check the counting."""
+    from warpmatch.engine import cpu
+    monkeypatch.setattr(cpu, "LEAF_WORTH", 0.0)
 pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
 SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -100,6 +108,10 @@ def mixed_queries(draw, graph) -> Query:
         elab = [draw(st.sampled_from([-1, 0, 1])) for _ in edges]
     return Query.from_edges(edges, k=k, vertex_labels=lab, edge_labels=elab,
                             directed=graph.directed)
+
+
+SETTINGS = settings(SETTINGS, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 
 
 @pytest.mark.parametrize("shape", [fan_queries, mixed_queries], ids=["fan", "mixed"])
@@ -189,3 +201,66 @@ def test_explain_says_where_leaves_are_counted() -> None:
     g = wm.Graph.from_edges([0, 1, 2, 0, 1], [1, 2, 0, 3, 4])
     text = wm.explain(g, "a-b, b-c, c-a, a-x, b-y", backend="cpu")
     assert "inclusion-exclusion" in text
+
+
+@pytest.mark.parametrize("shape", [fan_queries, mixed_queries], ids=["fan", "mixed"])
+@SETTINGS
+@given(data=st.data())
+def test_leaves_with_candidate_sets_equal_the_reference(shape, data) -> None:
+    """Leaves restricted to candidate sets (anchors here; refinement gives labeled
+    queries their own) are still counted from set sizes: each list entry must also be in
+    its leaf's set, and alike leaves must share one set."""
+    g = data.draw(graphs(nmax=14))
+    if g.n == 0:
+        return
+    q = data.draw(shape(g))
+    leaves = data.draw(st.lists(st.integers(q.k - 3, q.k - 1), min_size=1, max_size=3,
+                                unique=True))
+    ids = st.lists(st.integers(0, g.n - 1), min_size=1, max_size=g.n, unique=True)
+    same = data.draw(ids)
+    anchors = {u: (same if data.draw(st.booleans()) else data.draw(ids)) for u in leaves}
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      anchors=anchors, purpose="count")
+    assert CPU.count(g, plan) == REF.count(g, plan)
+
+
+def test_refined_leaves_are_counted_on_a_labeled_graph(data_dir: Path, monkeypatch) -> None:
+    """human's query_sparse_12_1 (a labeled query whose last depths are leaves with
+    refined candidate sets): counted as a group, with the plain search's count (the group
+    switched off)."""
+    import dataclasses
+
+    from warpmatch.plan import leaves
+    from warpmatch.query.io import read_query_file
+    gpath = data_dir / "labeled" / "human" / "human.graph"
+    if not gpath.exists():
+        pytest.skip(f"shared data not found at {gpath}")
+    g = wm.read_graph(gpath)
+    q = read_query_file(gpath.parent / "query_graph" / "query_sparse_12_1.graph")
+    plan = build_plan(g, q)
+    grp = leaf_group(plan, True, g.edge_labels is not None)
+    assert grp is not None and any(plan.cand_restricted[grp.first:])
+    with_group = CPU.count(g, plan)
+    with monkeypatch.context() as m:
+        m.setattr(leaves, "leaf_group", lambda *a: None)
+        plain = CpuEngine().count(g, dataclasses.replace(plan))
+    assert with_group == plain == 299_452_260
+
+
+@pytest.mark.parametrize("worth", [1.0, 4.0, 50.0])
+@pytest.mark.parametrize("shape", [fan_queries, mixed_queries], ids=["fan", "mixed"])
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_counting_or_enumerating_leaves_gives_the_same_count(monkeypatch, worth, shape,
+                                                             data) -> None:
+    """Whether a group is counted or enumerated is decided per partial match by its sets'
+    lengths (``LEAF_WORTH``): any mix of both gives the reference's count."""
+    from warpmatch.engine import cpu
+    monkeypatch.setattr(cpu, "LEAF_WORTH", worth)
+    g = data.draw(graphs(nmax=14))
+    q = data.draw(shape(g))
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      purpose="count")
+    assert CPU.count(g, plan) == REF.count(g, plan)

@@ -25,8 +25,10 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
 - **Counting a fan of leaves**: when the last ``j >= 2`` depths are plain leaves
   of one matched vertex (:func:`warpmatch.plan.leaves.leaf_group` says where this
   is exact), count mode adds ``s (s-1) ... (s-j+1)`` (or ``C(s, j)`` when the
-  restrictions order them) for the ``s`` usable entries of its list, at the
-  group's first depth, instead of descending (:func:`_leaf_group`).
+  restrictions order them) for the ``s`` usable entries of its list (label, edge
+  label and candidate set checked per entry), at the group's first depth,
+  instead of descending (:mod:`._cpu_leaves`); two or three leaves of different
+  vertices by inclusion-exclusion over their sets' overlaps.
 - **Failing sets** (DP-iso, Han et al., SIGMOD 2019, §5): in a subtree without a
   match, each depth gathers the set of depths its failure depends on — a
   candidate list is a function of the depths it intersects with, is bounded by
@@ -64,94 +66,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-#: "no bound" for exclusive upper bounds and open-ended item slices
-BIG = np.int64(1) << np.int64(62)
-
-# The plan travels as one int64 "program" array (a handful of simple array
-# arguments compile several times faster in numba than a tuple of 20 arrays):
-# prog[0..4] = k, has_edge_labels, has_vertex_labels, number of backward edges,
-# the cut rule (rule 8 of the Plan contract: CUT_OFF; CUT_UND, the prime data edge
-# is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
-# prog[5..8] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
-# its first depth (k: none), the (first) parent's depth, the direction of the (first)
-# leaf's edge, and how to count (0: P(s, j); 1: C(s, j), the restrictions order the
-# leaves in a chain; 2: leaves of different parents, by inclusion-exclusion,
-# ``_leaf_mixed``); each leaf's parent, direction and labels are read from the plan's
-# segments (``_leaf_params``);
-# prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
-# Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
-# offsets, because an array view made per call costs reference counting in
-# the innermost loop (and a helper taking s would be compiled once per
-# constant s, numba typing a constant argument as a literal).
-HEAD = 9
-H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN = 5, 6, 7, 8
-CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
-S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
-S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
-S_NA_PTR, S_NA_POS, S_NA_DIR = 7, 8, 9
-S_RES_PTR, S_RES_POS, S_RES_SIGN = 10, 11, 12
-S_CAND_PTR, S_CAND_RESTRICTED, S_FAST_LAST, S_INJ_PTR, S_INJ_POS = 13, 14, 15, 16, 17
-# failing sets (DP-iso): S_ANC[i] is the bit mask of the depths depth i's candidates depend
-# on; S_FAILX = [failing set of a leaf group counted to 0, of a last depth counted to 0,
-# pruning on (1) or off (0)]
-S_ANC, S_FAILX = 18, 19
-NSEG = 20
-#: most query vertices with failing sets (a bit per depth; FS_PRUNED and -1 = "a match
-#: was found below" use the high bits)
-FS_MAX_K = 61
-FS_PRUNED = np.int64(1) << np.int64(62)
-
-# A lane's whole DFS state is one int64 row: depth, next item, then k-long
-# blocks M, pos, end, hiv (exclusive upper bound from restrictions), gen
-# (generator: backward-edge index, -1 = the candidate set), ccur (cursor in the
-# candidate set), then one cursor per backward edge; then the failing sets' k-long
-# blocks fs (the failing set gathered at each depth) and snap (the found counter when
-# the depth was entered), the found counter (bumped by every match or non-zero count,
-# so "a match below" is a comparison with snap), and the scans a failing set ended
-# (the row's last slot: :data:`ST_PRUNES`).
-ST_D, ST_W, ST_HEAD = 0, 1, 2
-
-
-def state_width(k: int, nbn: int) -> int:
-    """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
-    return ST_HEAD + 8 * k + max(nbn, 1) + 2
-
-
-#: the state row's last slot: how many depth scans a failing set ended
-ST_PRUNES = -1
-
-
-@njit(cache=True, nogil=True)
-def _lower_bound(arr, lo, hi, x):
-    """First index in ``[lo, hi)`` with ``arr[index] >= x`` (``hi`` if none)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, nogil=True)
-def _gallop(arr, lo, hi, x):
-    """Like :func:`_lower_bound`, but probing 1, 2, 4, ... steps from ``lo``.
-
-    Costs O(log distance) instead of O(log length): the cursors of an
-    intersection usually move a short way per candidate.
-    """
-    if lo >= hi or arr[lo] >= x:
-        return lo
-    prev = lo
-    step = 1
-    while True:
-        nxt = prev + step
-        if nxt >= hi:
-            return _lower_bound(arr, prev + 1, hi, x)
-        if arr[nxt] >= x:
-            return _lower_bound(arr, prev + 1, nxt, x)
-        prev = nxt
-        step <<= 1
+from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers of this module)
+    BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD,
+    S_VLABEL, S_MIN_OUT, S_MIN_IN, S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL, S_NA_PTR,
+    S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
+    S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
+    ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop)
+from ._cpu_leaves import _leaf_group, _leaf_worth
 
 
 @njit(cache=True, nogil=True)
@@ -193,137 +114,6 @@ def _has_edge(ip, ix, iip, iix, u, v, direction):
     lo, hi = iip[u], iip[u + 1]
     q = _lower_bound(iix, lo, hi, v)
     return q < hi and iix[q] == v
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _leaf_params(st, m0, dd, prog):
-    """Leaf depth ``dd``'s parent (a data vertex), edge direction, vertex label and edge
-    label (-1: any, also where the graph has no such labels)."""
-    b = prog[prog[HEAD + S_BN_PTR] + dd]
-    par = st[m0 + prog[prog[HEAD + S_BN_POS] + b]]
-    dr = prog[prog[HEAD + S_BN_DIR] + b]
-    lab = prog[prog[HEAD + S_VLABEL] + dd] if prog[2] != 0 else np.int64(-1)
-    elab = prog[prog[HEAD + S_BN_ELABEL] + b] if prog[1] != 0 else np.int64(-1)
-    return par, dr, lab, elab
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _in_leaf_set(z, par, dr, lab, elab, ip, ix, iip, iix, el, iel, vl):
-    """True if data vertex ``z`` is in the parent's list (``dr``) with the leaf's labels."""
-    if lab != -1 and vl[z] != lab:
-        return False
-    if dr == 0:
-        lo, hi = ip[par], ip[par + 1]
-        q = _lower_bound(ix, lo, hi, z)
-        return q < hi and ix[q] == z and (elab == -1 or el[q] == elab)
-    lo, hi = iip[par], iip[par + 1]
-    q = _lower_bound(iix, lo, hi, z)
-    return q < hi and iix[q] == z and (elab == -1 or iel[q] == elab)
-
-
-@njit(cache=True, nogil=True)
-def _leaf_overlap(st, m0, d, mask, p0, r0, l0, e0, p1, r1, l1, e1, p2, r2, l2, e2,
-                  ip, ix, iip, iix, el, iel, vl):
-    """``|∩ S_i|`` over the leaves ``i`` in ``mask`` (bits 0..2): the entries of the
-    shortest of their lists that are in every set, less the matched vertices (depths
-    ``0..d-1``) that are (injective, so each once)."""
-    best = -1
-    blen = BIG
-    for i in range(3):
-        if mask & (1 << i):
-            par, dr = (p0, r0) if i == 0 else ((p1, r1) if i == 1 else (p2, r2))
-            ln = (ip[par + 1] - ip[par]) if dr == 0 else (iip[par + 1] - iip[par])
-            if ln < blen:
-                blen, best = ln, i
-    if best == 0:
-        bp, br, bl, be = p0, r0, l0, e0
-    elif best == 1:
-        bp, br, bl, be = p1, r1, l1, e1
-    else:
-        bp, br, bl, be = p2, r2, l2, e2
-    lo = ip[bp] if br == 0 else iip[bp]
-    hi = ip[bp + 1] if br == 0 else iip[bp + 1]
-    if mask == (1 << best) and bl == -1 and be == -1:
-        n = np.int64(hi - lo)               # one leaf, nothing to filter: the list size
-    else:
-        n = np.int64(0)
-        for t in range(lo, hi):
-            z = ix[t] if br == 0 else iix[t]
-            if bl != -1 and vl[z] != bl:
-                continue
-            if be != -1 and (el[t] if br == 0 else iel[t]) != be:
-                continue
-            if best != 0 and (mask & 1) and not _in_leaf_set(z, p0, r0, l0, e0, ip, ix,
-                                                             iip, iix, el, iel, vl):
-                continue
-            if best != 1 and (mask & 2) and not _in_leaf_set(z, p1, r1, l1, e1, ip, ix,
-                                                             iip, iix, el, iel, vl):
-                continue
-            if best != 2 and (mask & 4) and not _in_leaf_set(z, p2, r2, l2, e2, ip, ix,
-                                                             iip, iix, el, iel, vl):
-                continue
-            n += 1
-    for x in range(d):
-        z = st[m0 + x]
-        if (mask & 1) and not _in_leaf_set(z, p0, r0, l0, e0, ip, ix, iip, iix, el, iel, vl):
-            continue
-        if (mask & 2) and not _in_leaf_set(z, p1, r1, l1, e1, ip, ix, iip, iix, el, iel, vl):
-            continue
-        if (mask & 4) and not _in_leaf_set(z, p2, r2, l2, e2, ip, ix, iip, iix, el, iel, vl):
-            continue
-        n -= 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
-    """The matches of depths ``d..k-1`` (2 or 3 leaves of possibly different matched
-    vertices, no restriction among them): injective choices from the leaves' sets
-    ``S_i`` by inclusion-exclusion over their overlaps (``plan.leaves``)."""
-    p0, r0, l0, e0 = _leaf_params(st, m0, d, prog)
-    p1, r1, l1, e1 = _leaf_params(st, m0, d + 1, prog)
-    p2, r2, l2, e2 = p1, r1, l1, e1
-    if k - d == 3:
-        p2, r2, l2, e2 = _leaf_params(st, m0, d + 2, prog)
-    s = np.zeros(8, np.int64)          # s[mask] = |∩ S_i| over the leaves in mask
-    for mask in (1, 2, 3, 4, 5, 6, 7):
-        if mask >= 4 and k - d == 2:
-            break
-        s[mask] = _leaf_overlap(st, m0, d, mask, p0, r0, l0, e0, p1, r1, l1, e1,
-                                p2, r2, l2, e2, ip, ix, iip, iix, el, iel, vl)
-    if k - d == 2:
-        return s[1] * s[2] - s[3]
-    return (s[1] * s[2] * s[4] - s[3] * s[4] - s[5] * s[2] - s[6] * s[1]
-            + 2 * s[7])
-
-
-@njit(cache=True, nogil=True)
-def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl):
-    """The matches of depths ``d..k-1``, leaves of one matched vertex, from its list.
-
-    ``s`` = the entries of the parent's list that a leaf may take (its label and
-    edge label) and that are not matched already; the ``j = k - d`` leaves take
-    ``s (s-1) ... (s-j+1)`` injective values, or ``C(s, j)`` when the symmetry
-    restrictions order them in a chain (one increasing choice per subset).
-    """
-    if prog[H_GRP_CHAIN] == 2:
-        return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
-    # the leaves are alike: s = |S| of the first, the entries of the parent's list it
-    # may take (labels, edge label) less the matched ones
-    p0, r0, l0, e0 = _leaf_params(st, m0, d, prog)
-    s = _leaf_overlap(st, m0, d, 1, p0, r0, l0, e0, p0, r0, l0, e0, p0, r0, l0, e0,
-                      ip, ix, iip, iix, el, iel, vl)
-    j = k - d
-    if s < j:
-        return np.int64(0)
-    n = np.int64(1)
-    if prog[H_GRP_CHAIN] == 1:
-        for i in range(1, j + 1):           # C(s, j), exact at every step
-            n = n * (s - j + i) // i
-    else:
-        for i in range(j):                  # s (s-1) ... (s-j+1)
-            n *= s - i
-    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -505,12 +295,14 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             if use_fs:
                 st[o_fs + d] = 0
                 st[o_snap + d] = st[o_found]
-            if count_only and d == prog[H_GRP0]:
+            if count_only and d == prog[H_GRP0] and _leaf_worth(st, m0, d, k, prog, ip, iip):
                 # ---- the last depths are leaves of one matched vertex: count them (at
-                # depth 1 once per root: a root's other items are slices of the same list)
+                # depth 1 once per root: a root's other items are slices of the same list;
+                # the choice depends on M[0..d-1] only, so all of a root's items agree)
                 n_grp = np.int64(0)
                 if d > 1 or a_off == 0:
-                    n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl)
+                    n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl,
+                                        cids)
                     total += n_grp
                 v = st[m0 + prog[H_GRP_P]]
                 steps += 1 + ((ip[v + 1] - ip[v]) if prog[H_GRP_DIR] == 0

@@ -9,9 +9,10 @@ Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
 nothing ties them together but injectivity, so their matches number
 ``s (s-1) ... (s-j+1)`` for the ``s`` entries of ``M[p]``'s list they may take
-(not matched already, with their label and edge label), or ``C(s, j)`` when the
-symmetry-breaking restrictions order them in a chain (a k-star's leaves). The CPU
-engine counts them so (``engine._cpu_kernels._leaf_group``); ``explain`` says where.
+(not matched already, with their label, edge label and candidate set), or
+``C(s, j)`` when the symmetry-breaking restrictions order them in a chain (a
+k-star's leaves). The CPU engine counts them so
+(``engine._cpu_leaves._leaf_group``); ``explain`` says where.
 A single last leaf is the engines' older fast path (the list size, or an
 intersection size), not a group.
 
@@ -22,7 +23,11 @@ a leaf may take (its parent's list, filtered, less the matched vertices), the
 injective choices number, by inclusion-exclusion over the overlaps (Möbius
 inversion on the partitions of the leaves), ``|S1||S2| - |S1∩S2|`` for two and
 ``|S1||S2||S3| - |S1∩S2||S3| - |S1∩S3||S2| - |S2∩S3||S1| + 2|S1∩S2∩S3|`` for
-three (``engine._cpu_kernels._leaf_mixed``).
+three (``engine._cpu_leaves._leaf_mixed``).
+
+Leaves may have candidate sets (anchors, or the sets refinement gives a labeled
+query's vertices): the kernels test each list entry against its leaf's set, and alike
+leaves must share one set.
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
 under restrictions; the GPU engine.
@@ -62,8 +67,8 @@ def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup 
 
     Exact only where nothing but injectivity ties the leaves: each has one
     backward edge, to the same depth and in the same direction, the same vertex
-    and edge label, no candidate set, induced non-edge or degree bound beyond
-    its edge; their restrictions, if any, order all of them in one chain and
+    and edge label and candidate set (or none), no induced non-edge or degree
+    bound beyond its edge; their restrictions, if any, order all of them in one chain and
     involve no other depth. Off for inter-partition plans (rule 8 checks every
     candidate) and in listing (the engine only uses it when counting).
 
@@ -85,10 +90,11 @@ def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup 
 
 
 def _plain_leaf(plan: Plan, d: int) -> bool:
-    """Depth ``d`` has one backward edge and nothing else to check: no candidate set, no
-    induced non-edge, no degree bound beyond that edge's."""
+    """Depth ``d`` has one backward edge and nothing else to check but its labels and
+    candidate set (the kernels test both per entry): no induced non-edge, no degree bound
+    beyond that edge's."""
     b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
-    if b1 - b0 != 1 or plan.cand_restricted[d] or plan.na_ptr[d + 1] != plan.na_ptr[d]:
+    if b1 - b0 != 1 or plan.na_ptr[d + 1] != plan.na_ptr[d]:
         return False
     if plan.directed:
         need_out, need_in = (0, 1) if int(plan.bn_dir[b0]) == 0 else (1, 0)
@@ -119,6 +125,14 @@ def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGrou
     return None
 
 
+def _candidates(plan: Plan, d: int) -> bytes | None:
+    """Depth ``d``'s candidate set (its ids' bytes), or ``None`` when it has none: alike
+    leaves must have the same set (refinement gives each query vertex its own)."""
+    if not plan.cand_restricted[d]:
+        return None
+    return plan.cand_ids[int(plan.cand_ptr[d]):int(plan.cand_ptr[d + 1])].tobytes()
+
+
 def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
                        ) -> LeafGroup | None:
     """The first case of the module docstring, or ``None``."""
@@ -131,7 +145,8 @@ def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
         b0 = int(plan.bn_ptr[d])
         mine = (int(plan.bn_pos[b0]), int(plan.bn_dir[b0]),
                 int(plan.vlabel[d]) if vertex_labels else -1,
-                int(plan.bn_elabel[b0]) if edge_labels else -1)
+                int(plan.bn_elabel[b0]) if edge_labels else -1,
+                _candidates(plan, d))
         if key is not None and mine != key:
             break
         key, first = mine, d

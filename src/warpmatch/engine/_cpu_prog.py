@@ -1,0 +1,108 @@
+"""The CPU engine's program and state layout, and its sorted-list primitives.
+
+Map: the program array's header and segments (``HEAD``, ``H_*``, ``S_*``) < the lanes'
+state row (``ST_*``, :func:`state_width`) < :func:`_lower_bound` and :func:`_gallop`.
+Shared by the search (:mod:`._cpu_kernels`), the counted leaves (:mod:`._cpu_leaves`)
+and the program's builder (:mod:`.cpu`); the stream engines use the binary search too.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: "no bound" for exclusive upper bounds and open-ended item slices
+BIG = np.int64(1) << np.int64(62)
+
+# The plan travels as one int64 "program" array (a handful of simple array
+# arguments compile several times faster in numba than a tuple of 20 arrays):
+# prog[0..4] = k, has_edge_labels, has_vertex_labels, number of backward edges,
+# the cut rule (rule 8 of the Plan contract: CUT_OFF; CUT_UND, the prime data edge
+# is {M[0], M[1]}; CUT_FWD / CUT_BWD, it is M[0] -> M[1] / M[1] -> M[0], directed);
+# prog[5..8] = the leaf group counted from a list size (``engine.cpu._leaf_group``):
+# its first depth (k: none), the (first) parent's depth, the direction of the (first)
+# leaf's edge, and how to count (0: P(s, j); 1: C(s, j), the restrictions order the
+# leaves in a chain; 2: leaves of different parents, by inclusion-exclusion,
+# ``_leaf_mixed``); each leaf's parent, direction and labels are read from the plan's
+# segments (``_leaf_fill``);
+# prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
+# Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
+# offsets, because an array view made per call costs reference counting in
+# the innermost loop (and a helper taking s would be compiled once per
+# constant s, numba typing a constant argument as a literal).
+HEAD = 9
+H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN = 5, 6, 7, 8
+CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
+S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
+S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
+S_NA_PTR, S_NA_POS, S_NA_DIR = 7, 8, 9
+S_RES_PTR, S_RES_POS, S_RES_SIGN = 10, 11, 12
+S_CAND_PTR, S_CAND_RESTRICTED, S_FAST_LAST, S_INJ_PTR, S_INJ_POS = 13, 14, 15, 16, 17
+# failing sets (DP-iso): S_ANC[i] is the bit mask of the depths depth i's candidates depend
+# on; S_FAILX = [failing set of a leaf group counted to 0, of a last depth counted to 0,
+# pruning on (1) or off (0)]
+S_ANC, S_FAILX = 18, 19
+# S_LEAFX = [a leaf group is counted where the product of its sets' lengths is at least
+# S_LEAFX[0] / 1000 times their sum plus the matched vertices (``_leaf_worth``)]
+S_LEAFX = 20
+NSEG = 21
+#: most query vertices with failing sets (a bit per depth; FS_PRUNED and -1 = "a match
+#: was found below" use the high bits)
+FS_MAX_K = 61
+FS_PRUNED = np.int64(1) << np.int64(62)
+
+# A lane's whole DFS state is one int64 row: depth, next item, then k-long
+# blocks M, pos, end, hiv (exclusive upper bound from restrictions), gen
+# (generator: backward-edge index, -1 = the candidate set), ccur (cursor in the
+# candidate set), then one cursor per backward edge; then the failing sets' k-long
+# blocks fs (the failing set gathered at each depth) and snap (the found counter when
+# the depth was entered), the found counter (bumped by every match or non-zero count,
+# so "a match below" is a comparison with snap), the parameters of up to three counted
+# leaves (``_leaf_fill``) and their sets' overlaps (``_leaf_mixed``; both scratch, not
+# state), and the scans a failing set ended (the row's last slot: :data:`ST_PRUNES`).
+ST_D, ST_W, ST_HEAD = 0, 1, 2
+
+
+def state_width(k: int, nbn: int) -> int:
+    """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
+    return ST_HEAD + 8 * k + max(nbn, 1) + 2 + 3 * LEAF_W + 8
+
+
+#: a counted leaf's parameters in the state row (``_leaf_fill``), three leaves at most
+LEAF_W = 6
+
+
+#: the state row's last slot: how many depth scans a failing set ended
+ST_PRUNES = -1
+
+
+@njit(cache=True, nogil=True)
+def _lower_bound(arr, lo, hi, x):
+    """First index in ``[lo, hi)`` with ``arr[index] >= x`` (``hi`` if none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _gallop(arr, lo, hi, x):
+    """Like :func:`_lower_bound`, but probing 1, 2, 4, ... steps from ``lo``.
+
+    Costs O(log distance) instead of O(log length): the cursors of an
+    intersection usually move a short way per candidate.
+    """
+    if lo >= hi or arr[lo] >= x:
+        return lo
+    prev = lo
+    step = 1
+    while True:
+        nxt = prev + step
+        if nxt >= hi:
+            return _lower_bound(arr, prev + 1, hi, x)
+        if arr[nxt] >= x:
+            return _lower_bound(arr, prev + 1, nxt, x)
+        prev = nxt
+        step <<= 1
