@@ -135,19 +135,23 @@ def explain_plan(plan: Plan) -> str:
             lines.append("  restrictions: " + ", ".join(parts))
     from .leaves import leaf_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
-    if grp is not None and plan.empty_reason is None and grp.mixed:
+    if grp is not None and plan.empty_reason is None:
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
-        parents = ", ".join(_name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
-                            for d in range(grp.first, plan.k))
-        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
-                     f"{parents} (in that order), from their lists' sizes and overlaps: "
-                     "inclusion-exclusion")
-    elif grp is not None and plan.empty_reason is None:
-        names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
-        how = "C(s, j): their restrictions order them" if grp.chain else "s (s-1) ... (s-j+1)"
-        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
-                     f"{_name(plan, int(plan.order[grp.parent]))}, from the s entries of its "
-                     f"list they may take: {how}")
+        if grp.mixed:
+            parents = ", ".join(
+                _name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
+                for d in range(grp.first, plan.k))
+            lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves "
+                         f"of {parents} (in that order), from their lists' sizes and "
+                         "overlaps: inclusion-exclusion")
+        else:
+            how = "C(s, j): their restrictions order them" if grp.chain else "s (s-1) ... (s-j+1)"
+            lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
+                         f"{_name(plan, int(plan.order[grp.parent]))}, from the s entries of its "
+                         f"list they may take: {how}")
+        if plan.cand_restricted[grp.first:].any():
+            lines.append("  (leaves with candidate sets: counted where their sets are long "
+                         "enough to pay, else enumerated, per partial match)")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)
