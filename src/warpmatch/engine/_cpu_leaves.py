@@ -1,8 +1,8 @@
 """Counting the last depths of a search from set sizes: the CPU engine's leaf groups.
 
 Map: the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
-(:func:`_in_leaf_set`) < one set or overlap (:func:`_leaf_overlap`) < whether counting
-pays here (:func:`_leaf_worth`) < leaves of different vertices (:func:`_leaf_mixed`) <
+(:func:`_in_leaf_set`) < the sets' sizes and overlaps (:func:`_leaf_pass` per leaf,
+:func:`_leaf_unmatch` for the matched vertices) < whether counting pays here (:func:`_leaf_worth`) < leaves of different vertices (:func:`_leaf_mixed`) <
 the group (:func:`_leaf_group`, called by :mod:`._cpu_kernels` at the group's first
 depth). Issue 21's counting without enumerating; :mod:`warpmatch.plan.leaves` says
 where a group is exact.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._cpu_prog import (BIG, H_GRP_CHAIN, HEAD, LEAF_W, S_BN_DIR, S_BN_ELABEL, S_BN_POS,
+from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, S_BN_DIR, S_BN_ELABEL, S_BN_POS,
                         S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_VLABEL, ST_HEAD,
                         _gallop, _lower_bound)
 
@@ -70,76 +70,62 @@ def _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _leaf_overlap(st, m0, d, mask, lb, ip, ix, iip, iix, el, iel, vl, cids):
-    """``|∩ S_i|`` over the leaves ``i`` in ``mask`` (bits 0..2; leaf ``i``'s parameters
-    at ``st[lb + LEAF_W * i:]``): the entries of the shortest of their lists that are in
-    every set, less the matched vertices (depths ``0..d-1``) that are (injective, so
-    each once)."""
-    best = -1
-    blen = BIG
-    by_cand = False                 # drive by a candidate set shorter than every list
-    for i in range(3):
-        if mask & (1 << i):
-            b = lb + LEAF_W * i
-            par = st[b]
-            ln = (ip[par + 1] - ip[par]) if st[b + 1] == 0 else (iip[par + 1] - iip[par])
-            if ln < blen:
-                blen, best, by_cand = ln, i, False
-            if st[b + 4] >= 0 and st[b + 5] - st[b + 4] < blen:
-                blen, best, by_cand = st[b + 5] - st[b + 4], i, True
-    bb = lb + LEAF_W * best
-    bp, br = st[bb], st[bb + 1]
-    lo = ip[bp] if br == 0 else iip[bp]
-    hi = ip[bp + 1] if br == 0 else iip[bp + 1]
-    if by_cand:
-        n = np.int64(0)
-        for t in range(st[bb + 4], st[bb + 5]):
-            z = np.int64(cids[t])
-            ok = True
-            for i in range(3):
-                if (mask & (1 << i)) and not _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip,
-                                                          iix, el, iel, vl, cids):
-                    ok = False
-                    break
-            if ok:
-                n += 1
-    elif mask == (1 << best) and st[bb + 2] == -1 and st[bb + 3] == -1 and st[bb + 4] < 0:
-        n = np.int64(hi - lo)               # one leaf, nothing to filter: the list size
-    else:
-        n = np.int64(0)
-        bl, be, clo, chi = st[bb + 2], st[bb + 3], st[bb + 4], st[bb + 5]
-        cq = clo
-        for t in range(lo, hi):
-            z = ix[t] if br == 0 else iix[t]
-            if bl != -1 and vl[z] != bl:
+def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
+    """Scan leaf ``i``'s set ``S_i`` once (driven by the shorter of its parent's list and
+    its candidate set) and add each entry ``z`` to ``st[sb + mask]`` for every mask whose
+    lowest leaf is ``i`` and whose leaves (of the first ``j``) all hold ``z``: the later
+    leaves are tested, the earlier ones counted ``z`` on their own pass."""
+    b = lb + LEAF_W * i
+    par, dr, lab, elab, clo, chi = st[b], st[b + 1], st[b + 2], st[b + 3], st[b + 4], st[b + 5]
+    lo = ip[par] if dr == 0 else iip[par]
+    hi = ip[par + 1] if dr == 0 else iip[par + 1]
+    if i == j - 1 and lab == -1 and elab == -1 and clo < 0:
+        st[sb + (1 << i)] += hi - lo        # nothing to filter or test: the list size
+        return
+    by_cand = clo >= 0 and chi - clo < hi - lo
+    n = hi - lo if not by_cand else chi - clo
+    cq = clo
+    for t in range(n):
+        # z is in the set driving the scan; test it against the rest of S_i only
+        if by_cand:
+            z = np.int64(cids[clo + t])
+            if not _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
                 continue
-            if be != -1 and (el[t] if br == 0 else iel[t]) != be:
+        else:
+            z = np.int64(ix[lo + t]) if dr == 0 else np.int64(iix[lo + t])
+            if lab != -1 and vl[z] != lab:
                 continue
-            if clo >= 0:                    # the list is sorted: a forward cursor
+            if elab != -1 and (el[lo + t] if dr == 0 else iel[lo + t]) != elab:
+                continue
+            if clo >= 0:                # the list is sorted: a forward cursor in the set
                 cq = _gallop(cids, cq, chi, z)
                 if cq >= chi:
                     break
                 if cids[cq] != z:
                     continue
-            ok = True
-            for i in range(3):
-                if i != best and (mask & (1 << i)) and not _in_leaf_set(
-                        z, st, lb + LEAF_W * i, ip, ix, iip, iix, el, iel, vl, cids):
-                    ok = False
-                    break
-            if ok:
-                n += 1
+        m = 1 << i
+        for i2 in range(i + 1, j):
+            if _in_leaf_set(z, st, lb + LEAF_W * i2, ip, ix, iip, iix, el, iel, vl, cids):
+                m |= 1 << i2
+        for mask in range(1 << i, 8):                 # masks whose lowest leaf is i
+            if (mask >> i) & 1 and (mask & ((1 << i) - 1)) == 0 and (mask & m) == mask:
+                st[sb + mask] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
+    """Take the matched vertices (depths ``0..d-1``) out of the sets and overlaps they
+    are in (injective: each is in a match once)."""
     for x in range(d):
         z = st[m0 + x]
-        ok = True
-        for i in range(3):
-            if (mask & (1 << i)) and not _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip,
-                                                      iix, el, iel, vl, cids):
-                ok = False
-                break
-        if ok:
-            n -= 1
-    return n
+        m = 0
+        for i in range(j):
+            if _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip, iix, el, iel, vl, cids):
+                m |= 1 << i
+        if m != 0:
+            for mask in range(1, 8):
+                if (mask & m) == mask:
+                    st[sb + mask] -= 1
 
 
 @njit(cache=True, nogil=True)
@@ -150,7 +136,7 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
     candidate set) and tests each matched vertex against each leaf; enumerating costs
     about as many steps as there are completions, at most the product of those
     lengths. Tiny sets (a labeled query's refined leaves often have a handful of
-    candidates) are enumerated: counting them cost up to 2.5x more (yeast
+    candidates) are enumerated: counting them cost 2.5-4x more (yeast
     ``query_sparse_16_1``). The threshold is the program's ``S_LEAFX``
     (``engine.cpu.LEAF_WORTH``).
     """
@@ -179,10 +165,8 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     ``S_i`` by inclusion-exclusion over their overlaps (``plan.leaves``).
 
     All the overlaps ``s[mask] = |∩_{i in mask} S_i|`` come from one pass over each
-    set (driven by the shorter of its parent's list and its candidate set): an entry
-    ``z`` of ``S_i`` is tested against the later leaves only and counts for every mask
-    whose lowest leaf is ``i`` and whose leaves all hold ``z``; then each matched
-    vertex is tested against every leaf once and taken out of the masks it is in.
+    set (:func:`_leaf_pass`), then each matched vertex is tested against every leaf
+    once and taken out of the masks it is in (:func:`_leaf_unmatch`).
     """
     j = k - d
     lb = _leaf_base(prog)
@@ -192,52 +176,10 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     for mask in range(8):
         st[sb + mask] = 0
     for i in range(j):
-        b = lb + LEAF_W * i
-        par, dr, clo, chi = st[b], st[b + 1], st[b + 4], st[b + 5]
-        lo = ip[par] if dr == 0 else iip[par]
-        hi = ip[par + 1] if dr == 0 else iip[par + 1]
-        by_cand = clo >= 0 and chi - clo < hi - lo
-        n = hi - lo if not by_cand else chi - clo
-        lab, elab = st[b + 2], st[b + 3]
-        cq = clo
-        for t in range(n):
-            # z is in the set driving the scan; test it against the rest of S_i only
-            if by_cand:
-                z = np.int64(cids[clo + t])
-                if not _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
-                    continue
-            else:
-                z = np.int64(ix[lo + t]) if dr == 0 else np.int64(iix[lo + t])
-                if lab != -1 and vl[z] != lab:
-                    continue
-                if elab != -1 and (el[lo + t] if dr == 0 else iel[lo + t]) != elab:
-                    continue
-                if clo >= 0:            # the list is sorted: a forward cursor in the set
-                    cq = _gallop(cids, cq, chi, z)
-                    if cq >= chi:
-                        break
-                    if cids[cq] != z:
-                        continue
-            m = 1 << i
-            for i2 in range(i + 1, j):
-                if _in_leaf_set(z, st, lb + LEAF_W * i2, ip, ix, iip, iix, el, iel, vl,
-                                cids):
-                    m |= 1 << i2
-            for mask in range(1 << i, 8):             # masks whose lowest leaf is i
-                if (mask >> i) & 1 and (mask & ((1 << i) - 1)) == 0 and (mask & m) == mask:
-                    st[sb + mask] += 1
+        _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
         if st[sb + (1 << i)] == 0:
             return np.int64(0)          # an empty set: no injective choice at all
-    for x in range(d):
-        z = st[m0 + x]
-        m = 0
-        for i in range(j):
-            if _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip, iix, el, iel, vl, cids):
-                m |= 1 << i
-        if m != 0:
-            for mask in range(1, 8):
-                if (mask & m) == mask:
-                    st[sb + mask] -= 1
+    _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
     s1, s2, s3 = st[sb + 1], st[sb + 2], st[sb + 3]
     if j == 2:
         return s1 * s2 - s3
@@ -259,8 +201,12 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
         return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids)
     # the leaves are alike: s = |S| of the first less the matched ones
     lb = _leaf_base(prog)
+    sb = lb + LEAF_W * 3
     _leaf_fill(st, lb, m0, d, prog)
-    s = _leaf_overlap(st, m0, d, 1, lb, ip, ix, iip, iix, el, iel, vl, cids)
+    st[sb + 1] = 0
+    _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
+    _leaf_unmatch(st, m0, d, lb, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
+    s = st[sb + 1]
     j = k - d
     if s < j:
         return np.int64(0)

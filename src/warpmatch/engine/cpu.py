@@ -55,7 +55,7 @@ FAILING_SETS = "labeled"
 #: a leaf group (``plan.leaves``) is counted where the product of its leaves' set lengths
 #: is at least this many times their sum plus the matched vertices, else enumerated
 #: (``_cpu_leaves._leaf_worth``; 0: always count). Counting tiny sets (a labeled query's
-#: refined leaves) cost up to 2.5x more than enumerating them; with 16, yeast's and
+#: refined leaves) cost 2.5-4x more than enumerating them; with 16, yeast's and
 #: human's labeled queries lost nothing measurable against enumeration and kept the gains
 LEAF_WORTH = 16.0
 #: smallest number of depth-1 scan positions per work item: large enough that
