@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="one dask-cuda worker per GPU; the gpu engine here and there")
     ap.add_argument("--backend", default=None, help="engine (cpu; gpu with --gpu)")
     ap.add_argument("--shards-per-worker", type=int, default=None,
-                    help="shards per worker (warpmatch's default: 8)")
+                    help="shards per worker (warpmatch's default: 16, at least 32 in all)")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs per cell (median)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds for a direct count; a pattern past it is not run on clusters")
@@ -204,9 +204,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import warpmatch as wm
     from warpmatch.distributed import local_cluster
-    from warpmatch.distributed.shards import SHARDS_PER_WORKER
+    from warpmatch.distributed.shards import default_shards
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    spw = args.shards_per_worker or SHARDS_PER_WORKER
+    def nshards(n: int) -> int:        # the library's default unless --shards-per-worker
+        return args.shards_per_worker * n if args.shards_per_worker else default_shards(n)
 
     g, gen_s = build_graph(args)
     res: dict = {"argv": sys.argv, "cores": os.cpu_count(), "backend": backend,
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         if spats:
             bench_stream(args, g, spats, sizes, backend, res, save)
         if args.gpu and pats:
-            precompile_gpu(g, pats, [spw * n for n in sizes])
+            precompile_gpu(g, pats, [nshards(n) for n in sizes])
         wm.count(g, "triangle", backend=backend)    # load the graph and kernels here
         for name, q in pats:
             res["direct"][name] = timed(lambda: wm.count_result(
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                     if res["direct"][name]["partial"]:
                         continue
                     res["clusters"][n][name] = timed(lambda: wm.count_result(
-                        g, q, backend=backend, client=client, shards=spw * n))
+                        g, q, backend=backend, client=client, shards=nshards(n)))
                     print(f"# {n} worker(s) {name}: {brief(res['clusters'][n][name])}",
                           file=sys.stderr, flush=True)
                     save()
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                     if res["part_direct"][name]["partial"]:
                         continue
                     res["part_clusters"][n][name] = timed(lambda: wm.count_result(
-                        parted, q, backend=backend, client=client, shards=spw * n))
+                        parted, q, backend=backend, client=client, shards=nshards(n)))
                     print(f"# {n} worker(s) by parts {name}: "
                           f"{brief(res['part_clusters'][n][name])}", file=sys.stderr, flush=True)
                     save()

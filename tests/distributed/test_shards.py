@@ -75,6 +75,28 @@ def test_a_hub_is_split_at_depth_one_and_counts_stay_exact():
             eng.count(graph, plan)
 
 
+def test_depth_one_slices_are_even_by_degree_and_cover_the_neighbours():
+    # vertex 0 joined to 1..100; 1 and 2 are hubs (each joined to 101..400); the rest
+    # are leaves. Equal counts would put both hubs in the first slice.
+    from warpmatch.distributed.shards import _slices
+    edges = [(0, i) for i in range(1, 101)] + [(h, j) for h in (1, 2) for j in range(101, 401)]
+    g = wm.Graph.from_edges(*zip(*edges))
+    uni = np.arange(1, 101)
+    pieces = _slices(g, uni, 4)
+    assert np.array_equal(np.concatenate([p for p, _ in pieces]), uni)
+    assert all(p.size for p, _ in pieces) and len(pieces) <= 4
+    assert abs(sum(f for _, f in pieces) - 1.0) < 1e-9
+    assert pieces[0][0].tolist() == [1]                 # a hub's slice holds it alone
+    assert 2 in pieces[1][0].tolist() and 1 not in pieces[1][0].tolist()
+    assert len(_slices(g, uni[:3], 10)) <= 3            # never an empty slice
+
+
+def test_default_shards():
+    from warpmatch.distributed.shards import MIN_SHARDS, SHARDS_PER_WORKER, default_shards
+    assert default_shards(1) == MIN_SHARDS
+    assert default_shards(64) == 64 * SHARDS_PER_WORKER
+
+
 def test_no_roots_no_shards():
     g = wm.Graph.from_edges([0], [1], vertex_labels=[0, 0])
     plan = build_plan(g, wm.Query.parse("a:0-b:0, b-c:0, c-a"), purpose="count")

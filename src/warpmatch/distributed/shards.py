@@ -6,8 +6,9 @@ What is where
 - :class:`Shard` — one part: a range of the plan's roots, or one heavy root with a
   slice of its depth-1 candidates;
 - :func:`make_shards` — the cut: contiguous root ranges of about equal estimated
-  cost, a root heavier than one share split at depth 1 (as the GPU engine splits
-  heavy roots inside a device);
+  cost, a root heavier than one share split at depth 1 into slices of about equal
+  neighbour degree (as the GPU engine splits heavy roots inside a device);
+  :func:`default_shards` — how many when the caller does not say;
 - :func:`shard_plan` — the :class:`~warpmatch.plan.Plan` a worker runs for a shard.
 
 Exactness: the roots of the shards partition the plan's roots, and the depth-1
@@ -31,11 +32,25 @@ from ..graph import Graph
 from ..plan import Plan
 
 __all__ = ["Shard", "root_costs", "cost_exponent", "make_shards", "shard_plan",
-           "SHARDS_PER_WORKER"]
+           "default_shards", "SHARDS_PER_WORKER", "MIN_SHARDS"]
 
 #: shards per worker when the caller does not say: enough for work stealing to even out
 #: estimates that are off by a few times, few enough that per-task overhead stays small
-SHARDS_PER_WORKER = 8
+SHARDS_PER_WORKER = 16
+
+#: the fewest shards a search is cut into by default, whatever the cluster's size. The
+#: cut, not only the balance, sets the cost: on a 10^8-edge power-law graph (4 H200s)
+#: the GPU seconds summed over shards were lower with 33 shards than with 9 or 17 for
+#: most of STMatch's patterns (pattern 22: 4.99 s against 6.42 and 7.44; pattern 4:
+#: 6.51 against 7.34 and 8.42), since a shard of a few hubs leaves most of a GPU idle;
+#: and with 17 shards on 2 GPUs one shard took 41-62% of patterns 17, 20 and 22.
+MIN_SHARDS = 32
+
+
+def default_shards(workers: int) -> int:
+    """Shards a search is cut into on ``workers`` workers when the caller does not say:
+    :data:`SHARDS_PER_WORKER` each, at least :data:`MIN_SHARDS`."""
+    return max(MIN_SHARDS, SHARDS_PER_WORKER * max(1, int(workers)))
 
 
 @dataclass(frozen=True)
@@ -146,8 +161,8 @@ def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
             uni = _depth1_universe(graph, plan, int(plan.roots[lo]))
             parts = int(min(np.ceil(cost[lo] / share), 0 if uni is None else uni.size))
             if parts >= 2:
-                for piece in np.array_split(uni, parts):
-                    out.append(Shard(len(out), lo, lo + 1, float(cost[lo]) / parts, piece))
+                for piece, frac in _slices(graph, uni, parts):
+                    out.append(Shard(len(out), lo, lo + 1, float(cost[lo]) * frac, piece))
             else:
                 out.append(Shard(len(out), lo, lo + 1, float(cost[lo])))
             lo += 1
@@ -163,6 +178,19 @@ def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
         out.append(Shard(len(out), lo, hi, acc))
         lo = hi
     return out
+
+
+def _slices(graph: Graph, uni: np.ndarray, parts: int) -> list[tuple[np.ndarray, float]]:
+    """``uni`` (a heavy root's depth-1 vertices, sorted) cut into at most ``parts``
+    contiguous, non-empty slices of about equal weight ``1 + degree``, each with its
+    share of the weight. A slice holding another hub is heavier than one of leaves:
+    equal counts put a root's hub neighbours, with most of its subtree, in one slice."""
+    w = 1.0 + graph.degree[uni].astype(np.float64)
+    cw = np.cumsum(w)
+    cuts = np.searchsorted(cw, cw[-1] * np.arange(1, parts) / parts, side="right")
+    bounds = np.unique(np.concatenate([[0], cuts, [uni.size]]))
+    return [(uni[a:b], float(cw[b - 1] - (cw[a - 1] if a else 0.0)) / float(cw[-1]))
+            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 def shard_plan(plan: Plan, shard: Shard) -> Plan:

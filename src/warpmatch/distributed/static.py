@@ -46,7 +46,7 @@ from ..graph import Graph
 from ..plan import Plan
 from .cluster import check_workers, require, worker_threads
 from .graphs import sent_as, ship_graph, ship_object, worker_graph, worker_object
-from .shards import SHARDS_PER_WORKER, Shard, cost_exponent, make_shards, shard_plan
+from .shards import Shard, cost_exponent, default_shards, make_shards, shard_plan
 
 __all__ = ["Job", "Output", "prepare", "count_jobs", "count_plan", "match_jobs", "match_plan",
            "write_dataset", "describe"]
@@ -109,7 +109,8 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
         The engine each worker runs: ``"auto"`` (the default) is the best the
         worker has (GPU if present, else CPU).
     shards : int, optional
-        Shards wanted. The default is :data:`.shards.SHARDS_PER_WORKER` per worker.
+        Shards wanted. The default is :func:`.shards.default_shards` (16 per worker,
+        at least 32).
     graph_path : str or os.PathLike, optional
         The ``.wmg`` file the graph was read from (workers map it themselves).
     out : Output, optional
@@ -120,7 +121,7 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
     t0 = time.perf_counter()
     facts = check_workers(client)
     n = len(facts)
-    parts = make_shards(graph, plan, int(shards) if shards else SHARDS_PER_WORKER * n)
+    parts = make_shards(graph, plan, int(shards) if shards else default_shards(n))
     spill = tempfile.mkdtemp(prefix="warpmatch-dask-") if parts else None
     try:
         handle = ship_graph(client, graph, graph_path) if parts else None
@@ -153,7 +154,7 @@ def describe(client: Any, graph: Graph, plan: Plan, shards: int | None = None) -
     require()
     facts = check_workers(client)
     n = len(facts)
-    want = int(shards) if shards else SHARDS_PER_WORKER * n
+    want = int(shards) if shards else default_shards(n)
     parts = make_shards(graph, plan, want)
     gpus = sum(1 for f in facts.values() if f.get("gpus"))
     lines = [f"Dask cluster {client.scheduler.address}: {n} worker{'s' * (n != 1)}"
