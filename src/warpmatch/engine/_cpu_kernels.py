@@ -190,6 +190,17 @@ def _fs_child_done(st, d, f, o_fs, o_pos, o_end):
         st[o_fs + d] = fd | f
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fs_counted(st, d, n, f_zero, o_fs, o_pos, o_end, o_found):
+    """Depth ``d``'s child was counted, not descended into: ``n`` matches (a match
+    found below), or none, failing by ``f_zero`` (a leaf group's or last depth's set)."""
+    if n > 0:
+        st[o_found] += 1
+        _fs_child_done(st, d, np.int64(-1), o_fs, o_pos, o_end)
+    else:
+        _fs_child_done(st, d, f_zero, o_fs, o_pos, o_end)
+
+
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
               ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, cap, count_only,
@@ -311,11 +322,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 if d == 0:
                     d = -1
                 elif use_fs:
-                    if n_grp > 0:
-                        st[o_found] += 1
-                        _fs_child_done(st, d, np.int64(-1), o_fs, o_pos, o_end)
-                    else:
-                        _fs_child_done(st, d, prog[o_failx], o_fs, o_pos, o_end)
+                    _fs_counted(st, d, n_grp, prog[o_failx], o_fs, o_pos, o_end, o_found)
                 continue
             # ---- initialise depth d: restriction bounds, generator, cursors
             lo_val = np.int64(0)
@@ -425,11 +432,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 if d == 0:
                     d = -1
                 elif use_fs:
-                    if n_last > 0:
-                        st[o_found] += 1
-                        _fs_child_done(st, d, np.int64(-1), o_fs, o_pos, o_end)
-                    else:
-                        _fs_child_done(st, d, prog[o_failx + 1], o_fs, o_pos, o_end)
+                    _fs_counted(st, d, n_last, prog[o_failx + 1], o_fs, o_pos, o_end, o_found)
                 continue
             st[o_pos + d] = s
             st[o_end + d] = e

@@ -2,10 +2,11 @@
 
 Map: the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
 (:func:`_in_leaf_set`) < the sets' sizes and overlaps (:func:`_leaf_pass` per leaf,
-:func:`_leaf_unmatch` for the matched vertices) < whether counting pays here (:func:`_leaf_worth`) < leaves of different vertices (:func:`_leaf_mixed`) <
-the group (:func:`_leaf_group`, called by :mod:`._cpu_kernels` at the group's first
-depth). Issue 21's counting without enumerating; :mod:`warpmatch.plan.leaves` says
-where a group is exact.
+:func:`_leaf_unmatch` for the matched vertices) < whether counting pays here, which
+also writes the leaves' parameters (:func:`_leaf_worth`) < leaves of different vertices
+(:func:`_leaf_mixed`) < the group (:func:`_leaf_group`; :mod:`._cpu_kernels` calls
+:func:`_leaf_worth`, then it, at the group's first depth). Issue 21's counting without
+enumerating; :mod:`warpmatch.plan.leaves` says where a group is exact.
 
 How it differs from the papers: none of them counts leaves from set sizes; this is
 exact inclusion-exclusion over the leaves' sets (labels, edge labels, candidate sets),
@@ -138,7 +139,8 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
     lengths. Tiny sets (a labeled query's refined leaves often have a handful of
     candidates) are enumerated: counting them cost 2.5-4x more (yeast
     ``query_sparse_16_1``). The threshold is the program's ``S_LEAFX``
-    (``engine.cpu.LEAF_WORTH``).
+    (``engine.cpu.LEAF_WORTH``). Writes the parameters of the leaves that
+    :func:`_leaf_group` reads (all of a mixed group's, the first of an alike one).
     """
     lb = _leaf_base(prog)
     j = k - d
@@ -166,13 +168,12 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
 
     All the overlaps ``s[mask] = |∩_{i in mask} S_i|`` come from one pass over each
     set (:func:`_leaf_pass`), then each matched vertex is tested against every leaf
-    once and taken out of the masks it is in (:func:`_leaf_unmatch`).
+    once and taken out of the masks it is in (:func:`_leaf_unmatch`). The leaves'
+    parameters are in the state row already (:func:`_leaf_worth`).
     """
     j = k - d
     lb = _leaf_base(prog)
     sb = lb + LEAF_W * 3                # s[mask] at st[sb + mask], mask 1..7
-    for i in range(j):
-        _leaf_fill(st, lb + LEAF_W * i, m0, d + i, prog)
     for mask in range(8):
         st[sb + mask] = 0
     for i in range(j):
@@ -195,14 +196,14 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     label and candidate set: the same for all of them) and that are not matched
     already; the ``j = k - d`` leaves take ``s (s-1) ... (s-j+1)`` injective values, or
     ``C(s, j)`` when the symmetry restrictions order them in a chain (one increasing
-    choice per subset).
+    choice per subset). Call it after :func:`_leaf_worth`, which writes the leaves'
+    parameters to the state row.
     """
     if prog[H_GRP_CHAIN] == 2:
         return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids)
     # the leaves are alike: s = |S| of the first less the matched ones
     lb = _leaf_base(prog)
     sb = lb + LEAF_W * 3
-    _leaf_fill(st, lb, m0, d, prog)
     st[sb + 1] = 0
     _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
     _leaf_unmatch(st, m0, d, lb, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)

@@ -62,13 +62,13 @@ FS_PRUNED = np.int64(1) << np.int64(62)
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 
+#: a counted leaf's parameters in the state row (``_leaf_fill``), three leaves at most
+LEAF_W = 6
+
+
 def state_width(k: int, nbn: int) -> int:
     """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
     return ST_HEAD + 8 * k + max(nbn, 1) + 2 + 3 * LEAF_W + 8
-
-
-#: a counted leaf's parameters in the state row (``_leaf_fill``), three leaves at most
-LEAF_W = 6
 
 
 #: the state row's last slot: how many depth scans a failing set ended

@@ -86,7 +86,7 @@ PREFETCH_AHEAD = 8
 def _find(start, deg, nbr, x, y):
     """``(position, found)`` of ``y`` in the sorted row of ``x`` (insert position if absent).
 
-    The binary search of ``engine._cpu_kernels._lower_bound``, written inline: this
+    The binary search of ``engine._cpu_prog._lower_bound``, written inline: this
     runs up to three times per update on the path whose every nanosecond shows
     (validation, insert, delete), and a version calling ``_lower_bound`` measured
     slower (hprd and yeast streams, one thread, 2-core machine, best of 30-40 runs:
