@@ -42,8 +42,9 @@ SHARDS_PER_WORKER = 16
 #: cut, not only the balance, sets the cost: on a 10^8-edge power-law graph (4 H200s)
 #: the GPU seconds summed over shards were lower with 33 shards than with 9 or 17 for
 #: most of STMatch's patterns (pattern 22: 4.99 s against 6.42 and 7.44; pattern 4:
-#: 6.51 against 7.34 and 8.42), since a shard of a few hubs leaves most of a GPU idle;
-#: and with 17 shards on 2 GPUs one shard took 41-62% of patterns 17, 20 and 22.
+#: 6.51 against 7.34 and 8.42; presumably a shard of a few hubs leaves most of a GPU
+#: idle, not measured), and with 17 shards on 2 GPUs one shard took 41-62% of patterns
+#: 17, 20 and 22.
 MIN_SHARDS = 32
 
 
