@@ -382,7 +382,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         times a second). The default, ``None``, has no limit.
     shards : int or None, optional
         With ``client``: the number of parts the search is cut into (the
-        default is 16 per worker, at least 32).
+        default is 8 per worker, at least 32).
     partitions, memory_budget
         As in :func:`count`.
 

@@ -125,7 +125,7 @@ def count_partitioned(client: Any, pg: Partitioned, plan: Plan,
     backend : str, optional
         The engine each worker runs. The default is ``"auto"``.
     shards : int, optional
-        Shards per search. The default is :mod:`.static`'s (16 per worker, at least 32).
+        Shards per search. The default is :mod:`.static`'s (8 per worker, at least 32).
     progress : callable, optional
         ``progress(shards done, shards)``, over all searches.
     stop : callable, optional

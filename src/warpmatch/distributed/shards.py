@@ -35,8 +35,14 @@ __all__ = ["Shard", "root_costs", "cost_exponent", "make_shards", "shard_plan",
            "default_shards", "SHARDS_PER_WORKER", "MIN_SHARDS"]
 
 #: shards per worker when the caller does not say: enough for work stealing to even out
-#: estimates that are off by a few times, few enough that per-task overhead stays small
-SHARDS_PER_WORKER = 16
+#: estimates that are off by a few times, few enough that per-task overhead stays small.
+#: Measured on 4 H200s (10^8-edge power-law graph, one run): 33 shards beat 66 on 7 of 8
+#: patterns of 2.7-8.7 s and tied on the 8th (square 1.65 s against 1.78, STMatch's
+#: pattern 4 1.84 against 2.17, pattern 22 1.78 against 1.78). The shards' GPU seconds
+#: summed grow with their number (square 5.65 s in 33, 5.85 in 66; pattern 4 6.47 and
+#: 6.94; which per-search cost grows was not measured), so past the point where shards
+#: balance, more of them only add cost.
+SHARDS_PER_WORKER = 8
 
 #: the fewest shards a search is cut into by default, whatever the cluster's size. The
 #: cut, not only the balance, sets the cost: on a 10^8-edge power-law graph (4 H200s)
@@ -106,7 +112,17 @@ def _cost_pass(deg, roots, e, cost, csum):  # pragma: no cover - compiled
 
 
 def cost_exponent(plan: Plan) -> int:
-    """The exponent of :func:`root_costs`: ``min(k - 1, 2)``."""
+    """The exponent of :func:`root_costs`: ``min(k - 1, 2)``.
+
+    Tried and not taken: 2.5 for GPU workers on queries of 5 or more vertices. On a
+    10^8-edge power-law graph (H200s, 33 shards), STMatch's patterns 4, 14, 17 and 22,
+    it cut the GPU's costliest shard (a few hubs) from 10.8-34% of the search to
+    5.8-14.2%, but 4 GPUs took 8-15% longer on patterns 4, 6, 11, 12 and 14 (two runs
+    on two 4-H200 hosts; the square, cut the same in both, 5% longer in the second)
+    and pattern 22 gained 2.6%; on the CPU engine (10^7 edges) it
+    made the run of ~10^6 low-degree roots the costliest shard (12.8-18% against
+    8.7-9.3%).
+    """
     return min(max(plan.k - 1, 0), 2)
 
 

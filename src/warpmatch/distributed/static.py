@@ -109,7 +109,7 @@ def prepare(client: Any, graph: Graph, plan: Plan, backend: str = "auto",
         The engine each worker runs: ``"auto"`` (the default) is the best the
         worker has (GPU if present, else CPU).
     shards : int, optional
-        Shards wanted. The default is :func:`.shards.default_shards` (16 per worker,
+        Shards wanted. The default is :func:`.shards.default_shards` (8 per worker,
         at least 32).
     graph_path : str or os.PathLike, optional
         The ``.wmg`` file the graph was read from (workers map it themselves).
