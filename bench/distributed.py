@@ -31,7 +31,9 @@ Examples
     python bench/distributed.py --edges 1e6 --patterns diamond,square --repeats 3
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,2,4 \\
         --patterns triangle,square,stmatch24 --time-limit 60    # a host with 4 GPUs
-    python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \
+    python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
+        --patterns square --variants 4:64,4:32x2   # and 4 GPUs with 64 shards, 2 threads each
+    python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \\
         --partition-patterns diamond,square          # also by 4 parts, on 1 and 2 workers
 
 With ``--partitions P`` the ``--partition-patterns`` are counted again by P parts (a partition
@@ -177,7 +179,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="one dask-cuda worker per GPU; the gpu engine here and there")
     ap.add_argument("--backend", default=None, help="engine (cpu; gpu with --gpu)")
     ap.add_argument("--shards-per-worker", type=int, default=None,
-                    help="shards per worker (warpmatch's default: 16, at least 32 in all)")
+                    help="shards per worker (warpmatch's default: 8, at least 32 in all)")
+    ap.add_argument("--variants", default="",
+                    help="more cluster runs of the same patterns, each N:S or N:SxT (N workers, "
+                         "S shards, T threads per worker; with --gpu and T > 1 CuPy's "
+                         "per-thread default stream, so a worker's T shards share its GPU): "
+                         "e.g. 4:32,4:64,4:32x2 (none)")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs per cell (median)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds for a direct count; a pattern past it is not run on clusters")
@@ -199,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     backend = args.backend or ("gpu" if args.gpu else "cpu")
     sizes = sorted({int(x) for x in args.workers.split(",") if x.strip()} | {1})
+    variants = [_variant(v) for v in args.variants.split(",") if v.strip()]
 
     import logging
 
@@ -269,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         if spats:
             bench_stream(args, g, spats, sizes, backend, res, save)
         if args.gpu and pats:
-            precompile_gpu(g, pats, [nshards(n) for n in sizes])
+            precompile_gpu(g, pats, [nshards(n) for n in sizes] + [v[1] for v in variants])
         wm.count(g, "triangle", backend=backend)    # load the graph and kernels here
         for name, q in pats:
             res["direct"][name] = timed(lambda: wm.count_result(
@@ -318,12 +326,20 @@ def main(argv: list[str] | None = None) -> int:
                           f"{brief(res['part_clusters'][n][name])}", file=sys.stderr, flush=True)
                     save()
                 client.cluster.close()
+        res["variants"] = {}
+        for n, shards, threads in variants if pats else []:
+            label = f"{n}:{shards}x{threads}"
+            res["variants"][label] = run_variant(args, g, pats, n, shards, threads, backend,
+                                                 res["direct"], timed, brief)
+            save()
     except (_Stopped, KeyboardInterrupt) as exc:
         print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
               file=sys.stderr, flush=True)
         res["stopped_early"] = True
     save()
     bad = print_table(res, [n for n, _ in pats], sizes) if pats else 0
+    if res.get("variants"):
+        bad |= print_variants(res, [n for n, _ in pats])
     if ppats:
         bad |= print_table(res, [n for n, _ in ppats], sizes, "part_direct", "part_clusters",
                            reference=res["direct"])
@@ -406,6 +422,83 @@ def bench_stream(args, g, spats: list, sizes: list[int], backend: str, res: dict
                 print(f"# stream {n} worker(s) {name}: {r}", file=sys.stderr, flush=True)
                 save()
             client.cluster.close()
+
+
+def _variant(text: str) -> tuple[int, int, int]:
+    """``"N:S"`` or ``"N:SxT"`` as ``(workers, shards, threads per worker)``."""
+    try:
+        n, rest = text.strip().split(":")
+        shards, _, threads = rest.partition("x")
+        out = (int(n), int(shards), int(threads or 1))
+    except ValueError:
+        raise SystemExit(f"--variants: {text!r} is not N:S or N:SxT (e.g. 4:32x2)") from None
+    if min(out) < 1:
+        raise SystemExit(f"--variants: {text!r}: every number must be at least 1")
+    return out
+
+
+def run_variant(args, g, pats: list, n: int, shards: int, threads: int, backend: str,
+                direct: dict, timed, brief) -> dict:
+    """Every pattern (that finished directly) on a cluster of ``n`` workers of ``threads``
+    threads each, cut into ``shards``."""
+    import logging
+
+    import warpmatch as wm
+    from warpmatch.distributed import local_cluster
+    kw: dict = {"gpu": True} if args.gpu else {}
+    if threads > 1:
+        kw["threads_per_worker"] = threads
+    # a worker's threads each run a shard on CuPy's default stream: per thread, or the
+    # legacy stream would serialize them (the workers inherit the variable when spawned)
+    old = os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM")
+    if args.gpu and threads > 1:
+        os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"
+    out: dict = {}
+    try:
+        t = time.perf_counter()
+        with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
+            wm.count(g, "triangle", backend=backend, client=client)   # warm-up
+            print(f"# variant {n}:{shards}x{threads} started and warm in "
+                  f"{time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+            for name, q in pats:
+                if direct[name]["partial"]:
+                    continue
+                out[name] = timed(lambda: wm.count_result(
+                    g, q, backend=backend, client=client, shards=shards))
+                print(f"# variant {n}:{shards}x{threads} {name}: {brief(out[name])}",
+                      file=sys.stderr, flush=True)
+            client.cluster.close()
+    finally:
+        if old is None:
+            os.environ.pop("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM", None)
+        else:
+            os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = old
+    return out
+
+
+def print_variants(res: dict, names: list[str]) -> int:
+    """Seconds of each ``--variants`` run and its speed-up over the default 1-worker run;
+    1 if any count differs from the direct one."""
+    labels = list(res["variants"])
+    head = ["pattern", "1w s"] + [f"{v} s" for v in labels] + [f"1w/{v}" for v in labels] + \
+        ["check"]
+    print("\nvariants (N:SxT = N workers, S shards, T threads per worker)")
+    print("| " + " | ".join(head) + " |")
+    print("|---" * len(head) + "|")
+    bad = 0
+    for name in names:
+        one = res["clusters"].get(1, {}).get(name)
+        cells = [res["variants"][v].get(name) for v in labels]
+        if all(c is None for c in cells):
+            continue
+        ok = all(c is None or c["count"] == res["direct"][name]["count"] for c in cells)
+        bad += not ok
+        t1 = one["s"] if one else None
+        row = [name, f"{t1:.3f}" if t1 else "-"] + [f"{c['s']:.3f}" if c else "-" for c in cells]
+        row += [f"{t1 / c['s']:.2f}x" if c and t1 else "-" for c in cells]
+        row.append("ok" if ok else "MISMATCH")
+        print("| " + " | ".join(row) + " |")
+    return 1 if bad else 0
 
 
 def print_stream_table(res: dict, names: list[str], sizes: list[int]) -> int:
