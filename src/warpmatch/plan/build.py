@@ -219,8 +219,8 @@ def build_plan(
             u = int(vorder[i])
             ids = cand[u]
             if i == 0:
-                if ids is None:
-                    ids = np.flatnonzero(ldf(u)).astype(itype)
+                if ids is None:     # (int64 here: the one copy below makes it itype)
+                    ids = np.flatnonzero(ldf(u))
                 slices.append(ids)
             elif u in anchor_sets:
                 restricted[i] = True
@@ -233,7 +233,12 @@ def build_plan(
                 slices.append(empty_ids)
     cand_ptr = np.zeros(k + 1, dtype=np.int64)
     cand_ptr[1:] = np.cumsum([s.size for s in slices])
-    cand_ids = np.ascontiguousarray(np.concatenate(slices).astype(itype, copy=False))
+    # one copy of the (possibly 10^7) roots at most: none where they are the only set and
+    # already of the graph's id type
+    if all(s.size == 0 for s in slices[1:]) and slices[0].dtype == itype:
+        cand_ids = np.ascontiguousarray(slices[0])
+    else:
+        cand_ids = np.concatenate(slices, dtype=itype, casting="same_kind")
 
     return Plan(
         k=k,
