@@ -22,8 +22,11 @@ and not run on the clusters.
 
 Prints a markdown table: seconds of each, ``N/1`` = 1-worker time / N-worker time (the
 speed-up of more workers), ``1w/direct`` = 1-worker time / direct time (the overhead of going
-through Dask), and ``slowest`` = the largest share of the search seconds that one worker of
-the largest cluster spent (``1/N`` is perfect balance). Every number also goes to ``--json``.
+through Dask), ``slowest`` = the largest share of the search seconds that one worker of
+the largest cluster spent (``1/N`` is perfect balance), and its ``lead / tail``: seconds from
+the call's start to its first shard's (planning, cutting, shipping, scheduling), and how long
+the first worker out of shards waited for the last shard to end (from the shards' wall-clock
+times). Every number also goes to ``--json``.
 
 Examples
 --------
@@ -244,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         # the plan, are part of what a user waits for
         r, secs = None, []
         for _ in range(max(1, args.repeats)):
-            t = time.perf_counter()
+            t, wall = time.perf_counter(), time.time()
             r = fn()
             secs.append(time.perf_counter() - t)
             if r.partial:
@@ -252,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         d = r.distributed or {}
         ws = d.get("worker_seconds") or {}
         ss = d.get("shard_stats") or []
-        return {"count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
+        return {**timeline(ss, wall, wall + secs[-1]), "count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
                 "shards": d.get("shards"), "engine": r.backend,
                 "slowest": (max(ws.values()) / sum(ws.values())) if ws and
                 sum(ws.values()) > 0 else None,
@@ -424,6 +427,23 @@ def bench_stream(args, g, spats: list, sizes: list[int], backend: str, res: dict
             client.cluster.close()
 
 
+def timeline(ss: list[dict], call_start: float, call_end: float) -> dict:
+    """Where a cluster call's wall time went, from its shards' ``start``/``end``: before
+    the first shard started (``lead_s``: planning, cutting, shipping, scheduling), the
+    workers' idle time at the end (``tail_s``: the first worker to run out of shards
+    waited this long for the last), and after the last shard (``drain_s``). Empty
+    without shards or times (the direct call)."""
+    ss = [x for x in ss if "start" in x and "end" in x]
+    if not ss:
+        return {}
+    last: dict[str, float] = {}
+    for x in ss:
+        last[x["worker"]] = max(last.get(x["worker"], 0.0), x["end"])
+    end = max(last.values())
+    return {"lead_s": min(x["start"] for x in ss) - call_start,
+            "tail_s": end - min(last.values()), "drain_s": call_end - end}
+
+
 def _variant(text: str) -> tuple[int, int, int]:
     """``"N:S"`` or ``"N:SxT"`` as ``(workers, shards, threads per worker)``."""
     try:
@@ -536,7 +556,8 @@ def print_table(res: dict, names: list[str], sizes: list[int], direct: str = "di
     from the in-memory direct count in ``reference`` where it finished)."""
     big = max(sizes)
     head = ["pattern", "count", "direct s"] + [f"{n}w s" for n in sizes] + \
-        [f"{n}/1" for n in sizes if n > 1] + ["1w/direct", f"slowest of {big}", "check"]
+        [f"{n}/1" for n in sizes if n > 1] + ["1w/direct", f"slowest of {big}",
+                                              f"lead / tail s of {big}", "check"]
     print(f"\n{res['graph']}; backend {res['backend']}; {res.get('device', '')} "
           f"{res['cores']} cores")
     if direct != "direct":
@@ -566,6 +587,8 @@ def print_table(res: dict, names: list[str], sizes: list[int], direct: str = "di
         row.append(f"{t1 / d['s']:.2f}" if t1 else "-")
         sl = cells[-1]["slowest"] if cells[-1] else None
         row.append(f"{sl:.2f}" if sl is not None else "-")
+        c = cells[-1] or {}
+        row.append(f"{c['lead_s']:.2f} / {c['tail_s']:.2f}" if "lead_s" in c else "-")
         row.append("ok" if ok else "MISMATCH")
         print("| " + " | ".join(row) + " |")
     return 1 if bad else 0

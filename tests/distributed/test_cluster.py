@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import networkx as nx
 import numpy as np
@@ -72,8 +73,15 @@ def test_real_graph_from_a_wmg_file_is_mapped_by_the_workers(client, data_path, 
         assert r.distributed["graph_sent"] == "file"
         assert r.count == wm.count(g, q, backend="cpu")
     mapped = wm.read_graph(path)            # a memory-mapped graph travels as its file
+    t0 = time.time()
     r = wm.count_result(mapped, "square", client=client, shards=40)
+    t1 = time.time()
     assert r.distributed["graph_sent"] == "file" and r.distributed["shards"] >= 30
+    ss = r.distributed["shard_stats"]
+    assert len(ss) == r.distributed["shards"]
+    # each shard's timeline lies within the call (one host: the workers share its clock)
+    assert all(t0 <= x["start"] <= x["end"] <= t1 for x in ss)
+    assert all(x["end"] - x["start"] >= x["count_s"] - 1e-5 for x in ss)   # (rounding)
     assert r.count == wm.count(g, "square", backend="cpu")
 
 

@@ -236,6 +236,7 @@ _ENGINE_STATS = ("compile_s", "bfs_s", "search_s", "pool_size", "pool_depth", "l
 def _count_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
                 threads: dict[str, int]) -> tuple[int, int, float, str, str, dict]:
     from distributed import get_worker
+    start = time.time()
     t0 = time.perf_counter()
     engine, g, p, t = _engine_and_plan(graph_handle, plan, shard, backend, threads)
     t1 = time.perf_counter()
@@ -243,7 +244,10 @@ def _count_task(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
         raw = int(engine.count(g, p))
     t2 = time.perf_counter()
     es = getattr(engine, "last_stats", None) or {}
+    # wall-clock start and end (seconds since the epoch): a run's timeline, to see which
+    # worker idled while which shard finished (comparable across workers of one host)
     stats = {"setup_s": round(t1 - t0, 6), "count_s": round(t2 - t1, 6),
+             "start": round(start, 6), "end": round(start + (t2 - t0), 6),
              **{k: es[k] for k in _ENGINE_STATS if k in es}}
     return shard.index, raw, t2 - t1, get_worker().address, engine.name, stats
 
@@ -354,7 +358,9 @@ def count_jobs(jobs: Sequence[Job], progress: Progress | None = None,
         lower bound). Each ``job.stats`` gets the seconds each worker counted
         and the engines that ran, and ``shard_stats``: per shard (in shard
         order) its worker, roots, estimated cost, raw count, seconds of setup
-        (graph, plan) and of counting, and what the engine reports of its own run.
+        (graph, plan) and of counting, its wall-clock ``start`` and ``end`` (seconds
+        since the epoch, on its worker's clock), and what the engine reports of its own
+        run.
     """
     distributed = require()
     total = sum(len(job.shards) for job in jobs)
