@@ -255,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         d = r.distributed or {}
         ws = d.get("worker_seconds") or {}
         ss = d.get("shard_stats") or []
-        return {**timeline(ss, wall, wall + secs[-1]), "count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
+        return {"count": int(r.count), "s": statistics.median(secs), "partial": r.partial,
+                # the last call's timeline (the shard stats are that call's)
+                **timeline(ss, wall, wall + secs[-1]),
                 "shards": d.get("shards"), "engine": r.backend,
                 "slowest": (max(ws.values()) / sum(ws.values())) if ws and
                 sum(ws.values()) > 0 else None,

@@ -119,9 +119,9 @@ def cost_exponent(plan: Plan) -> int:
     it cut the GPU's costliest shard (a few hubs) from 10.8-34% of the search to
     5.8-14.2%, but 4 GPUs took 8-15% longer on patterns 4, 6, 11, 12 and 14 (two runs
     on two 4-H200 hosts; the square, cut the same in both, 5% longer in the second)
-    and pattern 22 gained 2.6%; on the CPU engine (10^7 edges) it
-    made the run of ~10^6 low-degree roots the costliest shard (12.8-18% against
-    8.7-9.3%).
+    and pattern 22 gained 2.6%; on the CPU engine (10^7 edges) it made the run of
+    ~10^6 low-degree roots the costliest shard (12.8-18% against 8.7-9.3%).
+    ``bench/shard_cuts.py`` measures a cut shard by shard.
     """
     return min(max(plan.k - 1, 0), 2)
 
