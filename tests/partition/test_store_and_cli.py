@@ -47,9 +47,16 @@ def test_directory_round_trip_reuses_the_parts(g: Graph, tmp_path: Path) -> None
     mem = np.concatenate(list(wm.match(g, "triangle", mode="subgraphs")))
     assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, mem.tolist()))
     assert rows.min() >= 7         # the file's ids, as in memory
-    # the cut and the boundary come from the directory, not from a pass over the edges
+    # the cut, the boundary and the parts' bytes come from the directory, not from a pass
+    # over the edges
     again = Partitioned.open(out)
     assert again._cut == pg.cut_edges and np.array_equal(again._boundary, pg.boundary)
+    assert again._bytes is not None and np.array_equal(again.part_bytes(), pg.part_bytes())
+    man = json.loads((out / "manifest.json").read_text())
+    man["part_info"] = man["part_info"][:-1]
+    (out / "manifest.json").write_text(json.dumps(man))
+    with pytest.raises(InputFormatError, match="lists 4 parts' sizes for 5 parts"):
+        Partitioned.open(out)
 
 
 @pytest.mark.parametrize("parts", [1, 3, 17])
