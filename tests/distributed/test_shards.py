@@ -28,8 +28,8 @@ DIRECTED = ["a->b", "a->b, b->c, c->a", "a->b, a->c, b->c", "a:1->b, b->c, c->d"
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), directed=st.booleans(), parts=st.integers(1, 40),
        which=st.integers(0, 100), mode=st.sampled_from(["embeddings", "subgraphs"]),
-       induced=st.booleans())
-def test_shards_partition_the_search(seed, directed, parts, which, mode, induced):
+       induced=st.booleans(), hub=st.sampled_from([1.0, 4.0, 16.0]))
+def test_shards_partition_the_search(seed, directed, parts, which, mode, induced, hub):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 40))
     m = int(rng.integers(n, 4 * n))
@@ -48,7 +48,7 @@ def test_shards_partition_the_search(seed, directed, parts, which, mode, induced
         plan = build_plan(g, q, mode=mode, induced=induced, purpose=purpose)
         if plan.empty_reason is not None:
             continue
-        shards = make_shards(g, plan, parts)
+        shards = make_shards(g, plan, parts, hub=hub)
         roots = np.concatenate([plan.roots[s.lo:s.hi] for s in shards if s.depth1 is None]
                                + [plan.roots[s.lo:s.hi] for s in shards
                                   if s.depth1 is not None])
@@ -71,6 +71,10 @@ def test_a_hub_is_split_at_depth_one_and_counts_stay_exact():
         split = [s for s in shards if s.depth1 is not None]
         if plan.roots.size and int(np.diff(graph.indptr)[plan.roots].max()) > 50:
             assert len(split) >= 2            # the hub's subtree is cut into pieces
+            finer = make_shards(graph, plan, 16, hub=8)
+            assert sum(s.depth1 is not None for s in finer) > len(split)
+            assert sum(eng.count(graph, shard_plan(plan, s)) for s in finer) == \
+                eng.count(graph, plan)
         assert sum(eng.count(graph, shard_plan(plan, s)) for s in shards) == \
             eng.count(graph, plan)
 

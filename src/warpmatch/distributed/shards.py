@@ -145,7 +145,7 @@ def _depth1_universe(graph: Graph, plan: Plan, root: int) -> np.ndarray | None:
     return u.astype(plan.cand_ids.dtype, copy=False)
 
 
-def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
+def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0) -> list[Shard]:
     """Cut ``plan``'s search into about ``shards`` parts of similar estimated cost.
 
     Parameters
@@ -156,6 +156,12 @@ def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
     shards : int
         The number of parts wanted (at least 1). Fewer come back when there
         are fewer roots; a few more when heavy roots are split.
+    hub : float, optional
+        A root whose estimate exceeds ``1 / hub`` of a shard's is cut apart: its
+        own shards, split at depth 1 into pieces of about that estimate. The
+        default, 1, cuts apart only roots heavier than a whole shard; more cuts
+        hubs finer where the estimate undercounts them (an experiment's knob:
+        ``bench/shard_cuts.py --hubs``; nothing else sets it).
 
     Returns
     -------
@@ -168,15 +174,16 @@ def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
     cost, csum = _costs(graph, plan)
     total = float(csum[-1])
     share = total / max(1, int(shards))
+    limit = share / max(1.0, float(hub))
     out: list[Shard] = []
     lo = 0
     acc = 0.0
     while lo < nroots:
         base = csum[lo - 1] if lo else 0.0
-        if cost[lo] > share:
+        if cost[lo] > limit:
             # a heavy root: its own shard, or several if depth 1 can be split
             uni = _depth1_universe(graph, plan, int(plan.roots[lo]))
-            parts = int(min(np.ceil(cost[lo] / share), 0 if uni is None else uni.size))
+            parts = int(min(np.ceil(cost[lo] / limit), 0 if uni is None else uni.size))
             if parts >= 2:
                 for piece, frac in _slices(graph, uni, parts):
                     out.append(Shard(len(out), lo, lo + 1, float(cost[lo]) * frac, piece))
@@ -188,7 +195,7 @@ def make_shards(graph: Graph, plan: Plan, shards: int) -> list[Shard]:
         # stopping before the next heavy root
         hi = int(np.searchsorted(csum, base + share, side="right"))
         hi = max(hi, lo + 1)
-        heavy = np.flatnonzero(cost[lo:hi] > share)
+        heavy = np.flatnonzero(cost[lo:hi] > limit)
         if heavy.size:
             hi = lo + int(heavy[0])
         acc = float(csum[hi - 1] - base)
