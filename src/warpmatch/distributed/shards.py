@@ -161,7 +161,7 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0) -> list
         own shards, split at depth 1 into pieces of about that estimate. The
         default, 1, cuts apart only roots heavier than a whole shard; more cuts
         hubs finer where the estimate undercounts them (an experiment's knob:
-        ``bench/shard_cuts.py --hubs``; nothing else sets it).
+        ``bench/shard_cuts.py --hubs``; nothing else sets it). Below 1 counts as 1.
 
     Returns
     -------
