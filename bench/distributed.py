@@ -275,6 +275,17 @@ def main(argv: list[str] | None = None) -> int:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
                 if k not in ("shard_stats", "per_search")}
 
+    def count_on(client, graph, plist: list, direct: dict, shards: int, tag: str,
+                 into: dict) -> None:
+        # each pattern whose direct count finished, timed on the cluster into ``into``
+        for name, q in plist:
+            if direct[name]["partial"]:
+                continue
+            into[name] = timed(lambda: wm.count_result(
+                graph, q, backend=backend, client=client, shards=shards))
+            print(f"# {tag} {name}: {brief(into[name])}", file=sys.stderr, flush=True)
+            save()
+
     spats = queries(args.stream_patterns) if args.stream_patterns else []
     ppats = queries(args.partition_patterns) if args.partitions else []
     parted = None
@@ -282,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         if spats:
             bench_stream(args, g, spats, sizes, backend, res, save)
         if args.gpu and pats:
-            precompile_gpu(g, pats, [nshards(n) for n in sizes] + [v[1] for v in variants])
+            precompile_gpu(g, pats, sorted({nshards(n) for n in sizes} | {v[1] for v in variants}))
         wm.count(g, "triangle", backend=backend)    # load the graph and kernels here
         for name, q in pats:
             res["direct"][name] = timed(lambda: wm.count_result(
@@ -311,32 +322,21 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"# cluster of {n} started and warm in {time.perf_counter() - t:.1f} s"
                       f" ({client.dashboard_link})", file=sys.stderr, flush=True)
                 res["clusters"][n] = {}
-                for name, q in pats:
-                    if res["direct"][name]["partial"]:
-                        continue
-                    res["clusters"][n][name] = timed(lambda: wm.count_result(
-                        g, q, backend=backend, client=client, shards=nshards(n)))
-                    print(f"# {n} worker(s) {name}: {brief(res['clusters'][n][name])}",
-                          file=sys.stderr, flush=True)
-                    save()
+                count_on(client, g, pats, res["direct"], nshards(n), f"{n} worker(s)",
+                         res["clusters"][n])
                 res["part_clusters"][n] = {}
                 if ppats:       # each worker maps the part files once, as the graph above
                     wm.count(parted, "triangle", backend=backend, client=client)
-                for name, q in ppats:
-                    if res["part_direct"][name]["partial"]:
-                        continue
-                    res["part_clusters"][n][name] = timed(lambda: wm.count_result(
-                        parted, q, backend=backend, client=client, shards=nshards(n)))
-                    print(f"# {n} worker(s) by parts {name}: "
-                          f"{brief(res['part_clusters'][n][name])}", file=sys.stderr, flush=True)
-                    save()
+                count_on(client, parted, ppats, res["part_direct"], nshards(n),
+                         f"{n} worker(s) by parts", res["part_clusters"][n])
                 client.cluster.close()
         res["variants"] = {}
         for n, shards, threads in variants if pats else []:
             label = f"{n}:{shards}x{threads}"
-            res["variants"][label] = run_variant(args, g, pats, n, shards, threads, backend,
-                                                 res["direct"], timed, brief)
-            save()
+            res["variants"][label] = {}
+            run_variant(args, g, n, threads, backend,
+                        lambda client: count_on(client, g, pats, res["direct"], shards,
+                                                f"variant {label}", res["variants"][label]))
     except (_Stopped, KeyboardInterrupt) as exc:
         print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
               file=sys.stderr, flush=True)
@@ -459,10 +459,8 @@ def _variant(text: str) -> tuple[int, int, int]:
     return out
 
 
-def run_variant(args, g, pats: list, n: int, shards: int, threads: int, backend: str,
-                direct: dict, timed, brief) -> dict:
-    """Every pattern (that finished directly) on a cluster of ``n`` workers of ``threads``
-    threads each, cut into ``shards``."""
+def run_variant(args, g, n: int, threads: int, backend: str, run) -> None:
+    """``run(client)`` on a warm cluster of ``n`` workers of ``threads`` threads each."""
     import logging
 
     import warpmatch as wm
@@ -475,27 +473,19 @@ def run_variant(args, g, pats: list, n: int, shards: int, threads: int, backend:
     old = os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM")
     if args.gpu and threads > 1:
         os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"
-    out: dict = {}
     try:
         t = time.perf_counter()
         with local_cluster(workers=n, silence_logs=logging.ERROR, **kw) as client:
             wm.count(g, "triangle", backend=backend, client=client)   # warm-up
-            print(f"# variant {n}:{shards}x{threads} started and warm in "
+            print(f"# cluster of {n} x {threads} threads started and warm in "
                   f"{time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-            for name, q in pats:
-                if direct[name]["partial"]:
-                    continue
-                out[name] = timed(lambda: wm.count_result(
-                    g, q, backend=backend, client=client, shards=shards))
-                print(f"# variant {n}:{shards}x{threads} {name}: {brief(out[name])}",
-                      file=sys.stderr, flush=True)
+            run(client)
             client.cluster.close()
     finally:
         if old is None:
             os.environ.pop("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM", None)
         else:
             os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = old
-    return out
 
 
 def print_variants(res: dict, names: list[str]) -> int:
