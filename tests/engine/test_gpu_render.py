@@ -190,3 +190,36 @@ def test_generic_table_holds_the_plan():
             assert tuple(row[R._bn(k, t):R._bn(k, t) + 3]) == bn
         for t, res in enumerate(s.res):
             assert tuple(row[R._res(k, t):R._res(k, t) + 2]) == res
+
+
+@pytest.mark.parametrize("pattern", ["diamond", "tailed-triangle", "house"])
+def test_memo_keys_on_the_structure_not_the_candidates(pattern):
+    """A shard's plan (other roots, same structure) reuses what was derived from the whole
+    plan; a plan whose structure differs (a restricted depth 1, an edge label) does not,
+    and what the memo returns is what a fresh render gives."""
+    import numpy as np
+
+    from warpmatch.engine.gpu import render as R
+    from warpmatch.engine.gpu import render_generic as RG
+    from warpmatch.engine.gpu.engine import GpuEngine
+    from warpmatch.engine.gpu.source import build_source, module_source, warps_per_block
+    g = _graph()
+    plan = build_plan(g, get_pattern(pattern), purpose="count")
+    shard = plan.with_candidates({0: plan.roots[:2]})
+    assert R.plan_structure(shard) == R.plan_structure(plan)
+    assert R.depth_specs(shard) is R.depth_specs(plan)
+    assert R.plan_signature(shard) == R.plan_signature(plan)
+    sliced = plan.with_candidates({1: np.array([1, 2], dtype=plan.cand_ids.dtype)})
+    assert R.plan_structure(sliced) != R.plan_structure(plan)
+    assert R.plan_signature(sliced) != R.plan_signature(plan)
+    assert R.depth_specs(sliced)[1].restricted and not R.depth_specs(plan)[1].restricted
+    eng = GpuEngine()
+    for p in (plan, shard, sliced):
+        for generic in (False, True):
+            fresh = build_source(p, eng.model, warps=warps_per_block(p, eng.model, generic),
+                                 batch=eng.batch, steal=eng.steal, profile=eng.profile,
+                                 generic=generic)
+            assert module_source(eng, p, False, generic) == fresh
+        tab = RG.generic_table(p)
+        assert not tab.flags.writeable
+        assert np.array_equal(tab, RG._generic_table(p))

@@ -139,6 +139,18 @@ def cuda_available(device: int = 0) -> tuple[bool, str]:
     return True, ""
 
 
+_PROPS: dict[int, dict] = {}
+
+
+def device_properties(cp: Any, device: int) -> dict:
+    """``cudaGetDeviceProperties`` of ``device``, asked once per process: the call takes
+    about a millisecond, as long as a small search."""
+    props = _PROPS.get(device)
+    if props is None:
+        props = _PROPS[device] = dict(cp.cuda.runtime.getDeviceProperties(device))
+    return props
+
+
 def resident_blocks(cp: Any, fn: Any, threads: int, sms: int) -> int:
     """Blocks of ``threads`` threads of kernel ``fn`` (a ``cupy.RawKernel``) that the
     device runs at once: the occupancy calculator's blocks per SM times the SMs."""
@@ -391,7 +403,7 @@ class _Run:
         if self.trivially_empty:
             return
         cp.cuda.Device(eng.device).use()
-        self.props = cp.cuda.runtime.getDeviceProperties(eng.device)
+        self.props = device_properties(cp, eng.device)
         self.sms = int(self.props["multiProcessorCount"])
         total_mem = int(self.props["totalGlobalMem"])
         self.budget = (int(eng.memory_budget_bytes) if eng.memory_budget_bytes is not None
@@ -431,13 +443,10 @@ class _Run:
                                               if eng.model == "fine" else 20 * self.k)
         self.stats["warps_per_block"] = self.warps_per_block
         self.mod = self._module()
-        self.deadline = 0
-        # the device clock (ns) against the host's, for deadlines set from the host
-        clock = cp.zeros(1, dtype=cp.uint64)
-        self._fn("wm_clock")((1,), (1,), (clock,))
-        self.clock0, self.host0 = int(clock.get()[0]), time.perf_counter()
-        if eng.time_limit_s is not None:
-            self.deadline = self.clock0 + int(eng.time_limit_s * 1e9)
+        # the device clock against the host's, read at the first DFS launch (a search
+        # that ends in its BFS phase needs neither it nor the round trip)
+        self.clock0: int | None = None
+        self.host0 = 0.0
         self.aborted = False
 
     # ------------------------------------------------------------- modules
@@ -526,7 +535,8 @@ class _Run:
         """Filter the roots and expand breadth-first up to the pool threshold."""
         cp = self.cp
         t = time.perf_counter()
-        roots = cp.asarray(self.plan.roots, dtype=cp.int32)
+        # the roots are depth 0's candidate set, already on the device
+        roots = self.cand_ids[int(self.plan.cand_ptr[0]):int(self.plan.cand_ptr[1])]
         pool = roots.reshape(-1, 1)
         if roots.size:
             flag = cp.empty(roots.size, dtype=cp.uint8)
@@ -600,8 +610,22 @@ class _Run:
         return resident_blocks(self.cp, fn, self.warps_per_block * 32, self.sms)
 
     def _device_now(self) -> int:
-        """The device clock now (ns), from the host's (no device round trip)."""
+        """The device clock now (ns), from the host's (one device round trip per run, at
+        its first call)."""
+        if self.clock0 is None:
+            clock = self.cp.zeros(1, dtype=self.cp.uint64)
+            self._fn("wm_clock")((1,), (1,), (clock,))
+            self.clock0, self.host0 = int(clock.get()[0]), time.perf_counter()
         return self.clock0 + int((time.perf_counter() - self.host0) * 1e9)
+
+    @property
+    def deadline(self) -> int:
+        """The run's time limit on the device clock (ns; 0: none), counted from the run's
+        start."""
+        if self.eng.time_limit_s is None:
+            return 0
+        left = self.eng.time_limit_s - (time.perf_counter() - self.t0)
+        return max(1, self._device_now() + int(left * 1e9))
 
     def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0,
              max_s: float | None = None, fetch_s: float | None = None

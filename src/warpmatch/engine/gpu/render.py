@@ -35,11 +35,19 @@ registers and is never indexed at run time. Dispatchers ``wm_stack_task``
 model) switch on the run-time depth.
 
 The rendered text depends only on the plan's structure, not on the data graph
-or the candidate arrays (read from device memory), so it is the cache key.
+or the candidate arrays (read from device memory), so it is the cache key; what
+is derived from the structure (:func:`depth_specs`, :func:`plan_signature`, the
+generic module's table) is computed once per structure (:func:`memo`): a search
+cut into shards, each a new Plan of the same structure, renders nothing again.
 """
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
 
 from ...plan.plan import Plan
 
@@ -60,8 +68,60 @@ class DepthSpec:
     restricted: bool
 
 
+#: the plan fields the rendered source is made of (with ``k``, ``directed`` and rule 8's
+#: presence and prime edge): what :func:`plan_structure` keys on
+_STRUCTURE_FIELDS = ("vlabel", "min_out_deg", "min_in_deg", "bn_ptr", "bn_pos", "bn_dir",
+                     "bn_elabel", "na_ptr", "na_pos", "na_dir", "res_ptr", "res_pos",
+                     "res_sign", "cand_restricted")
+#: structures whose derived facts are kept (least recently used dropped first)
+_MEMO_MAX = 64
+_MEMO: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
+#: each live plan's key (plans are immutable): computed once per plan object
+_KEYS: "weakref.WeakKeyDictionary[Plan, tuple]" = weakref.WeakKeyDictionary()
+
+
+def plan_structure(plan: Plan) -> tuple:
+    """A hashable key of everything in ``plan`` that its rendered source depends on (not
+    its candidate sets or roots): plans with equal keys render the same text."""
+    key = _KEYS.get(plan)
+    if key is None:
+        parts: list[Any] = [int(plan.k), bool(plan.directed), plan.cut_part is None,
+                            int(plan.cut_prime)]
+        for name in _STRUCTURE_FIELDS:
+            a = np.asarray(getattr(plan, name))
+            parts.append((a.dtype.str, a.tobytes()))
+        key = _KEYS[plan] = tuple(parts)
+    return key
+
+
+def memo(plan: Plan, what: str, make: Callable[[], Any]) -> Any:
+    """``make()``, computed once per plan structure (:func:`plan_structure`) and ``what``.
+
+    The GPU engine derives per-depth constants, a source signature and the generic
+    module's table from every plan it runs; each costs about a millisecond in Python, as
+    much as a small search, and a Dask worker runs many plans of one structure (one per
+    shard). The results must not be mutated by callers.
+    """
+    key = plan_structure(plan)
+    ent = _MEMO.get(key)
+    if ent is None:
+        ent = _MEMO[key] = {}
+        if len(_MEMO) > _MEMO_MAX:
+            _MEMO.popitem(last=False)
+    else:
+        _MEMO.move_to_end(key)
+    if what not in ent:
+        ent[what] = make()
+    return ent[what]
+
+
 def depth_specs(plan: Plan) -> list[DepthSpec]:
-    """Per-depth constants of ``plan`` (see the Plan docstring, rules 1-7)."""
+    """Per-depth constants of ``plan`` (see the Plan docstring, rules 1-7); computed once
+    per plan structure (do not mutate the list)."""
+    return memo(plan, "specs", lambda: _depth_specs(plan))
+
+
+def _depth_specs(plan: Plan) -> list[DepthSpec]:
     specs = []
     for d in range(plan.k):
         b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
@@ -174,10 +234,16 @@ def trims(s: DepthSpec) -> bool:
 def plan_trims(plan: Plan) -> bool:
     """Whether some depth's candidate lists are cut by :func:`trims` (``WM_TRIM``: the
     warp stack then keeps each entry's offset into its list, 4 more bytes)."""
-    return any(trims(s) for s in depth_specs(plan)[1:])
+    return memo(plan, "trims", lambda: any(trims(s) for s in depth_specs(plan)[1:]))
 
 
 def leaf_countable(plan: Plan) -> bool:
+    """Whether count mode may count the last depth's candidates without checking each
+    (:func:`_leaf_countable`; once per plan structure)."""
+    return memo(plan, "leaf", lambda: _leaf_countable(plan))
+
+
+def _leaf_countable(plan: Plan) -> bool:
     """Whether count mode may count the last depth's candidates without checking each.
 
     True when the last query vertex hangs off one matched vertex ``M[j]`` by an
@@ -420,11 +486,13 @@ def render_functions(plan: Plan) -> str:
 
 
 def plan_signature(plan: Plan) -> str:
-    """A short text that identifies the rendered source of ``plan``."""
-    import hashlib
-    text = render_plan(plan) + render_functions(plan)
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
+    """A short text that identifies the rendered source of ``plan`` (once per structure)."""
+    def make() -> str:
+        import hashlib
+        text = render_plan(plan) + render_functions(plan)
+        return hashlib.sha1(text.encode()).hexdigest()[:16]
+    return memo(plan, "signature", make)
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "render_plan",
-           "render_functions", "plan_signature", "trims"]
+__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "memo", "plan_structure",
+           "render_plan", "render_functions", "plan_signature", "trims"]

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...plan.plan import Plan
-from .render import CAND_GEN, _in_list, depth_specs, leaf_countable
+from .render import CAND_GEN, _in_list, depth_specs, leaf_countable, memo
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
@@ -76,6 +76,10 @@ def _leafc(k: int, j: int) -> int:
 def generic_eligible(plan: Plan) -> bool:
     """Whether the generic module can run ``plan``: 2..:data:`GENERIC_KMAX` vertices, no
     inter-partition rule, and every depth's lists within the table's room."""
+    return memo(plan, "generic_eligible", lambda: _generic_eligible(plan))
+
+
+def _generic_eligible(plan: Plan) -> bool:
     k = int(plan.k)
     if not 2 <= k <= GENERIC_KMAX or plan.cut_part is not None:
         return False
@@ -94,8 +98,13 @@ def generic_table(plan: Plan) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        int32 ``[k * stride]``, depth ``d`` at ``d * stride``.
+        int32 ``[k * stride]``, depth ``d`` at ``d * stride``; read-only, computed once
+        per plan structure (:func:`.render.memo`).
     """
+    return memo(plan, "generic_table", lambda: _generic_table(plan))
+
+
+def _generic_table(plan: Plan) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
     directed = bool(plan.directed)
@@ -133,6 +142,7 @@ def generic_table(plan: Plan) -> np.ndarray:
             if j not in implied:
                 code = 1 if _in_list(specs, j, pos, dr, directed) else 2
                 tab[d * st + _leafc(k, j)] = code
+    tab.setflags(write=False)
     return tab
 
 

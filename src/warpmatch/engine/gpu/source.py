@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 from ...plan.plan import Plan
-from .render import plan_trims, render_functions, render_plan
+from .render import memo, plan_trims, render_functions, render_plan
 from .render_generic import render_functions_generic, render_plan_generic
 
 __all__ = ["NVRTC_OPTIONS", "build_source", "module_source", "stack_bytes", "warps_per_block"]
@@ -92,10 +92,13 @@ def module_source(eng: Any, plan: Plan, list_mode: bool, generic: bool = False) 
     """The exact source that ``eng`` compiles to count (``list_mode=False``) or list
     ``plan``'s matches: what a caller hands to NVRTC ahead of time (e.g. in parallel
     processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
-    ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`)."""
-    return build_source(plan, eng.model, warps=warps_per_block(plan, eng.model, generic),
-                        batch=eng.batch, list_mode=list_mode, steal=eng.steal,
-                        profile=eng.profile, generic=generic)
+    ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`).
+    Rendered once per plan structure and engine settings (:func:`.render.memo`)."""
+    what = ("source", eng.model, bool(eng.batch), bool(list_mode), bool(eng.steal),
+            bool(eng.profile), bool(generic))
+    return memo(plan, repr(what), lambda: build_source(
+        plan, eng.model, warps=warps_per_block(plan, eng.model, generic), batch=eng.batch,
+        list_mode=list_mode, steal=eng.steal, profile=eng.profile, generic=generic))
 
 
 #: NVRTC options of every module (part of CuPy's kernel-cache key)
