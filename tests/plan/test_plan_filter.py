@@ -104,3 +104,35 @@ def test_labeled_query_vertex_on_unlabeled_graph_has_no_candidates():
     q = Query.from_edges([(0, 1)], vertex_labels=[3, -1])
     assert candidates(g, q, 0).size == 0
     assert candidates(g, q, 1).tolist() == [0, 1, 2]
+
+
+def test_ldf_ids_are_kept_per_graph_and_read_only():
+    """The planner's filter ids are computed once per graph and filter, equal the mask's
+    ids, cannot be written, and a plan built from them counts as one built afresh."""
+    import pytest
+
+    from warpmatch.engine import get_engine
+    from warpmatch.plan import build_plan
+    from warpmatch.plan import filter as F
+    from warpmatch.query import get_pattern
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    g = Graph.from_edges(src, dst, n=60, warn=False)
+    h = Graph.from_edges(src[:100], dst[:100], n=60, warn=False)
+    q = get_pattern("tailed-triangle")
+    first = F.ldf_ids(g, q, 0)
+    assert F.ldf_ids(g, q, 0) is first                        # kept
+    assert np.array_equal(first, np.flatnonzero(ldf_mask(g, q, 0)))
+    assert first.dtype == g.indices.dtype and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0] = 1
+    assert np.array_equal(F.ldf_ids(h, q, 0), np.flatnonzero(ldf_mask(h, q, 0)))  # per graph
+    for u in range(q.k):                                      # other degrees, other sets
+        assert np.array_equal(F.ldf_ids(g, q, u), np.flatnonzero(ldf_mask(g, q, u)))
+    assert len(F._LDF_IDS[g]) <= F.LDF_IDS_KEEP
+    plan = build_plan(g, q)
+    assert plan.cand_ids.flags.writeable and not np.shares_memory(plan.cand_ids, first)
+    eng = get_engine("cpu")
+    again = eng.count(g, plan)
+    F._LDF_IDS.pop(g, None)
+    assert eng.count(g, build_plan(g, q)) == again

@@ -41,7 +41,7 @@ from ..errors import GraphError, QueryError, UnknownLabelWarning
 from ..graph.csr import Graph
 from ..query.model import ANY, Query
 from ..query.symmetry import symmetry_breaking
-from .filter import ldf_key, ldf_mask, nlf_applies, nlf_keep
+from .filter import ldf_ids, ldf_key, ldf_mask, nlf_applies, nlf_keep
 from .order import get_order
 from .plan import Plan
 from .refine import refine_applies, refine_candidates
@@ -157,16 +157,21 @@ def build_plan(
 
     if empty_reason is None:
         for u in range(k):
-            mask = ldf(u)
-            if refine:
-                masks.append(mask)
-            ldf_count[u] = np.count_nonzero(mask)
             ids: np.ndarray | None = None
-            if u in anchor_sets:
-                # anchored: filter only the anchor ids (cheap however large the graph)
-                ids = anchor_sets[u][mask[anchor_sets[u]]]
+            if refine or u in anchor_sets:
+                mask = ldf(u)
+                if refine:
+                    masks.append(mask)
+                ldf_count[u] = np.count_nonzero(mask)
+                if u in anchor_sets:
+                    # anchored: filter only the anchor ids (cheap however large the graph)
+                    ids = anchor_sets[u][mask[anchor_sets[u]]]
+            else:
+                # the filter's ids, kept per graph (filter.ldf_ids): no pass over the
+                # vertices when the graph was planned on before
+                ldf_count[u] = ldf_ids(graph, query, u).size
             if use_nlf and nlf_applies(graph, query, u):
-                base = np.flatnonzero(mask).astype(itype) if ids is None else ids
+                base = ldf_ids(graph, query, u) if ids is None else ids
                 ids = base[nlf_keep(graph, query, u, base)]
                 nlf_removed[u] = u not in anchor_sets and ids.size < ldf_count[u]
             cand[u] = ids
@@ -219,8 +224,8 @@ def build_plan(
             u = int(vorder[i])
             ids = cand[u]
             if i == 0:
-                if ids is None:     # (int64 here: the one copy below makes it itype)
-                    ids = np.flatnonzero(ldf(u))
+                if ids is None:     # (read-only and shared: copied below)
+                    ids = ldf_ids(graph, query, u)
                 slices.append(ids)
             elif u in anchor_sets:
                 restricted[i] = True
@@ -233,10 +238,10 @@ def build_plan(
                 slices.append(empty_ids)
     cand_ptr = np.zeros(k + 1, dtype=np.int64)
     cand_ptr[1:] = np.cumsum([s.size for s in slices])
-    # one copy of the (possibly 10^7) roots at most: none where they are the only set and
-    # already of the graph's id type
+    # one copy of the (possibly 10^7) roots: the plan owns its arrays (the roots may be
+    # filter.ldf_ids' shared read-only set; a memcpy, not a pass over the vertices)
     if all(s.size == 0 for s in slices[1:]) and slices[0].dtype == itype:
-        cand_ids = np.ascontiguousarray(slices[0])
+        cand_ids = np.array(slices[0], order="C")
     else:
         cand_ids = np.concatenate(slices, dtype=itype, casting="same_kind")
 
