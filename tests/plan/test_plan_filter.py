@@ -129,6 +129,8 @@ def test_ldf_ids_are_kept_per_graph_and_read_only():
     assert np.array_equal(F.ldf_ids(h, q, 0), np.flatnonzero(ldf_mask(h, q, 0)))  # per graph
     for u in range(q.k):                                      # other degrees, other sets
         assert np.array_equal(F.ldf_ids(g, q, u), np.flatnonzero(ldf_mask(g, q, u)))
+        assert F.ldf_size(g, q, u) == F.ldf_size(g, q, u) == np.count_nonzero(ldf_mask(g, q, u))
+        assert F.ldf_size(h, q, u) == np.count_nonzero(ldf_mask(h, q, u))
     assert len(F._LDF_IDS[g]) <= F.LDF_IDS_KEEP
     plan = build_plan(g, q)
     assert plan.cand_ids.flags.writeable and not np.shares_memory(plan.cand_ids, first)

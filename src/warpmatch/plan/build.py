@@ -41,7 +41,7 @@ from ..errors import GraphError, QueryError, UnknownLabelWarning
 from ..graph.csr import Graph
 from ..query.model import ANY, Query
 from ..query.symmetry import symmetry_breaking
-from .filter import ldf_ids, ldf_key, ldf_mask, nlf_applies, nlf_keep
+from .filter import ldf_ids, ldf_key, ldf_mask, ldf_size, nlf_applies, nlf_keep
 from .order import get_order
 from .plan import Plan
 from .refine import refine_applies, refine_candidates
@@ -167,9 +167,10 @@ def build_plan(
                     # anchored: filter only the anchor ids (cheap however large the graph)
                     ids = anchor_sets[u][mask[anchor_sets[u]]]
             else:
-                # the filter's ids, kept per graph (filter.ldf_ids): no pass over the
-                # vertices when the graph was planned on before
-                ldf_count[u] = ldf_ids(graph, query, u).size
+                # the filter's size (and the roots' ids below), kept per graph
+                # (filter.ldf_size, ldf_ids): no pass over the vertices when the graph
+                # was planned on before
+                ldf_count[u] = ldf_size(graph, query, u)
             if use_nlf and nlf_applies(graph, query, u):
                 base = ldf_ids(graph, query, u) if ids is None else ids
                 ids = base[nlf_keep(graph, query, u, base)]

@@ -82,8 +82,32 @@ def ldf_mask(graph: Graph, query: Query, u: int) -> np.ndarray:
 
 #: per graph, the sorted ids of the last few label-and-degree filters asked for
 _LDF_IDS: "weakref.WeakKeyDictionary[Graph, OrderedDict]" = weakref.WeakKeyDictionary()
-#: filters kept per graph (least recently used dropped first)
+#: per graph, the sizes of the filters asked for (a few integers per query shape)
+_LDF_SIZES: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
+#: filters whose ids are kept per graph (least recently used dropped first)
 LDF_IDS_KEEP = 4
+#: filters whose sizes are kept per graph
+_LDF_SIZES_KEEP = 256
+
+
+def ldf_size(graph: Graph, query: Query, u: int) -> int:
+    """How many data vertices pass the label-and-degree filter for ``u``
+    (``count_nonzero(ldf_mask(graph, query, u))``), kept per graph and filter."""
+    key = ldf_key(query, u)
+    sizes = _LDF_SIZES.get(graph)
+    if sizes is not None and key in sizes:
+        return sizes[key]
+    n = int(np.count_nonzero(ldf_mask(graph, query, u)))
+    _remember_size(graph, key, n)
+    return n
+
+
+def _remember_size(graph: Graph, key: tuple, n: int) -> None:
+    sizes = _LDF_SIZES.get(graph)
+    if sizes is None:
+        sizes = _LDF_SIZES[graph] = {}
+    if len(sizes) < _LDF_SIZES_KEEP:
+        sizes[key] = n
 
 
 def ldf_ids(graph: Graph, query: Query, u: int) -> np.ndarray:
@@ -103,6 +127,7 @@ def ldf_ids(graph: Graph, query: Query, u: int) -> np.ndarray:
         return per[key]
     ids = np.flatnonzero(ldf_mask(graph, query, u)).astype(graph.indices.dtype, copy=False)
     ids.setflags(write=False)
+    _remember_size(graph, key, int(ids.size))
     if ids.nbytes <= graph.indices.nbytes // 4:
         if per is None:
             per = _LDF_IDS[graph] = OrderedDict()
