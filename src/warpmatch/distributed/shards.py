@@ -162,6 +162,9 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0) -> list
         default, 1, cuts apart only roots heavier than a whole shard; more cuts
         hubs finer where the estimate undercounts them (an experiment's knob:
         ``bench/shard_cuts.py --hubs``; nothing else sets it). Below 1 counts as 1.
+        Measured on an H200 (10^8 edges, 32 shards): 16 took STMatch's pattern 22 from
+        one shard of 34% of the search to 5%, but its 98 depth-1 slices added 7-30% GPU
+        time to the square and patterns 4 and 17 (``bench/README.md``): not the default.
 
     Returns
     -------
