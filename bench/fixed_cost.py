@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     name = args.engine
     if name == "auto":
-        from warpmatch.engine.gpu import cuda_available
+        from warpmatch.engine.gpu.device import cuda_available
         name = "gpu" if cuda_available()[0] else "cpu"
     eng = get_engine(name)
     stats_of = (lambda: getattr(eng, "last_stats", None))

@@ -58,6 +58,7 @@ from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
 from .memory import MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
+from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import leaf_countable, plan_signature, plan_trims
 from .render_generic import generic_eligible, generic_signature, generic_table
@@ -120,47 +121,6 @@ def make_room(graph: Graph, memory: str = "device", room: float = 0.25) -> int:
         _GRAPHS.pop(next(iter(list(_GRAPHS.keys()))), None)
         dropped += 1
     return dropped
-
-
-def cuda_available(device: int = 0) -> tuple[bool, str]:
-    """``(True, "")`` if CuPy loads and CUDA device ``device`` exists, else ``(False, why)``."""
-    try:
-        import cupy as cp
-    except Exception as exc:  # ImportError, or a broken CUDA install
-        return False, (f"CuPy is not installed or cannot load ({exc.__class__.__name__}: "
-                       f"{exc}); install warpmatch[cuda13] or warpmatch[cuda12]")
-    try:
-        n = cp.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        return False, f"no CUDA device is usable ({exc})"
-    if n <= device:
-        return False, (f"no CUDA device {device}: {n} device(s) found"
-                       if n else "no CUDA device found")
-    return True, ""
-
-
-_PROPS: dict[int, dict] = {}
-
-
-def device_properties(cp: Any, device: int) -> dict:
-    """``cudaGetDeviceProperties`` of ``device``, asked once per process: the call takes
-    about a millisecond, as long as a small search."""
-    props = _PROPS.get(device)
-    if props is None:
-        props = _PROPS[device] = dict(cp.cuda.runtime.getDeviceProperties(device))
-    return props
-
-
-def resident_blocks(cp: Any, fn: Any, threads: int, sms: int) -> int:
-    """Blocks of ``threads`` threads of kernel ``fn`` (a ``cupy.RawKernel``) that the
-    device runs at once: the occupancy calculator's blocks per SM times the SMs."""
-    per_sm = 0
-    try:
-        per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            int(fn.kernel.ptr), threads, 0))
-    except Exception:   # an older CuPy without RawKernel.kernel: assume 32 warps per SM
-        per_sm = max(1, 1024 // threads)
-    return max(1, per_sm) * sms
 
 
 def _fmt(nbytes: float) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._progress import compiling
-from ...engine.gpu.engine import resident_blocks
+from ...engine.gpu.device import resident_blocks
 from ...errors import BudgetError
 from ..filter import NlfFilter
 from ..types import BatchView, DeltaPlans, RawDelta

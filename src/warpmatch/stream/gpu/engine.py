@@ -75,7 +75,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...engine.gpu.engine import cuda_available
+from ...engine.gpu.device import cuda_available
 from ...errors import BackendUnavailableError
 from ..filter import NlfFilter
 from ..types import BatchView, DeltaPlans, RawDelta
