@@ -7,7 +7,6 @@ of the lines it reads from gMatch's output.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import struct
@@ -16,22 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
+
 HERE = Path(__file__).resolve().parent
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
 
-_MODULES: dict[str, Any] = {}
-
-
-def _load(name: str):
-    """A sibling benchmark as a module, loaded by path (``distributed.py`` is also the name
-    of Dask's package)."""
-    if name not in _MODULES:
-        spec = importlib.util.spec_from_file_location(f"wm_bench_{name}", HERE / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _MODULES[name] = mod
-    return _MODULES[name]
 
 
 # ====================================================================== file formats
@@ -267,7 +256,7 @@ def load_patterns(spec: str, gmatch_dir: Path | None) -> list[tuple[str, Any]]:
                 raise SystemExit(f"{tok}: needs --gmatch (gMatch's source tree)")
             out += gmatch_patterns(gmatch_dir, tok.split(":", 1)[1])
         else:
-            out += _load("distributed").queries(tok)
+            out += load("distributed").queries(tok)
     return out
 
 

@@ -88,15 +88,6 @@ def queries(spec: str) -> list:
     return out
 
 
-def _gpu_bench():
-    """``bench/gpu.py`` as a module (its GPU graph generator)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("wm_bench_gpu", HERE / "gpu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def build_graph(args):
     """The benchmark graph, written to a .wmg file and read back memory-mapped (with
     ``--work-dir``, a file written there by an earlier run with the same size and seed is
@@ -113,7 +104,10 @@ def build_graph(args):
     path = work / f"{name}.wmg"
     if not path.exists():
         if args.graph == "chung-lu":
-            g0 = _gpu_bench().power_law_gpu(int(args.edges), seed=args.seed, name=name)
+            # (imported here: Dask's worker processes re-run this script's top level
+            # without bench/ on their path)
+            from _sibling import load
+            g0 = load("gpu").power_law_gpu(int(args.edges), seed=args.seed, name=name)
         else:
             from warpmatch.graph.generators import rmat
             g0 = rmat(scale, 16, seed=args.seed, name=name)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib.util
 import io
 import json
 import pstats
@@ -43,17 +42,10 @@ from pathlib import Path
 
 import numpy as np
 
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
+
 HERE = Path(__file__).resolve().parent
 PATTERNS = "triangle,square,diamond,4-clique,house,5-clique"
-
-
-def _load(name: str):
-    """A sibling benchmark as a module, loaded by path (``distributed.py`` is also the name
-    of Dask's package)."""
-    spec = importlib.util.spec_from_file_location(f"wm_bench_{name}", HERE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _timed(fn, calls: int, prof: cProfile.Profile | None, stats_of=None) -> dict:
@@ -88,7 +80,7 @@ def _light(wm, eng, graph, backend: str, patterns: str, calls: int) -> dict:
           "| setup | initial pool | search |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     out = {}
-    for pname, q in _load("distributed").queries(patterns):
+    for pname, q in load("distributed").queries(patterns):
         wm.count_result(graph, q, backend=backend)                   # compile, load
         rows = []
         for _ in range(calls):
@@ -144,15 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     stats_of = (lambda: getattr(eng, "last_stats", None))
     tree = barabasi_albert(int(args.tree_vertices), 1, seed=1, name="ba-tree")
     if name == "gpu":
-        cl = _load("gpu").power_law_gpu(int(args.edges), seed=1, name="chung-lu")
+        cl = load("gpu").power_law_gpu(int(args.edges), seed=1, name="chung-lu")
     else:
-        cl = _load("shard_cuts").chung_lu_cpu(int(args.edges))
+        cl = load("shard_cuts").chung_lu_cpu(int(args.edges))
     print(f"engine {name}; no-match graph: BA tree, {tree.n:,} vertices; shard graph: "
           f"Chung-Lu, {cl.n:,} vertices, {cl.num_edges:,} edges; median of {args.calls} "
           f"warm calls", flush=True)
     prof = cProfile.Profile() if args.profile else None
     rows, out = [], {}
-    for pname, q in _load("distributed").queries(args.patterns):
+    for pname, q in load("distributed").queries(args.patterns):
         plan = build_plan(tree, q, mode="embeddings", purpose="count")
         r = _timed(lambda: eng.count(tree, plan), args.calls, prof, stats_of)
         if eng.count(tree, plan) != 0:

@@ -121,7 +121,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:       # bench/ is not a package; appended, so that
     sys.path.append(str(HERE))      # bench/distributed.py never hides Dask's package
 from _gmatch_build import TARGET, _log, build_gmatch  # noqa: E402
-from _gmatch_io import (_load, gmatch_patterns, gmatch_query_text, load_patterns,  # noqa: E402
+from _sibling import load  # noqa: E402
+from _gmatch_io import (gmatch_patterns, gmatch_query_text, load_patterns,  # noqa: E402
                         parse_gmatch_output, query_from_gmatch_text, read_gmatch_bin,
                         read_gmatch_text, write_gmatch_bin, write_gmatch_text_graph)
 
@@ -292,7 +293,7 @@ def load_graph(spec: str, args: argparse.Namespace, work: Path) -> tuple[str, An
     t0 = time.perf_counter()
     if spec == "chung-lu" or spec.startswith("chung-lu:"):
         edges = float(spec.split(":", 1)[1]) if ":" in spec else float(args.edges)
-        g, _ = _load("distributed").build_graph(argparse.Namespace(
+        g, _ = load("distributed").build_graph(argparse.Namespace(
             work_dir=str(work), graph="chung-lu", edges=edges, seed=args.seed))
         return f"chung-lu {edges:.0e}", g, time.perf_counter() - t0
     if spec.startswith("snap:"):

@@ -31,17 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
+
 HERE = Path(__file__).resolve().parent
 PATTERNS = "triangle,square,diamond,4-clique,tailed-triangle,house,5-clique"
-
-
-def _gpu_bench():
-    """``bench/gpu.py`` as a module (its GPU graph generator)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("wm_bench_gpu", HERE / "gpu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _timed(fn, limit: float):
@@ -226,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    gen = _gpu_bench()
+    gen = load("gpu")
     patterns = [p for p in args.patterns.split(",") if p]
     rows: list[dict] = []
     for name in [x for x in args.graphs.split(",") if x]:

@@ -26,23 +26,15 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import importlib.util
 import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
+
 HERE = Path(__file__).resolve().parent
-
-
-def _bench_distributed():
-    """``bench/distributed.py`` as a module (its graph and pattern helpers); loaded by path,
-    since its name is Dask's package's."""
-    spec = importlib.util.spec_from_file_location("wm_bench_dist", HERE / "distributed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def chung_lu_cpu(edges: int, seed: int = 1):
@@ -91,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from warpmatch.distributed.static import _shard_engine
     from warpmatch.engine import get_engine
     from warpmatch.plan import build_plan
-    B = _bench_distributed()
+    B = load("distributed")
     if args.engine == "gpu":
         g, _ = B.build_graph(argparse.Namespace(work_dir=args.work_dir, graph="chung-lu",
                                                 edges=args.edges, seed=1))

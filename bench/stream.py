@@ -40,7 +40,6 @@ Usage (on the GPU machine)::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -48,6 +47,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
 
 QUERIES = {"triangle": "a-b, b-c, c-a", "square": "a-b, b-c, c-d, d-a",
            "diamond": "a-b, b-c, c-d, d-a, a-c", "house": "a-b, b-c, c-d, d-e, e-a, b-e"}
@@ -63,11 +64,7 @@ WARMUP = 2
 def power_law(edges: int, seed: int):
     """A power-law graph generated on the device (bench/gpu.py), else R-MAT on the CPU."""
     try:
-        spec = importlib.util.spec_from_file_location(
-            "_wm_bench_gpu", Path(__file__).resolve().parent / "gpu.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod.power_law_gpu(edges, seed, name=f"powerlaw-{edges:.0e}"), "chung-lu (gpu)"
+        return load("gpu").power_law_gpu(edges, seed, name=f"powerlaw-{edges:.0e}"), "chung-lu (gpu)"
     except Exception as exc:   # no CuPy: generate on the CPU
         from warpmatch.graph.generators import rmat
         scale = max(4, int(np.log2(max(edges // 16, 16))))
