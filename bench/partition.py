@@ -97,7 +97,7 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
     print(f"# {n_mod} modules compiled in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr, flush=True)
 
-    from warpmatch.engine.gpu import engine as G
+    from warpmatch.engine.gpu import memory as G
     from warpmatch.engine.gpu.memory import DeviceGraph
 
     def place(memory: str) -> float:

@@ -122,7 +122,7 @@ def test_make_room_drops_old_device_copies_only_when_short(monkeypatch) -> None:
     oldest first, only when the next graph's copy would not fit."""
     import cupy as cp
 
-    from warpmatch.engine.gpu import engine as E
+    from warpmatch.engine.gpu import memory as E
     gs = [Graph.from_networkx(nx.gnm_random_graph(60, 200, seed=s)) for s in range(3)]
     eng = GpuEngine()
     for g in gs[:2]:

@@ -195,7 +195,7 @@ def _engine_and_plan(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
     if engine.name == "gpu":
         # the worker keeps several graphs mapped (a partitioned run's parts and the whole
         # graph): their device copies go, oldest first, where this one would not fit
-        from ..engine.gpu.engine import make_room
+        from ..engine.gpu.memory import make_room
         make_room(g, getattr(engine, "graph_memory", "device"))
     return engine, g, shard_plan(plan, shard), int(threads.get(me, 1))
 

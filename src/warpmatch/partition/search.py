@@ -139,7 +139,7 @@ def _on_device(engine: Any) -> bool:
 def _drop_device_copy(engine: Any, sub: Graph) -> None:
     """Free the GPU engine's cached copy of a part before the next part is loaded."""
     if _on_device(engine):
-        from ..engine.gpu.engine import release_graph
+        from ..engine.gpu.memory import release_graph
         release_graph(sub)
 
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from typing import Any, Iterator
 
 import numpy as np
@@ -57,7 +56,7 @@ from ...errors import BackendUnavailableError, BudgetError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
-from .memory import MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
+from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import leaf_countable, plan_signature, plan_trims
@@ -70,7 +69,6 @@ _MODULES: dict[tuple, Any] = {}
 #: id of the search whose graph and plan a module's constants hold now: searches that
 #: share a module (the generic one serves every plan of a size) rebind before a launch
 _BOUND: dict[int, int] = {}
-_GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictionary()
 
 #: counters of the kernels (kernels/common.cuh)
 _C_POOL, _C_COUNT, _C_STEPS, _C_TASKS, _C_CURSOR, _C_OVERFLOW, _C_STEALS, _C_ABORT, _C_SOFT = \
@@ -90,37 +88,6 @@ FIRST_SLICE = 4096
 SLICE_MAX_S = 1.0
 #: how a count's DFS launches divide the pool (GpuEngine's ``launches=``)
 LAUNCH_MODES = ("sliced", "pool")
-
-
-
-
-def release_graph(graph: Graph) -> None:
-    """Drop the engine's cached copy of ``graph`` (device, pinned or managed memory), e.g.
-    before the next partition is loaded; the next search of ``graph`` copies it again."""
-    _GRAPHS.pop(graph, None)
-
-
-def make_room(graph: Graph, memory: str = "device", room: float = 0.25) -> int:
-    """Before a search of ``graph``: while the device lacks room for its copy (with
-    ``room`` to spare for the search), drop other graphs' cached copies, oldest first.
-
-    A Dask worker keeps the graphs of its recent shards (a partitioned run's parts and
-    the whole graph): their copies may not all fit the device together. Returns how
-    many copies were dropped (none when ``graph`` is cached or not in device memory).
-    """
-    if memory != "device" or graph in _GRAPHS or not len(_GRAPHS):
-        return 0
-    import cupy as cp
-    need = device_graph_bytes(graph)
-    pool = cp.get_default_memory_pool()
-    dropped = 0
-    while len(_GRAPHS):
-        pool.free_all_blocks()
-        if need <= cp.cuda.Device().mem_info[0] * (1 - room):
-            break
-        _GRAPHS.pop(next(iter(list(_GRAPHS.keys()))), None)
-        dropped += 1
-    return dropped
 
 
 def _fmt(nbytes: float) -> str:

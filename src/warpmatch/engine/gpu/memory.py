@@ -2,7 +2,9 @@
 
 Map: :data:`MEMORY_KINDS` < :func:`device_graph_bytes` (what a graph costs in
 device memory) < :func:`_array` (one array in a memory kind) <
-:class:`DeviceGraph` (the graph's arrays, as the kernels read them).
+:class:`DeviceGraph` (the graph's arrays, as the kernels read them) < the engine's
+cache of copies, one per graph (``_GRAPHS``), and its management: :func:`release_graph`,
+:func:`make_room`.
 
 - ``"device"`` (the default): ``cudaMalloc``, copied once; the graph counts
   against the engine's memory budget.
@@ -17,6 +19,7 @@ device memory) < :func:`_array` (one array in a memory kind) <
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -98,3 +101,36 @@ class DeviceGraph:
         out_deg = np.diff(graph.indptr)
         in_deg = np.diff(graph.in_indptr)
         self.max_list = int(max(out_deg.max(initial=0), in_deg.max(initial=0)))
+
+
+#: the GPU engine's copy of each graph it searched (kept while the graph lives)
+_GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictionary()
+
+
+def release_graph(graph: Graph) -> None:
+    """Drop the engine's cached copy of ``graph`` (device, pinned or managed memory), e.g.
+    before the next partition is loaded; the next search of ``graph`` copies it again."""
+    _GRAPHS.pop(graph, None)
+
+
+def make_room(graph: Graph, memory: str = "device", room: float = 0.25) -> int:
+    """Before a search of ``graph``: while the device lacks room for its copy (with
+    ``room`` to spare for the search), drop other graphs' cached copies, oldest first.
+
+    A Dask worker keeps the graphs of its recent shards (a partitioned run's parts and
+    the whole graph): their copies may not all fit the device together. Returns how
+    many copies were dropped (none when ``graph`` is cached or not in device memory).
+    """
+    if memory != "device" or graph in _GRAPHS or not len(_GRAPHS):
+        return 0
+    import cupy as cp
+    need = device_graph_bytes(graph)
+    pool = cp.get_default_memory_pool()
+    dropped = 0
+    while len(_GRAPHS):
+        pool.free_all_blocks()
+        if need <= cp.cuda.Device().mem_info[0] * (1 - room):
+            break
+        _GRAPHS.pop(next(iter(list(_GRAPHS.keys()))), None)
+        dropped += 1
+    return dropped
