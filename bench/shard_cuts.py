@@ -2,12 +2,14 @@
 """How well a cost estimate cuts a search into shards: every shard's engine seconds, one
 after another in this process, for several exponents of the ``(1 + degree)^e`` estimate of
 ``warpmatch.distributed.shards`` (issue 20); with ``--hubs``, also for several ``hub`` factors of ``make_shards`` (roots above
-``1/hub`` of a shard's estimate cut apart and split at depth 1).
+``1/hub`` of a shard's estimate cut apart and split at depth 1), with ``--deals``, for several
+rounds of dealing the costliest roots to the shards (``make_shards(deal=)``; 0: cut in root
+order).
 
 For each pattern: the direct count (timed once warm), then for each ``--cuts`` exponent the
 shards of ``make_shards(graph, plan, --shards)`` with that estimate, each counted and timed
 (the GPU engine as a Dask worker runs it: ``launches="pool"``), their counts summed and
-checked equal to the direct count. Printed per cut (exponent, hub factor): the shards, their seconds summed, the
+checked equal to the direct count. Printed per cut (exponent, hub factor, deal): the shards, their seconds summed, the
 costliest shard and its share, and the makespan of list scheduling on 1, 2 and 4 workers in
 the order Dask would run them (costliest estimate first, as ``distributed.static._submit``
 submits them) with no per-task or client cost: what the cut alone allows.
@@ -21,6 +23,7 @@ Examples
     python bench/shard_cuts.py --patterns square,stmatch:22 --cuts 2,2.5,3      # a GPU, 10^8
     python bench/shard_cuts.py --engine cpu --edges 1e7 --patterns stmatch:17 --cuts 2,2.5
     python bench/shard_cuts.py --patterns stmatch:22 --cuts 2 --hubs 1,8,16    # hubs cut finer
+    python bench/shard_cuts.py --patterns stmatch:22 --cuts 2 --deals 0,1,4    # hubs dealt
 """
 from __future__ import annotations
 
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cuts", default="2,2.5", help="exponents e of (1 + degree)^e (2,2.5)")
     ap.add_argument("--hubs", default="1",
                     help="hub factors of make_shards, comma-separated (1: the default cut)")
+    ap.add_argument("--deals", default=None,
+                    help="rounds of dealing hubs (make_shards' deal), comma-separated "
+                         "(default: the shipped DEAL_ROUNDS only)")
     ap.add_argument("--shards", type=int, default=32, help="shards asked for (32)")
     ap.add_argument("--edges", type=float, default=1e8)
     ap.add_argument("--engine", choices=("gpu", "cpu"), default="gpu")
@@ -112,10 +118,12 @@ def main(argv: list[str] | None = None) -> int:
             total = eng.count(g, plan)
             direct = time.perf_counter() - t
             print(f"{name} ({plan.k} vertices): direct {direct:.2f} s", flush=True)
-            for cut, hub in [(c, h) for c in args.cuts.split(",") for h in args.hubs.split(",")]:
+            deals = (args.deals or str(S.DEAL_ROUNDS)).split(",")
+            for cut, hub, deal in [(c, h, d) for c in args.cuts.split(",")
+                                   for h in args.hubs.split(",") for d in deals]:
                 # e = 2 is the shipped estimate itself (k >= 3): run it, not a stand-in
                 S._costs = shipped if float(cut) == 2.0 else estimate(float(cut))
-                parts = S.make_shards(g, plan, args.shards, hub=float(hub))
+                parts = S.make_shards(g, plan, args.shards, hub=float(hub), deal=int(deal))
                 warm = {}
                 for s in parts:                 # a module per kind of cut: compile untimed
                     warm.setdefault(s.depth1 is not None, s)
@@ -128,17 +136,17 @@ def main(argv: list[str] | None = None) -> int:
                     got += seng.count(g, sp)
                     items.append((s, time.perf_counter() - t))
                 if got != total:
-                    raise SystemExit(f"{name}, e={cut}, hub={hub}: shards counted {got}, "
+                    raise SystemExit(f"{name}, e={cut}, hub={hub}, deal={deal}: shards counted {got}, "
                                      f"direct {total}")
                 secs = np.array([t for _, t in items])
                 m = {n: makespan(items, n) for n in (1, 2, 4)}
                 top = sorted(items, key=lambda it: -it[1])[:3]
-                print(f"  e={cut} hub={hub}: {len(parts)} shards ({sum(s.depth1 is not None for s in parts)}"
+                print(f"  e={cut} hub={hub} deal={deal}: {len(parts)} shards ({sum(s.depth1 is not None for s in parts)}"
                       f" depth-1 slices), {secs.sum():.2f} s summed, costliest {secs.max():.3f} s"
                       f" ({secs.max() / secs.sum():.1%}); makespan on 1/2/4 workers "
                       f"{m[1]:.2f}/{m[2]:.2f}/{m[4]:.2f} s (4/1 {m[1] / m[4]:.2f}x); costliest "
                       f"(roots, seconds): {[(s.roots, round(t, 3)) for s, t in top]}", flush=True)
-                out[f"{name}/{cut}/{hub}"] = {"direct_s": direct, "count": int(total),
+                out[f"{name}/{cut}/{hub}/{deal}"] = {"direct_s": direct, "count": int(total),
                                         "shard_s": secs.tolist(), "makespan": m}
     finally:
         S._costs = shipped

@@ -28,8 +28,9 @@ DIRECTED = ["a->b", "a->b, b->c, c->a", "a->b, a->c, b->c", "a:1->b, b->c, c->d"
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), directed=st.booleans(), parts=st.integers(1, 40),
        which=st.integers(0, 100), mode=st.sampled_from(["embeddings", "subgraphs"]),
-       induced=st.booleans(), hub=st.sampled_from([1.0, 4.0, 16.0]))
-def test_shards_partition_the_search(seed, directed, parts, which, mode, induced, hub):
+       induced=st.booleans(), hub=st.sampled_from([1.0, 4.0, 16.0]),
+       deal=st.sampled_from([0, 1, 4]))
+def test_shards_partition_the_search(seed, directed, parts, which, mode, induced, hub, deal):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 40))
     m = int(rng.integers(n, 4 * n))
@@ -48,11 +49,16 @@ def test_shards_partition_the_search(seed, directed, parts, which, mode, induced
         plan = build_plan(g, q, mode=mode, induced=induced, purpose=purpose)
         if plan.empty_reason is not None:
             continue
-        shards = make_shards(g, plan, parts, hub=hub)
-        roots = np.concatenate([plan.roots[s.lo:s.hi] for s in shards if s.depth1 is None]
-                               + [plan.roots[s.lo:s.hi] for s in shards
-                                  if s.depth1 is not None])
-        assert set(roots.tolist()) == set(plan.roots.tolist())
+        shards = make_shards(g, plan, parts, hub=hub, deal=deal)
+        whole = np.concatenate([plan.roots[:0]] + [s.root_ids(plan) for s in shards
+                                                   if s.depth1 is None])
+        split = {int(plan.roots[s.lo]) for s in shards if s.depth1 is not None}
+        # every root in exactly one shard, or in the slices of its split shards only
+        assert whole.size == np.unique(whole).size and not split & set(whole.tolist())
+        assert set(whole.tolist()) | split == set(plan.roots.tolist())
+        for s in shards:
+            ids = s.root_ids(plan)
+            assert ids.size == s.roots and np.all(np.diff(ids) > 0)
         if purpose == "count":
             assert sum(eng.count(g, shard_plan(plan, s)) for s in shards) == eng.count(g, plan)
         else:
@@ -93,6 +99,33 @@ def test_depth_one_slices_are_even_by_degree_and_cover_the_neighbours():
     assert pieces[0][0].tolist() == [1]                 # a hub's slice holds it alone
     assert 2 in pieces[1][0].tolist() and 1 not in pieces[1][0].tolist()
     assert len(_slices(g, uni[:3], 10)) <= 3            # never an empty slice
+
+
+def test_the_costliest_roots_are_dealt_into_groups_of_their_own():
+    # a power-law graph renumbered so that its hubs are its lowest ids: cut in root
+    # order, a few shards hold all of them; dealt, they form groups of their own
+    from warpmatch.distributed.shards import _costs
+    g = wm.Graph.from_networkx(nx.barabasi_albert_graph(3000, 3, seed=2))
+    rank = np.argsort(np.argsort(-np.diff(g.indptr), kind="stable"))
+    src, dst = np.repeat(np.arange(g.n), np.diff(g.indptr)), g.indices
+    g = wm.Graph.from_edges(rank[src[src < dst]], rank[dst[src < dst]], n=g.n)
+    plan = build_plan(g, wm.get_pattern("square"), purpose="count")
+    cost = _costs(g, plan)[0]
+    light = np.flatnonzero(cost <= cost.sum() / 32)   # the heaviest are split apart
+    ranked = light[np.argsort(-cost[light], kind="stable")[:32]]
+    top = set(ranked.tolist())                                     # root indices
+    plain = make_shards(g, plan, 32, deal=0)
+    assert max(len(top & set(range(s.lo, s.hi))) for s in plain) >= 5
+    dealt = make_shards(g, plan, 32, deal=4)            # 8 groups of 4 hubs
+    groups = [s for s in dealt if s.add]
+    assert [len(s.add) for s in groups] == [4] * 8 and all(s.lo == s.hi for s in groups)
+    assert set().union(*(s.add for s in groups)) == top
+    # forth, then back: the costliest hub and the 16th, 17th and 32nd share a group
+    rank = {r: i for i, r in enumerate(ranked.tolist())}
+    assert sorted(rank[r] for r in groups[0].add) == [0, 15, 16, 31]
+    assert not any(set(s.add) & set(range(s.lo, s.hi)) - set(s.skip) for s in dealt)
+    eng = get_engine("cpu")
+    assert sum(eng.count(g, shard_plan(plan, s)) for s in dealt) == eng.count(g, plan)
 
 
 def test_default_shards():

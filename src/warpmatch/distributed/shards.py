@@ -3,11 +3,12 @@
 What is where
 -------------
 - :func:`root_costs` — a cost estimate per root (depth-0 candidate) from degrees;
-- :class:`Shard` — one part: a range of the plan's roots, or one heavy root with a
-  slice of its depth-1 candidates;
-- :func:`make_shards` — the cut: contiguous root ranges of about equal estimated
-  cost, a root heavier than one share split at depth 1 into slices of about equal
-  neighbour degree (as the GPU engine splits heavy roots inside a device);
+- :class:`Shard` — one part: a range of the plan's roots (less the hubs in it), a
+  group of hubs, or one heavy root with a slice of its depth-1 candidates;
+- :func:`make_shards` — the cut: the costliest roots dealt into a few groups of
+  hubs, the rest in contiguous ranges of about equal estimated cost, a root heavier
+  than one share split at depth 1 into slices of about equal neighbour degree (as
+  the GPU engine splits heavy roots inside a device);
   :func:`default_shards` — how many when the caller does not say;
 - :func:`shard_plan` — the :class:`~warpmatch.plan.Plan` a worker runs for a shard.
 
@@ -32,7 +33,7 @@ from ..graph import Graph
 from ..plan import Plan
 
 __all__ = ["Shard", "root_costs", "cost_exponent", "make_shards", "shard_plan",
-           "default_shards", "SHARDS_PER_WORKER", "MIN_SHARDS"]
+           "default_shards", "SHARDS_PER_WORKER", "MIN_SHARDS", "DEAL_ROUNDS"]
 
 #: shards per worker when the caller does not say: enough for work stealing to even out
 #: estimates that are off by a few times, few enough that per-task overhead stays small.
@@ -53,6 +54,12 @@ SHARDS_PER_WORKER = 8
 #: 17, 20 and 22.
 MIN_SHARDS = 32
 
+#: hubs per hub group (:func:`make_shards`' ``deal``): the ``4 * (shards // 4)``
+#: costliest roots go to ``shards // 4`` shards of their own. Measured (one H200,
+#: 10^8-edge power-law graph, 32 shards, ``bench/shard_cuts.py --deals``): see
+#: ``bench/README.md``.
+DEAL_ROUNDS = 4
+
 
 def default_shards(workers: int) -> int:
     """Shards a search is cut into on ``workers`` workers when the caller does not say:
@@ -63,17 +70,32 @@ def default_shards(workers: int) -> int:
 @dataclass(frozen=True)
 class Shard:
     """One part of a search: roots ``lo..hi-1`` of the plan (indices into
-    ``plan.roots``), and, for a split heavy root (``hi == lo + 1``), the depth-1
-    candidates ``depth1`` it is limited to (sorted ids), else ``None``."""
+    ``plan.roots``) less those in ``skip`` (hubs, in other shards), plus those in
+    ``add`` (a group of hubs, with ``lo == hi``); for a split heavy root
+    (``hi == lo + 1``), the depth-1 candidates ``depth1`` it is limited to (sorted
+    ids), else ``None``."""
     index: int
     lo: int
     hi: int
     cost: float
     depth1: np.ndarray | None = None
+    add: tuple[int, ...] = ()
+    skip: tuple[int, ...] = ()
 
     @property
     def roots(self) -> int:
-        return self.hi - self.lo
+        return self.hi - self.lo - len(self.skip) + len(self.add)
+
+    def root_ids(self, plan: Plan) -> np.ndarray:
+        """The shard's roots: vertex ids from ``plan.roots``, sorted as they are."""
+        r = plan.roots[self.lo:self.hi]
+        if self.skip:
+            keep = np.ones(r.size, bool)
+            keep[np.asarray(self.skip, np.int64) - self.lo] = False
+            r = r[keep]
+        if self.add:
+            r = np.sort(np.concatenate([r, plan.roots[np.asarray(self.add, np.int64)]]))
+        return r
 
 
 def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
@@ -145,7 +167,8 @@ def _depth1_universe(graph: Graph, plan: Plan, root: int) -> np.ndarray | None:
     return u.astype(plan.cand_ids.dtype, copy=False)
 
 
-def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0) -> list[Shard]:
+def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
+                deal: int | None = None) -> list[Shard]:
     """Cut ``plan``'s search into about ``shards`` parts of similar estimated cost.
 
     Parameters
@@ -165,46 +188,155 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0) -> list
         Measured on an H200 (10^8 edges, 32 shards): 16 took STMatch's pattern 22 from
         one shard of 34% of the search to 5%, but its 98 depth-1 slices added 7-30% GPU
         time to the square and patterns 4 and 17 (``bench/README.md``): not the default.
+    deal : int, optional
+        Hubs per hub group (default :data:`DEAL_ROUNDS`): the ``deal * (shards //
+        4)`` costliest roots below that limit are dealt, costliest first, one to
+        each of ``shards // 4`` groups a round (forth, then back), and each group is
+        a shard of its own; the other roots are cut in ranges. With 0, every root
+        is in a range, and the hubs, adjacent in a degree-ordered graph, share a
+        shard whose real cost the estimate undercounts: STMatch's pattern 22 put
+        34% of its search in one shard of 9 hubs. Dealing hubs into the ranges
+        instead (one per shard) made every shard slower: a hub among 10^5 light
+        roots took longer than among other hubs (``bench/README.md``).
 
     Returns
     -------
     list of Shard
-        In root order, indexed ``0..len-1``; empty when the plan has no roots.
+        Heavy roots' shards, hub groups, then ranges in root order, indexed
+        ``0..len-1``; empty when the plan has no roots.
     """
     nroots = int(plan.roots.size)
     if nroots == 0 or plan.empty_reason is not None:
         return []
-    cost, csum = _costs(graph, plan)
-    total = float(csum[-1])
-    share = total / max(1, int(shards))
+    cost, _ = _costs(graph, plan)
+    total = float(cost.sum())
+    want = max(1, int(shards))
+    share = total / want
     limit = share / max(1.0, float(hub))
+    heavy = np.flatnonzero(cost > limit)
+    taken = np.zeros(nroots, bool)
+    taken[heavy] = True
+    rounds = DEAL_ROUNDS if deal is None else max(0, int(deal))
+    groups = max(1, want // 4)
+    hubs = np.zeros(0, np.int64)
+    if rounds and want > 1 and nroots - heavy.size > 2 * rounds * groups:  # else too few
+        hubs = _top_light(cost, limit, rounds * groups)
+        taken[hubs] = True
     out: list[Shard] = []
-    lo = 0
-    acc = 0.0
-    while lo < nroots:
-        base = csum[lo - 1] if lo else 0.0
-        if cost[lo] > limit:
-            # a heavy root: its own shard, or several if depth 1 can be split
-            uni = _depth1_universe(graph, plan, int(plan.roots[lo]))
-            parts = int(min(np.ceil(cost[lo] / limit), 0 if uni is None else uni.size))
-            if parts >= 2:
-                for piece, frac in _slices(graph, uni, parts):
-                    out.append(Shard(len(out), lo, lo + 1, float(cost[lo]) * frac, piece))
-            else:
-                out.append(Shard(len(out), lo, lo + 1, float(cost[lo])))
-            lo += 1
-            continue
-        # the longest run from lo whose cost stays within one share (at least one root),
-        # stopping before the next heavy root
-        hi = int(np.searchsorted(csum, base + share, side="right"))
-        hi = max(hi, lo + 1)
-        heavy = np.flatnonzero(cost[lo:hi] > limit)
-        if heavy.size:
-            hi = lo + int(heavy[0])
-        acc = float(csum[hi - 1] - base)
-        out.append(Shard(len(out), lo, hi, acc))
-        lo = hi
+    for r in heavy.tolist():
+        # a heavy root: its own shard, or several if depth 1 can be split
+        uni = _depth1_universe(graph, plan, int(plan.roots[r]))
+        parts = int(min(np.ceil(cost[r] / limit), 0 if uni is None else uni.size))
+        if parts >= 2:
+            for piece, frac in _slices(graph, uni, parts):
+                out.append(Shard(len(out), r, r + 1, float(cost[r]) * frac, piece))
+        else:
+            out.append(Shard(len(out), r, r + 1, float(cost[r])))
+    if hubs.size:
+        # hub j (costliest first) to group 0, 1, .., groups-1, then back, and so on
+        pos = np.arange(hubs.size) % groups
+        to = np.where((np.arange(hubs.size) // groups) % 2 == 0, pos, groups - 1 - pos)
+        for grp in range(groups):
+            mine = np.sort(hubs[to == grp])
+            first = int(mine[0])
+            out.append(Shard(len(out), first, first, float(cost[mine].sum()), None,
+                             tuple(mine.tolist())))
+    lo, hi, rc = _ranges(cost, taken, share)
+    marked = np.union1d(heavy, hubs)         # heavy roots and hubs: few
+    for a, b, c in zip(lo.tolist(), hi.tolist(), rc.tolist()):
+        skip = marked[np.searchsorted(marked, a):np.searchsorted(marked, b)]
+        out.append(Shard(len(out), a, b, c, None, (), tuple(skip.tolist())))
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _top_light(cost, limit, k):  # pragma: no cover - compiled
+    """Indices of the ``k`` largest costs not above ``limit``, costliest first (ties:
+    the lower index first), by a min-heap of ``k``: one pass over 10^7 roots."""
+    heap = np.empty(k, np.int64)
+    m = 0
+    for i in range(cost.size):
+        c = cost[i]
+        if c > limit:
+            continue
+        if m < k:
+            j = m
+            m += 1
+            while j > 0:                     # sift up
+                p = (j - 1) // 2
+                if cost[heap[p]] <= c:
+                    break
+                heap[j] = heap[p]
+                j = p
+            heap[j] = i
+        elif c > cost[heap[0]]:
+            j = 0
+            while True:                      # sift down
+                l = 2 * j + 1
+                if l >= m:
+                    break
+                r = l + 1
+                if r < m and cost[heap[r]] < cost[heap[l]]:
+                    l = r
+                if cost[heap[l]] >= c:
+                    break
+                heap[j] = heap[l]
+                j = l
+            heap[j] = i
+    out = heap[:m].copy()
+    order = np.argsort(-cost[out], kind="mergesort")
+    out = out[order]
+    # equal costs: lower index first, whatever the heap left
+    start = 0
+    for i in range(1, m + 1):
+        if i == m or cost[out[i]] != cost[out[start]]:
+            out[start:i] = np.sort(out[start:i])
+            start = i
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _ranges(cost, taken, share):  # pragma: no cover - compiled
+    """Contiguous runs of the roots not ``taken``, in order: each takes roots while its
+    cost stays within ``share`` (at least one root).
+    Returns each run's first root, one past its last root (taken roots inside are the
+    caller's to skip) and its cost."""
+    n = cost.size
+    los = []
+    his = []
+    cs = []
+    i = 0
+    while True:
+        while i < n and taken[i]:
+            i += 1
+        if i >= n:
+            break
+        lo = i
+        acc = cost[i]
+        last = i
+        i += 1
+        while i < n:
+            if taken[i]:
+                i += 1
+                continue
+            if acc + cost[i] > share:
+                break
+            acc += cost[i]
+            last = i
+            i += 1
+        los.append(lo)
+        his.append(last + 1)
+        cs.append(acc)
+        i = last + 1
+    k = len(los)
+    lo_a = np.empty(k, np.int64)
+    hi_a = np.empty(k, np.int64)
+    c_a = np.empty(k, np.float64)
+    for j in range(k):
+        lo_a[j] = los[j]
+        hi_a[j] = his[j]
+        c_a[j] = cs[j]
+    return lo_a, hi_a, c_a
 
 
 def _slices(graph: Graph, uni: np.ndarray, parts: int) -> list[tuple[np.ndarray, float]]:
@@ -223,7 +355,7 @@ def _slices(graph: Graph, uni: np.ndarray, parts: int) -> list[tuple[np.ndarray,
 def shard_plan(plan: Plan, shard: Shard) -> Plan:
     """The plan a worker runs for ``shard``: ``plan`` limited to the shard's roots
     (and depth-1 slice)."""
-    sets = {0: plan.roots[shard.lo:shard.hi]}
+    sets = {0: shard.root_ids(plan)}
     if shard.depth1 is not None:
         sets[1] = shard.depth1
     return plan.with_candidates(sets)

@@ -317,14 +317,16 @@ def _submit(jobs: Sequence[Job], fn: Callable, *extra: Any, out: bool = False
     return futures, order
 
 
-def _heavy_first(s: Shard) -> tuple[int, int]:
-    """Sort key: the costliest estimate first; among estimates within ~19% of each other
-    (shards are cut to equal estimates, so most are), the shard of fewer roots first.
-    Fewer roots of the same estimate are roots of higher degree, whose real cost the
-    ``(1 + degree)^2`` estimate undercounts for larger queries: on a 10^8-edge
-    power-law graph a 9-root shard of STMatch's pattern 22 took 1.5 s where the median
-    shard took 0.03 s, and started late it finished alone."""
-    return (-int(np.floor(4 * np.log2(max(s.cost, 1e-300)))), s.roots)
+def _heavy_first(s: Shard) -> tuple[int, int, int]:
+    """Sort key: groups of hubs first, then the costliest estimate first; among
+    estimates within ~19% of each other (shards are cut to equal estimates, so most
+    are), the shard of fewer roots first. Hubs, and fewer roots of the same estimate,
+    are roots of higher degree, whose real cost the ``(1 + degree)^2`` estimate
+    undercounts for larger queries: on a 10^8-edge power-law graph a 9-root shard of
+    STMatch's pattern 22 took 1.5 s where the median shard took 0.03 s, and started
+    late it finished alone."""
+    return (0 if s.add and s.lo == s.hi else 1,
+            -int(np.floor(4 * np.log2(max(s.cost, 1e-300)))), s.roots)
 
 
 def _cancel(client: Any, futures: list[Any]) -> None:
