@@ -62,6 +62,21 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
+
+def _sibling_load(name: str):
+    """``bench/<name>.py`` through ``bench/_sibling.py``, both read by path: this folder
+    is off ``sys.path`` (above), and Dask's worker processes, which re-run this file's
+    top level, could not import ``_sibling`` by name either."""
+    import importlib.util
+    mod = sys.modules.get("_sibling")
+    if mod is None:
+        spec = importlib.util.spec_from_file_location("_sibling", HERE / "_sibling.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules["_sibling"] = mod
+    return mod.load(name)
+
+
 PATTERNS = "diamond,4-clique,square,house"
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
@@ -104,10 +119,8 @@ def build_graph(args):
     path = work / f"{name}.wmg"
     if not path.exists():
         if args.graph == "chung-lu":
-            # (imported here: Dask's worker processes re-run this script's top level
-            # without bench/ on their path)
-            from _sibling import load
-            g0 = load("gpu").power_law_gpu(int(args.edges), seed=args.seed, name=name)
+            g0 = _sibling_load("gpu").power_law_gpu(int(args.edges), seed=args.seed,
+                                                    name=name)
         else:
             from warpmatch.graph.generators import rmat
             g0 = rmat(scale, 16, seed=args.seed, name=name)
