@@ -54,11 +54,12 @@ SHARDS_PER_WORKER = 8
 #: 17, 20 and 22.
 MIN_SHARDS = 32
 
-#: hubs per hub group (:func:`make_shards`' ``deal``): the ``4 * (shards // 4)``
-#: costliest roots go to ``shards // 4`` shards of their own. Measured (one H200,
-#: 10^8-edge power-law graph, 32 shards, ``bench/shard_cuts.py --deals``): see
-#: ``bench/README.md``.
-DEAL_ROUNDS = 4
+#: hubs per hub group (:func:`make_shards`' ``deal``): the ``8 * (shards // 4)``
+#: costliest roots go to ``shards // 4`` shards of their own. Measured on a 10^8-edge
+#: power-law graph (``bench/README.md``): with 4 per group, STMatch's pattern 20 had
+#: its next 30 roots, in two ranges of 14 and 16, take a third of its search; one H200,
+#: ``bench/shard_cuts.py --deals``, 8 per group was as good as 4 on five patterns.
+DEAL_ROUNDS = 8
 
 
 def default_shards(workers: int) -> int:
