@@ -54,12 +54,15 @@ SHARDS_PER_WORKER = 8
 #: 17, 20 and 22.
 MIN_SHARDS = 32
 
-#: hubs per hub group (:func:`make_shards`' ``deal``): the ``8 * (shards // 4)``
+#: hubs per hub group (:func:`make_shards`' ``deal``): the ``4 * (shards // 4)``
 #: costliest roots go to ``shards // 4`` shards of their own. Measured on a 10^8-edge
-#: power-law graph (``bench/README.md``): with 4 per group, STMatch's pattern 20 had
-#: its next 30 roots, in two ranges of 14 and 16, take a third of its search; one H200,
-#: ``bench/shard_cuts.py --deals``, 8 per group was as good as 4 on five patterns.
-DEAL_ROUNDS = 8
+#: power-law graph, 4 H200s (``bench/README.md``): STMatch's pattern 22 2.99x -> 3.59x
+#: against one GPU, 17 faster too, the other 4-GPU times within 5% of an earlier run's
+#: on another host, except pattern 20 (3.46x -> 3.26x), whose next 30 roots, in two
+#: ranges of 14 and 16 roots, took a third of its search and finished last. 8 per group
+#: (64 hubs) is the next to measure on 4 GPUs: on one H200 (``bench/shard_cuts.py
+#: --deals 4,8``) it cut as well as 4 on five other patterns; 20 was not run there.
+DEAL_ROUNDS = 4
 
 
 def default_shards(workers: int) -> int:
