@@ -164,8 +164,9 @@ def describe(client: Any, graph: Graph, plan: Plan, shards: int | None = None) -
         return "\n".join(lines)
     cost = np.array([p.cost for p in parts])
     split = sum(1 for p in parts if p.depth1 is not None)
+    hubs = sum(1 for p in parts if p.add)
     lines.append(f"shards: {len(parts)} ({want} asked for; {split} of them slices of heavy "
-                 f"roots split at depth 1), by estimated "
+                 f"roots split at depth 1, {hubs} groups of hubs run first), by estimated "
                  f"cost (1 + degree)^{cost_exponent(plan)} of their roots")
     lines.append(f"estimated cost per shard: min {cost.min():.3g}, median "
                  f"{float(np.median(cost)):.3g}, max {cost.max():.3g} (the largest is "
