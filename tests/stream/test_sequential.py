@@ -102,6 +102,53 @@ def test_split_mode_keeps_the_graph_and_syncs_it_on_access():
     assert cm.count == wm.count(cm.graph.snapshot(), q)
 
 
+@pytest.mark.parametrize("on_invalid", ["skip", "error"])
+def test_split_mode_edge_set_grows_mid_batch(on_invalid):
+    """A batch of hundreds of edges the query cannot read, on a G_0 with three: the edge
+    set fills and grows several times inside one batch (the first pass stops, the caller
+    grows the table, the pass goes on), among relevant updates and invalid ones; counts,
+    validity and the graph equal the batch path's, and under ``"error"`` an invalid
+    update after the growth leaves nothing applied."""
+    n = 60
+    labels = np.array([0] * 30 + [1] * 30)
+    g0 = wm.Graph.from_edges([0, 30, 31], [1, 31, 32], n=n, vertex_labels=labels)
+    q = Query.parse("a:0-b:0, b-c:0")
+    rng = np.random.default_rng(5)
+    # distinct edges absent from G_0: 300 the query cannot read (labels 1-1), 40 it can
+    # (0-0) and 40 it cannot (0-1), shuffled; then two invalid updates (an insert of an
+    # existing edge, a delete of a missing one) and 50 deletions
+    heavy = [(30 + i, 30 + j) for i in range(30) for j in range(i + 2, 30)]
+    light = [(i, j) for i in range(2, 30) for j in range(i + 1, 30)]
+    mixed = [(i, 30 + j) for i in range(30) for j in range(30)]
+    picks = [heavy[k] for k in rng.permutation(len(heavy))[:300]]
+    rows = [(u, v, 1) for u, v in picks]
+    rows += [(*light[k], 1) for k in rng.permutation(len(light))[:40]]
+    rows += [(*mixed[k], 1) for k in rng.permutation(len(mixed))[:40]]
+    rows = [rows[k] for k in rng.permutation(len(rows))]
+    rows += [(30, 31, 1), (40, 41, -1)]                         # 380, 381: invalid
+    rows += [(u, v, -1) for u, v in picks[:50]]
+    src, dst, op = (np.array(c, np.int64) for c in zip(*rows))
+    ups = Updates(src, dst, op.astype(np.int8))
+    cm = ContinuousMatcher(g0, q, backend="cpu", threads=1, on_invalid="skip")
+    ref = ContinuousMatcher(g0, q, backend="cpu", threads=1, sequential=False,
+                            on_invalid="skip")
+    seq = cm._sequential_path()
+    assert seq.split and len(seq.edgeset) == 2
+    gen = seq.edgeset.generation
+    if on_invalid == "skip":
+        got, want = counts(cm, ups, len(ups)), counts(ref, ups, len(ups))
+        assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+        assert seq.edgeset.generation > gen + 1          # grew more than once
+        assert state(cm) == state(ref)
+    else:
+        before = state(cm)
+        em = ContinuousMatcher(g0, q, backend="cpu", threads=1, on_invalid="error")
+        with pytest.raises(InputFormatError, match="update 380"):
+            em.apply(ups)
+        assert state(em) == before
+        assert em.added == em.removed == em.updates_applied == 0
+
+
 def labeled_query(seed: int, directed: bool, k_labels: int, texts: list[str], qi: int,
                   elab: int) -> Query:
     q = Query.parse(texts[qi])

@@ -1,7 +1,8 @@
 """An exact set of labelled edges in one open-addressing hash table (numba).
 
 Map: key packing (:func:`edge_key`) < slot search (:func:`es_slot`) < insert and
-delete (:func:`es_insert`, :func:`es_delete`) < bulk build and rehash
+delete (:func:`es_put`, :func:`es_remove`; counted in ``meta``: :func:`es_insert`,
+:func:`es_delete`) < bulk build and rehash
 (:func:`es_fill`, :func:`es_rehash`) < :class:`EdgeSet` (the arrays and their
 growth) and :meth:`EdgeSet.edges` (back to edge arrays).
 
@@ -71,25 +72,32 @@ def es_full(meta, keys):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def es_insert(keys, vals, meta, slot, key, val):
-    """Put ``key`` (absent, ``slot`` from :func:`es_slot`) with label ``val`` (kept only
-    where ``vals`` is not empty: a table without edge labels has none)."""
+def es_put(keys, vals, slot, key, val):
+    """Write ``key`` (absent, ``slot`` from :func:`es_slot`) with label ``val`` (kept only
+    where ``vals`` is not empty: a table without edge labels has none); the caller
+    counts the entry (:func:`es_insert` does, in ``meta``)."""
     keys[slot] = key
     if vals.shape[0] > 0:
         vals[slot] = val
+
+
+@njit(cache=True, nogil=True, inline="always")
+def es_insert(keys, vals, meta, slot, key, val):
+    """:func:`es_put`, counted in ``meta``."""
+    es_put(keys, vals, slot, key, val)
     meta[E_LIVE] += 1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def es_delete(keys, vals, meta, slot):
-    """Remove the entry at ``slot``; returns its label.
+def es_remove(keys, vals, bits, slot):
+    """Remove the entry at ``slot`` of a table of ``2^bits`` slots; returns its label.
+    The caller counts the entry out (:func:`es_delete` does, in ``meta``).
 
     The entries after it on the probe run move back into the hole when their
     home slot does not lie cyclically in ``(hole, position]``.
     """
     labeled = vals.shape[0] > 0
     lab = vals[slot] if labeled else np.int32(0)
-    bits = meta[E_BITS]
     mask = (np.int64(1) << bits) - 1
     hole = slot
     j = slot
@@ -107,6 +115,13 @@ def es_delete(keys, vals, meta, slot):
             vals[hole] = vals[j]
         hole = j
     keys[hole] = EMPTY
+    return lab
+
+
+@njit(cache=True, nogil=True, inline="always")
+def es_delete(keys, vals, meta, slot):
+    """:func:`es_remove`, counted out in ``meta``; returns the entry's label."""
+    lab = es_remove(keys, vals, meta[E_BITS], slot)
     meta[E_LIVE] -= 1
     return lab
 

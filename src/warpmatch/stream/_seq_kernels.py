@@ -57,7 +57,8 @@ from ..engine._borrow import borrow
 from ..engine._raw import prefetch
 from ._cpu_delta import _task, add_weighted, plan_takes, task_scratch
 from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
-from ._edgeset import E_BITS, _home, edge_key, es_delete, es_full, es_insert, es_slot
+from ._edgeset import (E_BITS, E_LIVE, MAX_LOAD, _home, edge_key, es_delete, es_insert,
+                       es_put, es_remove, es_slot)
 from ._store import MIN_ROW_CAP
 from .filter import _mask_of
 
@@ -299,7 +300,16 @@ def _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, 
     start = ctl[C_NEXT]
     done_to = max(ctl[C_IRR], start)        # irrelevant updates before it are applied
     bits = es_meta[E_BITS]
+    slots = es_keys.shape[0]
+    # the table's entries and the run's counters live in locals, written back once: kept
+    # in memory, every update's stores to them serialise the loop (hprd's first 4,096
+    # updates: 173 us against 115 us, a 2-core box)
+    live = es_meta[E_LIVE]
+    net = 0
+    valid = 0
     nrel = 0
+    status = DONE
+    stop = i1
     for i in range(start, i1):
         ia = i + PREFETCH_AHEAD
         if ia < i1:
@@ -325,22 +335,29 @@ def _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, 
         if c != OK:
             code[i] = c
             if error_mode:
-                ctl[C_IRR] = i
-                return INVALID, i, nrel
+                status = INVALID
+                stop = i
+                break
             continue
         if ins:
-            if es_full(es_meta, es_keys):
-                ctl[C_IRR] = i
-                return ROOM_SET, i, nrel
-            es_insert(es_keys, es_vals, es_meta, slot, key, u_lab[i])
-            ctl[C_NET] += 1
+            if live + 1 > MAX_LOAD * slots:         # es_full, on the local count
+                status = ROOM_SET
+                stop = i
+                break
+            es_put(es_keys, es_vals, slot, key, u_lab[i])
+            live += 1
+            net += 1
         else:
-            old_lab[i] = es_delete(es_keys, es_vals, es_meta, slot)
-            ctl[C_NET] -= 1
+            old_lab[i] = es_remove(es_keys, es_vals, bits, slot)
+            live -= 1
+            net -= 1
         code[i] = OK
-        ctl[C_VALID] += 1
-    ctl[C_IRR] = i1
-    return DONE, i1, nrel
+        valid += 1
+    es_meta[E_LIVE] = live
+    ctl[C_NET] += net
+    ctl[C_VALID] += valid
+    ctl[C_IRR] = stop
+    return status, stop, nrel
 
 
 @njit(cache=True, nogil=True)
