@@ -3,8 +3,8 @@
 after another in this process, for several exponents of the ``(1 + degree)^e`` estimate of
 ``warpmatch.distributed.shards`` (issue 20); with ``--hubs``, also for several ``hub`` factors of ``make_shards`` (roots above
 ``1/hub`` of a shard's estimate cut apart and split at depth 1), with ``--deals``, for several
-rounds of dealing the costliest roots to the shards (``make_shards(deal=)``; 0: cut in root
-order).
+sizes of the groups the costliest roots are dealt into, shards of their own
+(``make_shards(deal=)``: hubs per group; 0: every root in a range, cut in root order).
 
 For each pattern: the direct count (timed once warm), then for each ``--cuts`` exponent the
 shards of ``make_shards(graph, plan, --shards)`` with that estimate, each counted and timed
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hubs", default="1",
                     help="hub factors of make_shards, comma-separated (1: the default cut)")
     ap.add_argument("--deals", default=None,
-                    help="rounds of dealing hubs (make_shards' deal), comma-separated "
+                    help="hubs per hub group (make_shards' deal; 0: none), comma-separated "
                          "(default: the shipped DEAL_ROUNDS only)")
     ap.add_argument("--shards", type=int, default=32, help="shards asked for (32)")
     ap.add_argument("--edges", type=float, default=1e8)

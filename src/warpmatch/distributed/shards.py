@@ -58,10 +58,10 @@ MIN_SHARDS = 32
 #: costliest roots go to ``shards // 4`` shards of their own. Measured on a 10^8-edge
 #: power-law graph, 4 H200s (``bench/README.md``): STMatch's pattern 22 2.99x -> 3.59x
 #: against one GPU, 17 faster too, the other 4-GPU times within 5% of an earlier run's
-#: on another host; pattern 20 at 3.26x, its next 30 roots, in two ranges of 14 and 16
-#: roots, a third of its search, finishing last. 8 per group
-#: (64 hubs) is the next to measure on 4 GPUs: on one H200 (``bench/shard_cuts.py
-#: --deals 4,8``) it cut as well as 4 on five other patterns; 20 was not run there.
+#: on another host; pattern 20 at 3.26x: its next 30 roots, in two ranges of 14 and 16
+#: roots, held a third of its search and finished last. 8 per group (64 hubs) is the
+#: next to measure on 4 GPUs: on one H200 (``bench/shard_cuts.py --deals 4,8``) it cut
+#: five other patterns as well as 4; pattern 20 was not run there.
 DEAL_ROUNDS = 4
 
 
