@@ -97,59 +97,47 @@ def main(argv: list[str] | None = None) -> int:
         g = chung_lu_cpu(int(args.edges))
     print(f"graph {g.name}: {g.n:,} vertices, {g.num_edges:,} edges, max degree "
           f"{g.max_degree:,}; engine {args.engine}", flush=True)
-    shipped = S._costs
-
-    def estimate(e: float):
-        def costs(graph, plan):
-            if plan.k < 3:                   # edge queries keep the shipped estimate
-                return shipped(graph, plan)
-            c = (1.0 + graph.degree[plan.roots].astype(np.float64)) ** e
-            return c, np.cumsum(c)
-        return costs
-
     eng = get_engine(args.engine)
     seng = _shard_engine(eng)
     out: dict = {}
-    try:
-        for name, q in B.queries(args.patterns):
-            plan = build_plan(g, q, mode="embeddings", purpose="count")
-            eng.count(g, plan)                                   # compile, load
-            t = time.perf_counter()
-            total = eng.count(g, plan)
-            direct = time.perf_counter() - t
-            print(f"{name} ({plan.k} vertices): direct {direct:.2f} s", flush=True)
-            deals = (args.deals or str(S.DEAL_ROUNDS)).split(",")
-            for cut, hub, deal in [(c, h, d) for c in args.cuts.split(",")
-                                   for h in args.hubs.split(",") for d in deals]:
-                # e = 2 is the shipped estimate itself (k >= 3): run it, not a stand-in
-                S._costs = shipped if float(cut) == 2.0 else estimate(float(cut))
-                parts = S.make_shards(g, plan, args.shards, hub=float(hub), deal=int(deal))
-                warm = {}
-                for s in parts:                 # a module per kind of cut: compile untimed
-                    warm.setdefault(s.depth1 is not None, s)
-                for s in warm.values():
-                    seng.count(g, S.shard_plan(plan, s))
-                items, got = [], 0
-                for s in parts:
-                    sp = S.shard_plan(plan, s)
-                    t = time.perf_counter()
-                    got += seng.count(g, sp)
-                    items.append((s, time.perf_counter() - t))
-                if got != total:
-                    raise SystemExit(f"{name}, e={cut}, hub={hub}, deal={deal}: shards counted {got}, "
-                                     f"direct {total}")
-                secs = np.array([t for _, t in items])
-                m = {n: makespan(items, n) for n in (1, 2, 4)}
-                top = sorted(items, key=lambda it: -it[1])[:3]
-                print(f"  e={cut} hub={hub} deal={deal}: {len(parts)} shards ({sum(s.depth1 is not None for s in parts)}"
-                      f" depth-1 slices), {secs.sum():.2f} s summed, costliest {secs.max():.3f} s"
-                      f" ({secs.max() / secs.sum():.1%}); makespan on 1/2/4 workers "
-                      f"{m[1]:.2f}/{m[2]:.2f}/{m[4]:.2f} s (4/1 {m[1] / m[4]:.2f}x); costliest "
-                      f"(roots, seconds): {[(s.roots, round(t, 3)) for s, t in top]}", flush=True)
-                out[f"{name}/{cut}/{hub}/{deal}"] = {"direct_s": direct, "count": int(total),
-                                        "shard_s": secs.tolist(), "makespan": m}
-    finally:
-        S._costs = shipped
+    for name, q in B.queries(args.patterns):
+        plan = build_plan(g, q, mode="embeddings", purpose="count")
+        eng.count(g, plan)                                   # compile, load
+        t = time.perf_counter()
+        total = eng.count(g, plan)
+        direct = time.perf_counter() - t
+        print(f"{name} ({plan.k} vertices): direct {direct:.2f} s", flush=True)
+        deals = (args.deals or str(S.DEAL_ROUNDS)).split(",")
+        for cut, hub, deal in [(c, h, d) for c in args.cuts.split(",")
+                               for h in args.hubs.split(",") for d in deals]:
+            # edge queries keep the shipped estimate
+            exp = None if plan.k < 3 else float(cut)
+            parts = S.make_shards(g, plan, args.shards, hub=float(hub), deal=int(deal),
+                                  exponent=exp)
+            warm = {}
+            for s in parts:                 # a module per kind of cut: compile untimed
+                warm.setdefault(s.depth1 is not None, s)
+            for s in warm.values():
+                seng.count(g, S.shard_plan(plan, s))
+            items, got = [], 0
+            for s in parts:
+                sp = S.shard_plan(plan, s)
+                t = time.perf_counter()
+                got += seng.count(g, sp)
+                items.append((s, time.perf_counter() - t))
+            if got != total:
+                raise SystemExit(f"{name}, e={cut}, hub={hub}, deal={deal}: shards counted {got}, "
+                                 f"direct {total}")
+            secs = np.array([t for _, t in items])
+            m = {n: makespan(items, n) for n in (1, 2, 4)}
+            top = sorted(items, key=lambda it: -it[1])[:3]
+            print(f"  e={cut} hub={hub} deal={deal}: {len(parts)} shards ({sum(s.depth1 is not None for s in parts)}"
+                  f" depth-1 slices), {secs.sum():.2f} s summed, costliest {secs.max():.3f} s"
+                  f" ({secs.max() / secs.sum():.1%}); makespan on 1/2/4 workers "
+                  f"{m[1]:.2f}/{m[2]:.2f}/{m[4]:.2f} s (4/1 {m[1] / m[4]:.2f}x); costliest "
+                  f"(roots, seconds): {[(s.roots, round(t, 3)) for s, t in top]}", flush=True)
+            out[f"{name}/{cut}/{hub}/{deal}"] = {"direct_s": direct, "count": int(total),
+                                    "shard_s": secs.tolist(), "makespan": m}
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0

@@ -128,6 +128,27 @@ def test_the_costliest_roots_are_dealt_into_groups_of_their_own():
     assert sum(eng.count(g, shard_plan(plan, s)) for s in dealt) == eng.count(g, plan)
 
 
+@pytest.mark.parametrize("block", [1, 3, 16])
+def test_the_cut_does_not_depend_on_the_block_size(monkeypatch, block):
+    """``make_shards`` skips whole blocks of roots by their sums and maxima; the cut
+    must be the one a root-by-root pass makes (integer estimates: the sums are exact)."""
+    from warpmatch.distributed import shards as S
+    g = wm.Graph.from_networkx(nx.barabasi_albert_graph(2000, 2, seed=4))
+    for pattern, parts, hub, deal in [("square", 32, 1.0, 4), ("triangle", 7, 4.0, 2),
+                                      ("tailed-triangle", 100, 1.0, 0), ("4-path", 3, 16.0, 8)]:
+        plan = build_plan(g, wm.get_pattern(pattern), purpose="count")
+        monkeypatch.setattr(S, "_BLOCK", 1 << 30)
+        whole = make_shards(g, plan, parts, hub=hub, deal=deal)
+        monkeypatch.setattr(S, "_BLOCK", block)
+        blocked = make_shards(g, plan, parts, hub=hub, deal=deal)
+        key = [(x.lo, x.hi, x.add, x.skip, x.cost,
+                None if x.depth1 is None else x.depth1.tolist()) for x in whole]
+        assert key == [(x.lo, x.hi, x.add, x.skip, x.cost,
+                        None if x.depth1 is None else x.depth1.tolist()) for x in blocked]
+        ids = np.concatenate([x.root_ids(plan) for x in whole if x.depth1 is None])
+        assert ids.size == np.unique(ids).size
+
+
 def test_default_shards():
     from warpmatch.distributed.shards import MIN_SHARDS, SHARDS_PER_WORKER, default_shards
     assert default_shards(1) == MIN_SHARDS

@@ -25,6 +25,7 @@ only has to make shards of the same order, not equal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -172,7 +173,7 @@ def _depth1_universe(graph: Graph, plan: Plan, root: int) -> np.ndarray | None:
 
 
 def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
-                deal: int | None = None) -> list[Shard]:
+                deal: int | None = None, exponent: float | None = None) -> list[Shard]:
     """Cut ``plan``'s search into about ``shards`` parts of similar estimated cost.
 
     Parameters
@@ -202,6 +203,9 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
         34% of its search in one shard of 9 hubs. Dealing hubs into the ranges
         instead (one per shard) made every shard slower: a hub among 10^5 light
         roots took longer than among other hubs (``bench/README.md``).
+    exponent : float, optional
+        ``e`` of the ``(1 + degree)^e`` estimate; the default is
+        :func:`cost_exponent` (an experiment's knob: ``bench/shard_cuts.py --cuts``).
 
     Returns
     -------
@@ -212,30 +216,38 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
     nroots = int(plan.roots.size)
     if nroots == 0 or plan.empty_reason is not None:
         return []
-    cost, _ = _costs(graph, plan)
-    total = float(cost.sum())
+    # the estimate is computed on the fly: an array of 10^7 costs (and its page faults)
+    # took longer than the passes; blocks' sums and maxima let the later passes skip
+    # most roots (12.5M roots, a 2-core box: 60 ms for the cut in root order from an
+    # array of costs, 124 ms with the hub groups, 18 ms so)
+    deg, roots = graph.degree, plan.roots
+    e = float(cost_exponent(plan) if exponent is None else exponent)
+    bsum, bmax = _blocks(deg, roots, e, _BLOCK)
+    total = float(bsum.sum())
     want = max(1, int(shards))
     share = total / want
     limit = share / max(1.0, float(hub))
-    heavy = np.flatnonzero(cost > limit)
-    taken = np.zeros(nroots, bool)
-    taken[heavy] = True
     rounds = DEAL_ROUNDS if deal is None else max(0, int(deal))
     groups = max(1, want // 4)
-    hubs = np.zeros(0, np.int64)
-    if rounds and want > 1 and nroots - heavy.size > 2 * rounds * groups:  # else too few
-        hubs = _top_light(cost, limit, rounds * groups)
-        taken[hubs] = True
+    k = rounds * groups if want > 1 else 0
+    heavy, hubs = _heavy_and_top(deg, roots, e, limit, k, bmax, _BLOCK)
+    if nroots - heavy.size <= 2 * k:         # too few roots for groups of hubs
+        hubs = hubs[:0]
+
+    def cost(idx: Any) -> np.ndarray:
+        return _power(1.0 + deg[roots[idx]].astype(np.float64), e)
+
     out: list[Shard] = []
     for r in heavy.tolist():
         # a heavy root: its own shard, or several if depth 1 can be split
         uni = _depth1_universe(graph, plan, int(plan.roots[r]))
-        parts = int(min(np.ceil(cost[r] / limit), 0 if uni is None else uni.size))
+        cr = float(cost(r))
+        parts = int(min(np.ceil(cr / limit), 0 if uni is None else uni.size))
         if parts >= 2:
             for piece, frac in _slices(graph, uni, parts):
-                out.append(Shard(len(out), r, r + 1, float(cost[r]) * frac, piece))
+                out.append(Shard(len(out), r, r + 1, cr * frac, piece))
         else:
-            out.append(Shard(len(out), r, r + 1, float(cost[r])))
+            out.append(Shard(len(out), r, r + 1, cr))
     if hubs.size:
         # hub j (costliest first) to group 0, 1, .., groups-1, then back, and so on
         pos = np.arange(hubs.size) % groups
@@ -243,95 +255,173 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
         for grp in range(groups):
             mine = np.sort(hubs[to == grp])
             first = int(mine[0])
-            out.append(Shard(len(out), first, first, float(cost[mine].sum()), None,
+            out.append(Shard(len(out), first, first, float(cost(mine).sum()), None,
                              tuple(mine.tolist())))
-    lo, hi, rc = _ranges(cost, taken, share)
-    marked = np.union1d(heavy, hubs)         # heavy roots and hubs: few
+    marked = np.union1d(heavy, hubs)         # heavy roots and hubs: few, sorted
+    lo, hi, rc = _ranges(deg, roots, e, marked, share, bsum, _BLOCK)
     for a, b, c in zip(lo.tolist(), hi.tolist(), rc.tolist()):
         skip = marked[np.searchsorted(marked, a):np.searchsorted(marked, b)]
         out.append(Shard(len(out), a, b, c, None, (), tuple(skip.tolist())))
     return out
 
 
+def _power(x: np.ndarray, e: float) -> np.ndarray:
+    """``x^e`` as :func:`_power1` computes it, for a few roots."""
+    return x * x if e == 2.0 else x if e == 1.0 else np.ones_like(x) if e == 0.0 else x ** e
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _power1(c, e):  # pragma: no cover - compiled
+    """``c^e``, the estimate's power (:func:`_power` for arrays)."""
+    if e == 2.0:
+        return c * c
+    if e == 1.0:
+        return c
+    if e == 0.0:
+        return 1.0
+    return c ** e
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rc(deg, roots, i, e):  # pragma: no cover - compiled
+    """Root ``i``'s estimate ``(1 + degree)^e`` (:func:`root_costs`)."""
+    return _power1(1.0 + deg[roots[i]], e)
+
+
+#: roots per block of :func:`_blocks`
+_BLOCK = 1024
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _blocks(deg, roots, e, B):  # pragma: no cover - compiled
+    """The estimates' sum and maximum over each block of ``B`` roots (vectorised:
+    ``fastmath`` lets the sums reassociate; the estimate only balances shards)."""
+    nb = (roots.size + B - 1) // B
+    bsum = np.zeros(nb, np.float64)
+    bmax = np.zeros(nb, np.float64)
+    for b in range(nb):
+        acc = 0.0
+        mx = 0
+        for i in range(b * B, min(roots.size, (b + 1) * B)):
+            d = deg[roots[i]]
+            acc += _rc(deg, roots, i, e)
+            mx = d if d > mx else mx         # the costliest root has the largest degree
+        bsum[b] = acc
+        bmax[b] = _power1(1.0 + mx, e)
+    return bsum, bmax
+
+
 @numba.njit(cache=True, nogil=True)
-def _top_light(cost, limit, k):  # pragma: no cover - compiled
-    """Indices of the ``k`` largest costs not above ``limit``, costliest first (ties:
-    the lower index first), by a min-heap of ``k``: one pass over 10^7 roots."""
-    heap = np.empty(k, np.int64)
+def _heavy_and_top(deg, roots, e, limit, k, bmax, B):  # pragma: no cover - compiled
+    """The indices of the estimates above ``limit``, in order, and of the ``k`` largest
+    not above it, costliest first (ties: the lower index first), by a min-heap of
+    ``k``; a block whose maximum (``bmax``) can change neither is skipped."""
+    above = []
+    hc = np.empty(k, np.float64)            # the heap: costs and indices
+    hx = np.empty(k, np.int64)
     m = 0
-    for i in range(cost.size):
-        c = cost[i]
-        if c > limit:
-            continue
-        if m < k:
-            j = m
-            m += 1
-            while j > 0:                     # sift up
-                p = (j - 1) // 2
-                if cost[heap[p]] <= c:
-                    break
-                heap[j] = heap[p]
-                j = p
-            heap[j] = i
-        elif c > cost[heap[0]]:
-            j = 0
-            while True:                      # sift down
-                l = 2 * j + 1
-                if l >= m:
-                    break
-                r = l + 1
-                if r < m and cost[heap[r]] < cost[heap[l]]:
-                    l = r
-                if cost[heap[l]] >= c:
-                    break
-                heap[j] = heap[l]
-                j = l
-            heap[j] = i
-    out = heap[:m].copy()
-    order = np.argsort(-cost[out], kind="mergesort")
-    out = out[order]
+    low = -1.0                              # the heap's least cost once it is full
+    for blk in range(bmax.size):
+        if bmax[blk] <= limit and (k == 0 or (m == k and bmax[blk] <= low)):
+            continue                        # no root of it is heavy or enters the heap
+        for i in range(blk * B, min(roots.size, (blk + 1) * B)):
+            c = _rc(deg, roots, i, e)
+            if c > limit:
+                above.append(i)
+                continue
+            if m < k:
+                j = m
+                m += 1
+                while j > 0:                 # sift up
+                    p = (j - 1) // 2
+                    if hc[p] <= c:
+                        break
+                    hc[j] = hc[p]
+                    hx[j] = hx[p]
+                    j = p
+                hc[j] = c
+                hx[j] = i
+                if m == k:
+                    low = hc[0]
+            elif m > 0 and c > low:
+                j = 0
+                while True:                  # sift down
+                    l = 2 * j + 1
+                    if l >= m:
+                        break
+                    r = l + 1
+                    if r < m and hc[r] < hc[l]:
+                        l = r
+                    if hc[l] >= c:
+                        break
+                    hc[j] = hc[l]
+                    hx[j] = hx[l]
+                    j = l
+                hc[j] = c
+                hx[j] = i
+                low = hc[0]
+    order = np.argsort(-hc[:m], kind="mergesort")
+    out = hx[:m][order]
+    cs = hc[:m][order]
     # equal costs: lower index first, whatever the heap left
     start = 0
     for i in range(1, m + 1):
-        if i == m or cost[out[i]] != cost[out[start]]:
+        if i == m or cs[i] != cs[start]:
             out[start:i] = np.sort(out[start:i])
             start = i
-    return out
+    heavy = np.empty(len(above), np.int64)
+    for i in range(len(above)):
+        heavy[i] = above[i]
+    return heavy, out
 
 
 @numba.njit(cache=True, nogil=True)
-def _ranges(cost, taken, share):  # pragma: no cover - compiled
-    """Contiguous runs of the roots not ``taken``, in order: each takes roots while its
-    cost stays within ``share`` (at least one root).
-    Returns each run's first root, one past its last root (taken roots inside are the
-    caller's to skip) and its cost."""
-    n = cost.size
+def _ranges(deg, roots, e, marked, share, bsum, B):  # pragma: no cover - compiled
+    """Contiguous runs of the roots not in ``marked`` (sorted indices), in order: each
+    takes roots while its estimate stays within ``share`` (at least one root). Returns
+    each run's first root, one past its last root (marked roots inside are the
+    caller's to skip) and its estimate. A whole block (``bsum``) that fits, with no
+    marked root, is taken at once."""
+    n = roots.size
     los = []
     his = []
     cs = []
     i = 0
+    j = 0                                   # the next marked index not behind i
     while True:
-        while i < n and taken[i]:
-            i += 1
+        while i < n and j < marked.size and marked[j] <= i:
+            if marked[j] == i:
+                i += 1
+            j += 1
         if i >= n:
             break
         lo = i
-        acc = cost[i]
+        acc = _rc(deg, roots, i, e)
         last = i
         i += 1
         while i < n:
-            if taken[i]:
-                i += 1
+            if i % B == 0 and i + B <= n and (j == marked.size or marked[j] >= i + B) \
+                    and acc + bsum[i // B] <= share:
+                acc += bsum[i // B]
+                last = i + B - 1
+                i += B
                 continue
-            if acc + cost[i] > share:
+            if j < marked.size and marked[j] == i:
+                i += 1
+                j += 1
+                continue
+            c = _rc(deg, roots, i, e)
+            if acc + c > share:
                 break
-            acc += cost[i]
+            acc += c
             last = i
             i += 1
         los.append(lo)
         his.append(last + 1)
         cs.append(acc)
         i = last + 1
+        while j > 0 and marked[j - 1] >= i:  # marked roots past the run: not passed yet
+            j -= 1
     k = len(los)
     lo_a = np.empty(k, np.int64)
     hi_a = np.empty(k, np.int64)
