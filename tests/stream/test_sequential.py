@@ -141,8 +141,8 @@ def test_split_mode_edge_set_grows_mid_batch(on_invalid):
         assert seq.edgeset.generation > gen + 1          # grew more than once
         assert state(cm) == state(ref)
     else:
-        before = state(cm)
         em = ContinuousMatcher(g0, q, backend="cpu", threads=1, on_invalid="error")
+        before = state(em)
         with pytest.raises(InputFormatError, match="update 380"):
             em.apply(ups)
         assert state(em) == before
