@@ -36,6 +36,8 @@ Examples
         --patterns triangle,square,stmatch24 --time-limit 60    # a host with 4 GPUs
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
         --patterns square --variants 4:64,4:32x2   # and 4 GPUs with 64 shards, 2 threads each
+    python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \
+        --patterns stmatch:20 --variants 1:32d8,4:32d8   # and 8 hubs per hub group
     python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \\
         --partition-patterns diamond,square          # also by 4 parts, on 1 and 2 workers
 
@@ -47,6 +49,7 @@ flight at once. Their table checks the counts against the in-memory direct count
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -191,10 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shards-per-worker", type=int, default=None,
                     help="shards per worker (warpmatch's default: 8, at least 32 in all)")
     ap.add_argument("--variants", default="",
-                    help="more cluster runs of the same patterns, each N:S or N:SxT (N workers, "
+                    help="more cluster runs of the same patterns, each N:S[xT][dD] (N workers, "
                          "S shards, T threads per worker; with --gpu and T > 1 CuPy's "
-                         "per-thread default stream, so a worker's T shards share its GPU): "
-                         "e.g. 4:32,4:64,4:32x2 (none)")
+                         "per-thread default stream, so a worker's T shards share its GPU; D "
+                         "hubs per hub group, make_shards' deal, 0: none): "
+                         "e.g. 4:32,4:64,4:32x2,1:32d8,4:32d8 (none)")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs per cell (median)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds for a direct count; a pattern past it is not run on clusters")
@@ -338,12 +342,14 @@ def main(argv: list[str] | None = None) -> int:
                          f"{n} worker(s) by parts", res["part_clusters"][n])
                 client.cluster.close()
         res["variants"] = {}
-        for n, shards, threads in variants if pats else []:
-            label = f"{n}:{shards}x{threads}"
+        for n, shards, threads, deal in variants if pats else []:
+            label = f"{n}:{shards}x{threads}" + ("" if deal is None else f"d{deal}")
             res["variants"][label] = {}
-            run_variant(args, g, n, threads, backend,
-                        lambda client: count_on(client, g, pats, res["direct"], shards,
-                                                f"variant {label}", res["variants"][label]))
+            with _deal(deal):
+                run_variant(args, g, n, threads, backend,
+                            lambda client: count_on(client, g, pats, res["direct"], shards,
+                                                    f"variant {label}",
+                                                    res["variants"][label]))
     except (_Stopped, KeyboardInterrupt) as exc:
         print(f"# stopped early ({exc or 'interrupt'}): the table holds what finished",
               file=sys.stderr, flush=True)
@@ -453,17 +459,35 @@ def timeline(ss: list[dict], call_start: float, call_end: float) -> dict:
             "tail_s": end - min(last.values()), "drain_s": call_end - end}
 
 
-def _variant(text: str) -> tuple[int, int, int]:
-    """``"N:S"`` or ``"N:SxT"`` as ``(workers, shards, threads per worker)``."""
+def _variant(text: str) -> tuple[int, int, int, int | None]:
+    """``"N:S[xT][dD]"`` as ``(workers, shards, threads per worker, hubs per group or
+    None)``."""
     try:
         n, rest = text.strip().split(":")
+        rest, _, deal = rest.partition("d")
         shards, _, threads = rest.partition("x")
         out = (int(n), int(shards), int(threads or 1))
+        hubs = int(deal) if deal else None
     except ValueError:
-        raise SystemExit(f"--variants: {text!r} is not N:S or N:SxT (e.g. 4:32x2)") from None
-    if min(out) < 1:
-        raise SystemExit(f"--variants: {text!r}: every number must be at least 1")
-    return out
+        raise SystemExit(f"--variants: {text!r} is not N:S[xT][dD] (e.g. 4:32x2, 4:32d8)") \
+            from None
+    if min(out) < 1 or (hubs is not None and hubs < 0):
+        raise SystemExit(f"--variants: {text!r}: every number must be at least 1 (D: 0)")
+    return (*out, hubs)
+
+
+@contextlib.contextmanager
+def _deal(hubs: int | None):
+    """``make_shards``' default hubs per group set to ``hubs`` meanwhile (the cut runs
+    in this process, the client); ``None`` leaves it."""
+    from warpmatch.distributed import shards
+    old = shards.DEAL_ROUNDS
+    if hubs is not None:
+        shards.DEAL_ROUNDS = hubs
+    try:
+        yield
+    finally:
+        shards.DEAL_ROUNDS = old
 
 
 def run_variant(args, g, n: int, threads: int, backend: str, run) -> None:
@@ -501,7 +525,8 @@ def print_variants(res: dict, names: list[str]) -> int:
     labels = list(res["variants"])
     head = ["pattern", "1w s"] + [f"{v} s" for v in labels] + [f"1w/{v}" for v in labels] + \
         ["check"]
-    print("\nvariants (N:SxT = N workers, S shards, T threads per worker)")
+    print("\nvariants (N:SxT[dD] = N workers, S shards, T threads per worker, D hubs per "
+          "hub group)")
     print("| " + " | ".join(head) + " |")
     print("|---" * len(head) + "|")
     bad = 0
