@@ -104,13 +104,13 @@ def test_depth_one_slices_are_even_by_degree_and_cover_the_neighbours():
 def test_the_costliest_roots_are_dealt_into_groups_of_their_own():
     # a power-law graph renumbered so that its hubs are its lowest ids: cut in root
     # order, a few shards hold all of them; dealt, they form groups of their own
-    from warpmatch.distributed.shards import _costs
+    from warpmatch.distributed.shards import root_costs
     g = wm.Graph.from_networkx(nx.barabasi_albert_graph(3000, 3, seed=2))
     rank = np.argsort(np.argsort(-np.diff(g.indptr), kind="stable"))
     src, dst = np.repeat(np.arange(g.n), np.diff(g.indptr)), g.indices
     g = wm.Graph.from_edges(rank[src[src < dst]], rank[dst[src < dst]], n=g.n)
     plan = build_plan(g, wm.get_pattern("square"), purpose="count")
-    cost = _costs(g, plan)[0]
+    cost = root_costs(g, plan)
     light = np.flatnonzero(cost <= cost.sum() / 32)   # the heaviest are split apart
     ranked = light[np.argsort(-cost[light], kind="stable")[:32]]
     top = set(ranked.tolist())                                     # root indices

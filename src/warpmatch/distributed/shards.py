@@ -109,33 +109,11 @@ def root_costs(graph: Graph, plan: Plan) -> np.ndarray:
     A rough, cheap (``O(roots)``) stand-in for the size of a root's search tree:
     one level for an edge query, two for larger ones (the depth where a
     power-law graph's hubs dominate). Shards only need to be of the same order;
-    Dask's work stealing evens out the rest.
+    Dask's work stealing evens out the rest. (:func:`make_shards` computes it on the
+    fly, per block of roots, instead of keeping this array.)
     """
-    return _costs(graph, plan)[0]
-
-
-def _costs(graph: Graph, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`root_costs` and their running sums, in one pass (every call on a cluster
-    pays it: 10^7 roots on a 10^8-edge graph)."""
-    n = int(plan.roots.size)
-    cost = np.empty(n, np.float64)
-    csum = np.empty(n, np.float64)
-    _cost_pass(graph.degree, plan.roots, cost_exponent(plan), cost, csum)
-    return cost, csum
-
-
-@numba.njit(cache=True, nogil=True)
-def _cost_pass(deg, roots, e, cost, csum):  # pragma: no cover - compiled
-    acc = 0.0
-    for i in range(roots.size):
-        c = 1.0 + deg[roots[i]]
-        if e == 2:
-            c = c * c
-        elif e == 0:
-            c = 1.0
-        cost[i] = c
-        acc += c
-        csum[i] = acc
+    return _costs_at(graph.degree, plan.roots, np.arange(plan.roots.size),
+                     float(cost_exponent(plan)))
 
 
 def cost_exponent(plan: Plan) -> int:
@@ -219,7 +197,7 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
     # the estimate is computed on the fly: an array of 10^7 costs (and its page faults)
     # took longer than the passes; blocks' sums and maxima let the later passes skip
     # most roots (12.5M roots, a 2-core box: 60 ms for the cut in root order from an
-    # array of costs, 124 ms with the hub groups, 18 ms so)
+    # array of costs, 124 ms with the hub groups, 20 ms so)
     deg, roots = graph.degree, plan.roots
     e = float(cost_exponent(plan) if exponent is None else exponent)
     bsum, bmax = _blocks(deg, roots, e, _BLOCK)
@@ -235,13 +213,13 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
         hubs = hubs[:0]
 
     def cost(idx: Any) -> np.ndarray:
-        return _power(1.0 + deg[roots[idx]].astype(np.float64), e)
+        return _costs_at(deg, roots, np.atleast_1d(np.asarray(idx, np.int64)), e)
 
     out: list[Shard] = []
     for r in heavy.tolist():
         # a heavy root: its own shard, or several if depth 1 can be split
         uni = _depth1_universe(graph, plan, int(plan.roots[r]))
-        cr = float(cost(r))
+        cr = float(cost(r)[0])
         parts = int(min(np.ceil(cr / limit), 0 if uni is None else uni.size))
         if parts >= 2:
             for piece, frac in _slices(graph, uni, parts):
@@ -265,14 +243,9 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
     return out
 
 
-def _power(x: np.ndarray, e: float) -> np.ndarray:
-    """``x^e`` as :func:`_power1` computes it, for a few roots."""
-    return x * x if e == 2.0 else x if e == 1.0 else np.ones_like(x) if e == 0.0 else x ** e
-
-
 @numba.njit(cache=True, nogil=True, inline="always")
 def _power1(c, e):  # pragma: no cover - compiled
-    """``c^e``, the estimate's power (:func:`_power` for arrays)."""
+    """``c^e``, the estimate's power."""
     if e == 2.0:
         return c * c
     if e == 1.0:
@@ -312,67 +285,42 @@ def _blocks(deg, roots, e, B):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _heavy_and_top(deg, roots, e, limit, k, bmax, B):  # pragma: no cover - compiled
+def _costs_at(deg, roots, idx, e):  # pragma: no cover - compiled
+    """The estimates of roots ``idx`` (indices into ``roots``)."""
+    out = np.empty(idx.size, np.float64)
+    for j in range(idx.size):
+        out[j] = _rc(deg, roots, idx[j], e)
+    return out
+
+
+def _heavy_and_top(deg: np.ndarray, roots: np.ndarray, e: float, limit: float, k: int,
+                   bmax: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray]:
     """The indices of the estimates above ``limit``, in order, and of the ``k`` largest
-    not above it, costliest first (ties: the lower index first), by a min-heap of
-    ``k``; a block whose maximum (``bmax``) can change neither is skipped."""
-    above = []
-    hc = np.empty(k, np.float64)            # the heap: costs and indices
-    hx = np.empty(k, np.int64)
-    m = 0
-    low = -1.0                              # the heap's least cost once it is full
-    for blk in range(bmax.size):
-        if bmax[blk] <= limit and (k == 0 or (m == k and bmax[blk] <= low)):
-            continue                        # no root of it is heavy or enters the heap
-        for i in range(blk * B, min(roots.size, (blk + 1) * B)):
-            c = _rc(deg, roots, i, e)
-            if c > limit:
-                above.append(i)
-                continue
-            if m < k:
-                j = m
-                m += 1
-                while j > 0:                 # sift up
-                    p = (j - 1) // 2
-                    if hc[p] <= c:
-                        break
-                    hc[j] = hc[p]
-                    hx[j] = hx[p]
-                    j = p
-                hc[j] = c
-                hx[j] = i
-                if m == k:
-                    low = hc[0]
-            elif m > 0 and c > low:
-                j = 0
-                while True:                  # sift down
-                    l = 2 * j + 1
-                    if l >= m:
-                        break
-                    r = l + 1
-                    if r < m and hc[r] < hc[l]:
-                        l = r
-                    if hc[l] >= c:
-                        break
-                    hc[j] = hc[l]
-                    hx[j] = hx[l]
-                    j = l
-                hc[j] = c
-                hx[j] = i
-                low = hc[0]
-    order = np.argsort(-hc[:m], kind="mergesort")
-    out = hx[:m][order]
-    cs = hc[:m][order]
-    # equal costs: lower index first, whatever the heap left
-    start = 0
-    for i in range(1, m + 1):
-        if i == m or cs[i] != cs[start]:
-            out[start:i] = np.sort(out[start:i])
-            start = i
-    heavy = np.empty(len(above), np.int64)
-    for i in range(len(above)):
-        heavy[i] = above[i]
-    return heavy, out
+    not above it, costliest first (ties: the lower index first).
+
+    Only a few blocks are read: those whose maximum (``bmax``) passes ``limit`` and
+    those of the ``k`` largest maxima not above it (with their ties). Any other block's
+    roots are below ``k`` roots of those blocks, so none of them is among the ``k``.
+    """
+    light = np.flatnonzero(bmax <= limit)
+    pick = bmax > limit
+    if k > 0 and light.size:
+        if light.size > k:
+            t = np.partition(bmax[light], light.size - k)[light.size - k]
+            pick |= (bmax >= t) & (bmax <= limit)
+        else:
+            pick[light] = True
+    blocks = np.flatnonzero(pick)
+    if blocks.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    idx = (blocks[:, None] * B + np.arange(B)).ravel()
+    idx = idx[idx < roots.size]
+    c = _costs_at(deg, roots, idx, e)
+    over = c > limit
+    heavy = idx[over]
+    idx, c = idx[~over], c[~over]
+    top = np.lexsort((idx, -c))[:k] if k > 0 else np.zeros(0, np.int64)
+    return heavy, idx[top]
 
 
 @numba.njit(cache=True, nogil=True)
