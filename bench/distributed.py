@@ -36,7 +36,7 @@ Examples
         --patterns triangle,square,stmatch24 --time-limit 60    # a host with 4 GPUs
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
         --patterns square --variants 4:64,4:32x2   # and 4 GPUs with 64 shards, 2 threads each
-    python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \
+    python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
         --patterns stmatch:20 --variants 1:32d8,4:32d8   # and 8 hubs per hub group
     python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \\
         --partition-patterns diamond,square          # also by 4 parts, on 1 and 2 workers
