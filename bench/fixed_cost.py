@@ -44,7 +44,6 @@ import numpy as np
 
 from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
 
-HERE = Path(__file__).resolve().parent
 PATTERNS = "triangle,square,diamond,4-clique,house,5-clique"
 
 
@@ -52,7 +51,7 @@ def _timed(fn, calls: int, prof: cProfile.Profile | None, stats_of=None) -> dict
     """Median ms of ``calls`` calls of ``fn`` (one untimed call first), and the median of
     each ``*_s`` entry of ``stats_of()`` after each call."""
     fn()
-    times, parts = [], {}
+    times, stats = [], []
     for _ in range(calls):
         if prof is not None:
             prof.enable()
@@ -61,15 +60,21 @@ def _timed(fn, calls: int, prof: cProfile.Profile | None, stats_of=None) -> dict
         times.append(time.perf_counter() - t)
         if prof is not None:
             prof.disable()
-        st = stats_of() if stats_of is not None else None
-        for key in ("bfs_s", "search_s", "total_s"):
-            if st and key in st:
-                parts.setdefault(key, []).append(st[key])
-    out = {"ms": 1e3 * statistics.median(times)}
-    for key, vals in parts.items():
-        out[key.replace("_s", "_ms")] = 1e3 * statistics.median(vals)
-    if "total_ms" in out:
-        out["setup_ms"] = out["total_ms"] - out.get("bfs_ms", 0.0) - out.get("search_ms", 0.0)
+        stats.append(dict((stats_of() if stats_of is not None else None) or {}))
+    return {"ms": 1e3 * statistics.median(times), **_engine_parts(stats)}
+
+
+def _engine_parts(stats: list[dict], prefix: str = "") -> dict:
+    """Medians (ms) of the engine's ``bfs_s``, ``search_s`` and ``total_s`` over ``stats``
+    (each call's ``last_stats``; absent keys skipped), and the setup: total less both."""
+    out = {}
+    for key in ("bfs_s", "search_s", "total_s"):
+        vals = [st[key] for st in stats if key in st]
+        if vals:
+            out[prefix + key.replace("_s", "_ms")] = 1e3 * statistics.median(vals)
+    if prefix + "total_ms" in out:
+        out[prefix + "setup_ms"] = (out[prefix + "total_ms"] - out.get(prefix + "bfs_ms", 0.0)
+                                    - out.get(prefix + "search_ms", 0.0))
     return out
 
 
@@ -92,13 +97,7 @@ def _light(wm, eng, graph, backend: str, patterns: str, calls: int) -> dict:
         med = {"total_ms": 1e3 * statistics.median(x[0] for x in rows),
                "plan_ms": 1e3 * statistics.median(x[1] for x in rows),
                "engine_ms": 1e3 * statistics.median(x[2] for x in rows)}
-        for key in ("bfs_s", "search_s", "total_s"):       # the engine's own, if it keeps them
-            vals = [x[3][key] for x in rows if key in x[3]]
-            if vals:
-                med["run_" + key.replace("_s", "_ms")] = 1e3 * statistics.median(vals)
-        if "run_total_ms" in med:
-            med["run_setup_ms"] = (med["run_total_ms"] - med.get("run_bfs_ms", 0.0)
-                                   - med.get("run_search_ms", 0.0))
+        med.update(_engine_parts([x[3] for x in rows], "run_"))   # the engine's own
         med["count"] = int(r.count)
         out[pname] = med
         cells = [f"{med[k]:.2f}" if k in med else "-"

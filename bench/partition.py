@@ -33,7 +33,6 @@ import numpy as np
 
 from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
 
-HERE = Path(__file__).resolve().parent
 PATTERNS = "triangle,square,diamond,4-clique,tailed-triangle,house,5-clique"
 
 

@@ -37,7 +37,6 @@ import numpy as np
 
 from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
 
-HERE = Path(__file__).resolve().parent
 
 
 def chung_lu_cpu(edges: int, seed: int = 1):
