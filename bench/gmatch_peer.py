@@ -279,7 +279,8 @@ def _gpu_visible() -> bool:
 def _device_name() -> str | None:
     try:
         import cupy as cp
-        name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+        from warpmatch.engine.gpu.device import device_properties
+        name = device_properties(cp, cp.cuda.Device().id)["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
     except Exception:       # noqa: BLE001
         return None
