@@ -212,6 +212,10 @@ class CountResult:
         (:func:`warpmatch._strategies.label_graph`): those labels, its edges and the
         whole graph's.
         ``None`` (the default) when it ran on the whole graph.
+    vertex_order : str
+        ``"degree"`` when the search ran on the copy of the graph with ids ascending
+        by degree (:func:`warpmatch._strategies.degree_graph`; building it, once per
+        graph, is in ``plan_seconds``), ``"given"`` (the default) otherwise.
     """
 
     count: int
@@ -230,6 +234,7 @@ class CountResult:
     compile_seconds: float = 0.0
     gpu_module: str | None = None
     edge_labels: dict | None = None
+    vertex_order: str = "given"
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -265,6 +270,7 @@ class CountResult:
             "semantics": self.describe(),
             **({"distributed": self.distributed} if self.distributed is not None else {}),
             "strategy": "partitioned" if self.partition is not None else "in-memory",
+            "vertex_order": self.vertex_order,
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),
@@ -369,7 +375,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                  order: str = "ri", progress: ProgressArg = False, limit: int | None = None,
                  time_limit: float | None = None, client: Any = None,
                  shards: int | None = None, partitions: Any = None,
-                 memory_budget: int | str | None = None) -> CountResult:
+                 memory_budget: int | str | None = None,
+                 vertex_order: str = "auto") -> CountResult:
     """Like :func:`count`, but return a :class:`CountResult` with the plan, backend and timings.
 
     Parameters are those of :func:`count`, and:
@@ -383,7 +390,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     shards : int or None, optional
         With ``client``: the number of parts the search is cut into (the
         default is 8 per worker, at least 32).
-    partitions, memory_budget
+    partitions, memory_budget, vertex_order
         As in :func:`count`.
 
     A count that stopped early is a lower bound: ``partial`` says why, and
@@ -427,15 +434,18 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
     whole = g
+    by_degree = False
     if pg is None and partitions is None:
         g, by_label = S.label_graph(g, q, induced)
+        g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine, memory_budget)
     else:
         by_label = None
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()
     if plan.empty_reason is not None:
         return CountResult(0, mode, bool(induced), engine.name, 0.0, t1 - t0, plan, q, whole,
-                           edge_labels=by_label)
+                           edge_labels=by_label,
+                           vertex_order="degree" if by_degree else "given")
     pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:
         return S.count_partitioned(pg, q, plan, mode, induced, anchors, order, engine,
@@ -464,13 +474,15 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
                        t3 - t2, t1 - t0, plan, q, whole, warmup_seconds=warm_s,
                        partial=why[0] if why else None, compile_seconds=compile_s,
-                       gpu_module=stats.get("module"), edge_labels=by_label)
+                       gpu_module=stats.get("module"), edge_labels=by_label,
+                       vertex_order="degree" if by_degree else "given")
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
           order: str = "ri", progress: ProgressArg = False, client: Any = None,
-          partitions: Any = None, memory_budget: int | str | None = None) -> int:
+          partitions: Any = None, memory_budget: int | str | None = None,
+          vertex_order: str = "auto") -> int:
     """Count the embeddings (or distinct subgraphs) of a query graph in a data graph.
 
     Counting never materialises matches.
@@ -523,6 +535,17 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         Device memory the GPU engine may use (bytes, or ``"4GB"``); a graph
         that does not fit it is matched by parts. The default, ``None``, is
         the device's free memory less working room.
+    vertex_order : {"auto", "degree", "given"}, optional
+        Which numbering of the graph's vertices the search compares in its
+        symmetry-breaking restrictions: ``"degree"`` counts on a copy whose ids
+        ascend by degree (built once per graph and kept; ids the user sees do
+        not change), so that each orbit of the query is first matched at its
+        lowest-degree vertex; ``"given"`` keeps the graph's own. The default,
+        ``"auto"``, takes ``"degree"`` for queries with at least three
+        automorphisms (cliques, cycles, most of STMatch's patterns: 1.3-14.8x
+        faster on a 10^7-edge power-law graph, one pattern 0.69x) on a graph
+        counted in memory without anchors; ``$WARPMATCH_VERTEX_ORDER`` overrides
+        it. The count is the same either way.
 
     Returns
     -------
@@ -557,7 +580,7 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     return count_result(graph, query, mode=mode, induced=induced, backend=backend,
                         anchors=anchors, order=order, progress=progress,
                         client=client, partitions=partitions,
-                        memory_budget=memory_budget).count
+                        memory_budget=memory_budget, vertex_order=vertex_order).count
 
 
 # ---------------------------------------------------------------------- match
@@ -671,7 +694,7 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
             backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
             order: str = "ri", purpose: str = "count", client: Any = None,
             shards: int | None = None, partitions: Any = None,
-            memory_budget: int | str | None = None) -> str:
+            memory_budget: int | str | None = None, vertex_order: str = "auto") -> str:
     """Describe how warpmatch will search: query, filters, order, restrictions.
 
     Parameters
@@ -692,6 +715,8 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     partitions, memory_budget
         As in :func:`count`; when the run would be partitioned, also say how
         (parts, their bytes, the inter-partition searches).
+    vertex_order : str, optional
+        As in :func:`count` (counting plans only).
 
     Returns
     -------
@@ -716,14 +741,21 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
     except WarpmatchError as e:
         engine_name = f"{backend} (unavailable: {e})"
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
-    labels_line = None
+    lines = []
     if pg is None and partitions is None and client is None:
         g, by_label = S.label_graph(g, q, induced)
         if by_label is not None:
-            labels_line = S.labels_line(g, by_label)
+            lines.append(S.labels_line(g, by_label))
+        if purpose == "count" and engine is not None:
+            g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine, memory_budget)
+            if by_degree:
+                lines.append("vertex order: by degree (the count runs on a copy of the graph "
+                             "whose ids ascend by degree, so each orbit of the query is "
+                             "matched first at its lowest-degree vertex; ids shown are the "
+                             "copy's)")
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
-    text = head + "\n" + (labels_line + "\n" if labels_line else "") + plan.explain().rstrip("\n")
+    text = "\n".join([head, *lines, plan.explain().rstrip("\n")])
     if engine is not None or pg is not None or partitions is not None:
         pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:

@@ -327,3 +327,16 @@ def test_precompile_fills_the_kernel_cache_the_engine_reads(tmp_path, monkeypatc
     assert len([p for p in tmp_path.rglob("*") if p.is_file()]) >= len(set(srcs))
     for n in names:
         assert wm.count(g, n, backend="gpu") == wm.count(g, n, backend="cpu")
+
+
+@pytest.mark.parametrize("pattern", ["triangle", "square", "4-clique", "diamond", "5-clique"])
+def test_degree_order_counts_equal_on_the_gpu(pattern):
+    """Counting on the copy with ids ascending by degree (``vertex_order``, graph/reorder.py)
+    gives the given ids' count and the CPU engine's, hub included."""
+    import warpmatch as wm
+    g = _power_law(np.random.default_rng(5), 20_000, 80_000, hub_degree=8_000)
+    want = wm.count(g, pattern, backend="cpu", vertex_order="given")
+    for vo in ("given", "degree", "auto"):
+        r = wm.count_result(g, pattern, backend="gpu", vertex_order=vo)
+        assert r.count == want, vo
+        assert r.vertex_order == ("given" if vo == "given" else "degree")

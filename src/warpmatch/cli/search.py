@@ -23,6 +23,15 @@ from ._common import (
 from .partition import load_source, partition_line, partition_options
 
 
+_vertex_order_option = click.option(
+    "--vertex-order", "vertex_order", type=click.Choice(["auto", "degree", "given"]),
+    default="auto", show_default=True,
+    help="Count on a copy of the graph whose ids ascend by degree (degree), on the graph's "
+         "own ids (given), or by degree for queries with at least three automorphisms "
+         "(auto). Only symmetry restrictions compare ids: the count is the same, the "
+         "search is not (cliques and cycles: 1.5-4x faster by degree on power-law graphs).")
+
+
 # --------------------------------------------------------------------- count
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("graph")
@@ -33,6 +42,7 @@ from .partition import load_source, partition_line, partition_options
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS",
               help="Stop each query's search after SECONDS; a partial count says so.")
+@_vertex_order_option
 @_threads_option
 @cluster_options
 @partition_options
@@ -41,7 +51,7 @@ from .partition import load_source, partition_line, partition_options
 @_json_option
 @_debug_option
 def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: float | None,
-          threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
+          vertex_order: str, threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
           memory_budget: int | None, mode: str, induced: bool, backend: str,
           anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
           vertex_labels: str | None, as_json: bool) -> None:
@@ -97,7 +107,8 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                                    anchors=anchor_map or None, order=order,
                                    progress=bar if bar.enabled else None,
                                    limit=limit, time_limit=time_limit, client=client,
-                                   partitions=partitions, memory_budget=memory_budget)
+                                   partitions=partitions, memory_budget=memory_budget,
+                                   vertex_order=vertex_order)
             click.echo(res.describe())
             anchored = "".join(f", {v} anchored to {n:,} ids"
                                for v, n in res.as_dict()["anchors"].items())
@@ -116,7 +127,8 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                           if res.plan.empty_reason else "")
                        + (f"; {res.distributed['workers']} workers, "
                           f"{res.distributed['shards']} shards"
-                          if res.distributed and "workers" in res.distributed else ""))
+                          if res.distributed and "workers" in res.distributed else "")
+                       + ("; ids by degree" if res.vertex_order == "degree" else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:
@@ -308,12 +320,14 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
 @click.argument("query")
 @click.option("--purpose", type=click.Choice(["count", "list"]), default="count",
               show_default=True, help="Explain the counting plan or the listing plan.")
+@_vertex_order_option
 @cluster_options
 @partition_options
 @_search_options
 @_graph_options
 @_debug_option
-def explain(graph: str, query: str, purpose: str, workers: int | None, scheduler: str | None,
+def explain(graph: str, query: str, purpose: str, vertex_order: str, workers: int | None,
+            scheduler: str | None,
             partitions: Any, memory_budget: int | None, mode: str, induced: bool,
             backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
             directed: bool, vertex_labels: str | None) -> None:
@@ -339,6 +353,6 @@ def explain(graph: str, query: str, purpose: str, workers: int | None, scheduler
         click.echo(api_explain(g, query, mode=mode, induced=induced, backend=backend,
                                anchors=anchor_map or None, order=order, purpose=purpose,
                                client=client, partitions=partitions,
-                               memory_budget=memory_budget))
+                               memory_budget=memory_budget, vertex_order=vertex_order))
 
 

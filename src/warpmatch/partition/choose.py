@@ -83,11 +83,22 @@ def choose(graph: Graph, engine: Any, partitions: Any = None,
             raise ValueError(f"partitions must be a positive part count or a partition "
                              f"directory, not {partitions!r}")
         return Partitioned.build(graph, parts=int(partitions), budget=budget, method=method)
-    dev = device_budget(engine) if budget is None else (
-        budget if getattr(engine, "name", "") == "gpu" else None)
-    if dev is None:
-        return None
-    from ..engine.gpu.memory import device_graph_bytes
-    if device_graph_bytes(graph) <= dev * (1 - ROOM):
+    dev = _budget(engine, budget)
+    if fits(graph, engine, budget):
         return None
     return Partitioned.build(graph, budget=dev, method=method)
+
+
+def _budget(engine: Any, budget: int | None) -> int | None:
+    return device_budget(engine) if budget is None else (
+        budget if getattr(engine, "name", "") == "gpu" else None)
+
+
+def fits(graph: Graph, engine: Any, memory_budget: int | str | None = None) -> bool:
+    """Whether :func:`choose` runs ``graph`` in memory when no partitions are asked for:
+    an engine without a device budget, or a device copy within the budget less room."""
+    dev = _budget(engine, None if memory_budget is None else parse_bytes(memory_budget))
+    if dev is None:
+        return True
+    from ..engine.gpu.memory import device_graph_bytes
+    return device_graph_bytes(graph) <= dev * (1 - ROOM)
