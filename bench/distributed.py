@@ -218,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="patterns counted by partitions (square,diamond)")
     ap.add_argument("--json", default=None, help="write every number here")
     args = ap.parse_args(argv)
+    # the workers map the .wmg and search its own ids (a memory-mapped graph keeps them on a
+    # cluster: _strategies.count_on_cluster), so the direct count must search the same ids
+    # for the speedups to compare like with like; the degree order's own gain is measured
+    # by bench/gmatch_peer.py
+    os.environ["WARPMATCH_VERTEX_ORDER"] = "given"
     backend = args.backend or ("gpu" if args.gpu else "cpu")
     sizes = sorted({int(x) for x in args.workers.split(",") if x.strip()} | {1})
     variants = [_variant(v) for v in args.variants.split(",") if v.strip()]

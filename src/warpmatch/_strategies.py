@@ -132,6 +132,17 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
     return out, out is not graph
 
 
+def mapped_file(graph: Graph) -> Any:
+    """The ``.wmg`` file a cluster's workers would map for ``graph``
+    (:func:`warpmatch.distributed.graphs.graph_file_of`), or ``None``; also ``None``
+    without Dask (the call that needs it then says what to install)."""
+    try:
+        from .distributed.graphs import graph_file_of
+    except ImportError:
+        return None
+    return graph_file_of(graph)
+
+
 def _room_for_copy(graph: Graph) -> bool:
     """Whether a copy of ``graph``'s arrays takes at most a quarter of the memory the host
     has free now (``"auto"`` never doubles a graph that nearly fills it)."""
@@ -206,23 +217,32 @@ def count_partitioned(pg: Any, q: Query, plan: Plan, mode: str, induced: bool,
 def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, induced: bool,
                       backend: str, anchors: Mapping[Any, Any] | None, order: str,
                       progress: Any, limit: int | None, time_limit: float | None,
-                      shards: int | None, pg: Any = None) -> Any:
+                      shards: int | None, pg: Any = None, vertex_order: str = "auto") -> Any:
     """:func:`~warpmatch.api.count_result` on a Dask cluster (:mod:`warpmatch.distributed`);
     with ``pg`` (a :class:`~warpmatch.partition.Partitioned`), its parts and
     inter-partition searches are the shards' searches
-    (:mod:`warpmatch.distributed.partitioned`)."""
+    (:mod:`warpmatch.distributed.partitioned`). A graph in memory is shipped in the
+    ``vertex_order`` the one-process count would use (:func:`degree_graph`); one the
+    workers read from a file (a path, or a graph memory-mapped from a ``.wmg``) keeps
+    its given ids: the workers map that file, and no copy is written for them."""
     from .api import CountResult, _plan
     from . import distributed as D
     from .engine import _unknown, backend_names
     if backend not in ("auto", *backend_names()):
         raise _unknown(backend)     # (whether it runs is each worker's question)
     t0 = time.perf_counter()
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    by_degree = False
+    whole = g
+    if path is None and pg is None:
+        if mapped_file(g) is None:      # (a memory-mapped graph travels as its file)
+            g, by_degree = degree_graph(g, q, vertex_order, anchors, None)
+    order_used = "degree" if by_degree else "given"
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()
-    path = source if isinstance(source, (str, os.PathLike)) else None
     if plan.empty_reason is not None:
-        return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, g,
-                           distributed={"shards": 0})
+        return CountResult(0, mode, bool(induced), "planner", 0.0, t1 - t0, plan, q, whole,
+                           distributed={"shards": 0}, vertex_order=order_used)
     if pg is not None:
         return _count_parts_on_cluster(client, pg, q, plan, mode, induced, anchors, backend,
                                        progress, limit, time_limit, shards, t1 - t0)
@@ -235,8 +255,8 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
         job.close()
     engines = job.stats.get("engines") or [backend]
     return CountResult(raw * int(plan.multiplier), mode, bool(induced),
-                       "dask:" + "+".join(engines), secs, t1 - t0, plan, q, g,
-                       partial=partial, distributed=job.stats)
+                       "dask:" + "+".join(engines), secs, t1 - t0, plan, q, whole,
+                       partial=partial, distributed=job.stats, vertex_order=order_used)
 
 
 def _run_on_cluster(run: Any, progress: Any, name: str, limit: int | None,

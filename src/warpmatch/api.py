@@ -430,7 +430,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         if partitions is not None:
             pg = S.partition(pg, g, None, partitions, None)
         return S.count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
-                                  progress, limit, time_limit, shards, pg)
+                                  progress, limit, time_limit, shards, pg, vertex_order)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
     whole = g
@@ -615,6 +615,10 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         another order); with ``client`` too, every part's and inter-partition
         search's shards run on the cluster.
 
+    Listing always searches the graph's own ids (``vertex_order`` of :func:`count`
+    does not apply): in ``mode="subgraphs"`` the id order decides which embedding
+    stands for each subgraph, and every engine lists the same rows.
+
     Yields
     ------
     numpy.ndarray
@@ -746,13 +750,19 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         g, by_label = S.label_graph(g, q, induced)
         if by_label is not None:
             lines.append(S.labels_line(g, by_label))
-        if purpose == "count" and engine is not None:
-            g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine, memory_budget)
-            if by_degree:
-                lines.append("vertex order: by degree (the count runs on a copy of the graph "
-                             "whose ids ascend by degree, so each orbit of the query is "
-                             "matched first at its lowest-degree vertex; ids shown are the "
-                             "copy's)")
+    # the graph a count would search: a cluster's workers get the degree-ordered copy of a
+    # graph in memory (not of one they read from a file)
+    here = client is None and pg is None and partitions is None and engine is not None
+    shipped = client is not None and pg is None and partitions is None and \
+        not isinstance(graph, (str, os.PathLike)) and S.mapped_file(g) is None
+    if purpose == "count" and (here or shipped):
+        g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine if here else None,
+                                      memory_budget)
+        if by_degree:
+            lines.append("vertex order: by degree (the count runs on a copy of the graph "
+                         "whose ids ascend by degree, so each orbit of the query is "
+                         "matched first at its lowest-degree vertex; ids shown are the "
+                         "copy's)")
     plan = _plan(g, q, mode, induced, anchors, order, purpose=purpose)
     # the plan's own text names the query, mode and induced-ness; add what it cannot know
     text = "\n".join([head, *lines, plan.explain().rstrip("\n")])

@@ -15,6 +15,7 @@ distributed = pytest.importorskip("distributed", reason="needs warpmatch[dist] (
 import warpmatch as wm  # noqa: E402
 from warpmatch.distributed import local_cluster, prepare, write_dataset  # noqa: E402
 from warpmatch.errors import DistributedError  # noqa: E402
+from warpmatch.graph.reorder import degree_ordered  # noqa: E402
 from warpmatch.plan import build_plan  # noqa: E402
 
 
@@ -247,7 +248,19 @@ def test_an_in_memory_graph_is_written_once_for_the_workers(client):
     g = random_graph(8)
     r = wm.count_result(g, "triangle", client=client)
     assert r.distributed["graph_sent"] == "spilled file"
-    first = graphs._SPILLED[g]
+    # the triangle and the square are counted on the copy with ids ascending by degree
+    assert r.vertex_order == "degree"
+    first = graphs._SPILLED[degree_ordered(g)]
     assert wm.count_result(g, "square", client=client).distributed["graph_sent"] == \
         "spilled file"
-    assert graphs._SPILLED[g] is first and os.path.exists(first.path)
+    assert graphs._SPILLED[degree_ordered(g)] is first and os.path.exists(first.path)
+
+
+@pytest.mark.parametrize("vertex_order", ["auto", "given", "degree"])
+def test_vertex_orders_equal_one_process(client, vertex_order):
+    g = random_graph(9)
+    for q in ("triangle", "square", "tailed-triangle", "4-clique"):
+        r = wm.count_result(g, q, client=client, backend="cpu", vertex_order=vertex_order)
+        one = wm.count_result(g, q, backend="cpu", vertex_order=vertex_order)
+        assert (r.count, r.vertex_order) == (one.count, one.vertex_order), q
+        assert r.graph is g

@@ -139,3 +139,18 @@ def test_explain_says_so_and_the_cli_takes_the_option(tmp_path):
         assert ("ids by degree" in p.stdout) == (vo == "degree")
     assert out["given"]["count"] == out["degree"]["count"]
     assert [out[v]["vertex_order"] for v in ("given", "degree")] == ["given", "degree"]
+
+
+
+def test_listing_keeps_the_given_ids():
+    """In subgraphs mode the id order picks each subgraph's row: listing never reorders,
+    so every engine (and a cluster) lists the same rows."""
+    g = _graph(13, 90, 700, False, ids=True)
+    q = "a->b, b->c, c->a"
+    gd = _graph(13, 90, 700, True, ids=True)
+    for graph, query in ((g, "square"), (gd, q)):
+        got = sorted(map(tuple, np.concatenate(list(wm.match(graph, query, mode="subgraphs",
+                                                             backend="cpu"))).tolist()))
+        want = sorted(map(tuple, np.concatenate(list(wm.match(
+            graph, query, mode="subgraphs", backend="reference"))).tolist()))
+        assert got == want

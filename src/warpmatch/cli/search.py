@@ -26,10 +26,11 @@ from .partition import load_source, partition_line, partition_options
 _vertex_order_option = click.option(
     "--vertex-order", "vertex_order", type=click.Choice(["auto", "degree", "given"]),
     default="auto", show_default=True,
-    help="Count on a copy of the graph whose ids ascend by degree (degree), on the graph's "
+    help="Search a copy of the graph whose ids ascend by degree (degree), the graph's "
          "own ids (given), or by degree for queries with at least three automorphisms "
-         "(auto). Only symmetry restrictions compare ids: the count is the same, the "
-         "search is not (cliques and cycles: 1.5-4x faster by degree on power-law graphs).")
+         "(auto). Only symmetry restrictions compare ids: "
+         "the answer is the same, the search is not (cliques and cycles: 1.5-4x faster by "
+         "degree on power-law graphs).")
 
 
 # --------------------------------------------------------------------- count
@@ -159,9 +160,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
 @_json_option
 @_debug_option
 def match(graph: str, query: str, output: str, limit: int | None, batch_size: int,
-          output_format: str | None, threads: int | None, workers: int | None,
-          scheduler: str | None, partitions: Any, memory_budget: int | None, mode: str,
-          induced: bool, backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
+          output_format: str | None, threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
+          memory_budget: int | None, mode: str, induced: bool, backend: str,
+          anchors: tuple[str, ...], order: str, fmt: str | None,
           directed: bool, vertex_labels: str | None, as_json: bool) -> None:
     """List the matches of QUERY in GRAPH into a file.
 
