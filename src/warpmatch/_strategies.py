@@ -89,7 +89,7 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
     by degree against ascending): every such pattern of the triangle, square, diamond,
     cliques and STMatch's 24 ran 1.3-14.8x faster but STMatch's pattern 10 (0.69x); the
     queries with two automorphisms went 0.60-1.50x (the house 0.60x), so "auto" leaves
-    them. The copy is built once per graph (about 0.6 s for 10^7 edges on two cores) and
+    them. The copy is built once per graph (0.3 s for 10^7 edges on two cores) and
     kept while the graph lives.
 
     Raises

@@ -29,6 +29,7 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -67,41 +68,53 @@ def degree_order(graph: Graph) -> np.ndarray | None:
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _rows(indptr, indices, labels, has_labels, new_of_old, out_ptr, out_idx, out_lab):
+def _rows(indptr, indices, labels, has_labels, new_of_old, out_ptr, out_idx, out_lab,
+          bounds):
     """Row ``o`` of the input as row ``new_of_old[o]`` of the output: ids mapped through
     ``new_of_old`` and sorted (labels follow their entries). Rows are read in input
-    order (a sequential read; each row is written in one place)."""
-    for o in prange(new_of_old.shape[0]):
-        s = indptr[o]
-        t = out_ptr[new_of_old[o]]
-        m = indptr[o + 1] - s
-        for j in range(m):
-            out_idx[t + j] = new_of_old[indices[s + j]]
-            if has_labels:
-                out_lab[t + j] = labels[s + j]
-        if m <= 32:
-            # insertion sort in place: most rows of a sparse graph are short
-            for j in range(t + 1, t + m):
-                x = out_idx[j]
-                y = out_lab[j] if has_labels else 0
-                i = j - 1
-                while i >= t and out_idx[i] > x:
-                    out_idx[i + 1] = out_idx[i]
-                    if has_labels:
-                        out_lab[i + 1] = out_lab[i]
-                    i -= 1
-                out_idx[i + 1] = x
+    order (a sequential read; each row is written in one place), in chunks of rows
+    ``bounds[c]..bounds[c+1]-1`` holding about as many entries each: a graph whose ids
+    follow its degrees has its hubs' rows together, and equal row counts per thread
+    left one thread most of the work (10^8 edges, 16 cores: 6.1 s in row chunks)."""
+    for c in prange(bounds.shape[0] - 1):
+        for o in range(bounds[c], bounds[c + 1]):
+            _row(indptr, indices, labels, has_labels, new_of_old, out_ptr, out_idx,
+                 out_lab, o)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row(indptr, indices, labels, has_labels, new_of_old, out_ptr, out_idx, out_lab, o):
+    """Input row ``o`` mapped, sorted and written at its new place (see _rows)."""
+    s = indptr[o]
+    t = out_ptr[new_of_old[o]]
+    m = indptr[o + 1] - s
+    for j in range(m):
+        out_idx[t + j] = new_of_old[indices[s + j]]
+        if has_labels:
+            out_lab[t + j] = labels[s + j]
+    if m <= 32:
+        # insertion sort in place: most rows of a sparse graph are short
+        for j in range(t + 1, t + m):
+            x = out_idx[j]
+            y = out_lab[j] if has_labels else 0
+            i = j - 1
+            while i >= t and out_idx[i] > x:
+                out_idx[i + 1] = out_idx[i]
                 if has_labels:
-                    out_lab[i + 1] = y
-        elif has_labels:
-            ids = out_idx[t:t + m].copy()
-            lab = out_lab[t:t + m].copy()
-            perm = np.argsort(ids, kind="mergesort")
-            for j in range(m):
-                out_idx[t + j] = ids[perm[j]]
-                out_lab[t + j] = lab[perm[j]]
-        else:
-            out_idx[t:t + m].sort()
+                    out_lab[i + 1] = out_lab[i]
+                i -= 1
+            out_idx[i + 1] = x
+            if has_labels:
+                out_lab[i + 1] = y
+    elif has_labels:
+        ids = out_idx[t:t + m].copy()
+        lab = out_lab[t:t + m].copy()
+        perm = np.argsort(ids, kind="mergesort")
+        for j in range(m):
+            out_idx[t + j] = ids[perm[j]]
+            out_lab[t + j] = lab[perm[j]]
+    else:
+        out_idx[t:t + m].sort()
 
 
 def _side(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray | None,
@@ -116,7 +129,12 @@ def _side(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray | None,
     has = labels is not None
     lab = np.asarray(labels) if has else np.zeros(0, np.int32)
     out_lab = np.empty(lab.size if has else 0, dtype=lab.dtype)
-    _rows(ptr, idx, lab, has, new_of_old, out_ptr, out_idx, out_lab)
+    # chunks of about equal entries (a row is never split), several per thread
+    chunks = max(1, min(ptr.size - 1, 64 * max(1, numba.get_num_threads())))
+    bounds = np.unique(np.searchsorted(ptr, np.linspace(0, idx.size, chunks + 1),
+                                       side="left").astype(np.int64))
+    bounds[0], bounds[-1] = 0, ptr.size - 1
+    _rows(ptr, idx, lab, has, new_of_old, out_ptr, out_idx, out_lab, bounds)
     return out_ptr, out_idx, (out_lab if has else None)
 
 
