@@ -3,8 +3,8 @@ graph of the query's edge labels, by partitions, or on a cluster.
 
 Map: :func:`label_graph` (the graph of the query's edge labels' edges, and
 :func:`labels_line`, explain's line about it) < :func:`degree_graph` (the copy with ids
-ascending by degree that a count with symmetry restrictions runs on) < :func:`source` (a partition directory may
-stand where a graph is) <
+ascending by degree that a count with symmetry restrictions runs on) < :func:`source` (a
+partition directory may stand where a graph is) <
 :func:`partition` (in memory or by parts: :func:`warpmatch.partition.choose.choose`) <
 :func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
 :func:`count_on_cluster` (Dask, :mod:`warpmatch.distributed`), each returning the

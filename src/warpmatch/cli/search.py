@@ -28,9 +28,8 @@ _vertex_order_option = click.option(
     default="auto", show_default=True,
     help="Search a copy of the graph whose ids ascend by degree (degree), the graph's "
          "own ids (given), or by degree for queries with at least three automorphisms "
-         "(auto). Only symmetry restrictions compare ids: "
-         "the answer is the same, the search is not (cliques and cycles: 1.5-4x faster by "
-         "degree on power-law graphs).")
+         "(auto). Only symmetry restrictions compare ids: the answer is the same, the "
+         "search is not (cliques and cycles: 1.5-4x faster by degree on power-law graphs).")
 
 
 # --------------------------------------------------------------------- count
@@ -52,8 +51,9 @@ _vertex_order_option = click.option(
 @_json_option
 @_debug_option
 def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: float | None,
-          vertex_order: str, threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
-          memory_budget: int | None, mode: str, induced: bool, backend: str,
+          vertex_order: str, threads: int | None, workers: int | None,
+          scheduler: str | None, partitions: Any, memory_budget: int | None, mode: str,
+          induced: bool, backend: str,
           anchors: tuple[str, ...], order: str, fmt: str | None, directed: bool,
           vertex_labels: str | None, as_json: bool) -> None:
     """Count the embeddings (or subgraphs) of each QUERY in GRAPH.
@@ -160,9 +160,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
 @_json_option
 @_debug_option
 def match(graph: str, query: str, output: str, limit: int | None, batch_size: int,
-          output_format: str | None, threads: int | None, workers: int | None, scheduler: str | None, partitions: Any,
-          memory_budget: int | None, mode: str, induced: bool, backend: str,
-          anchors: tuple[str, ...], order: str, fmt: str | None,
+          output_format: str | None, threads: int | None, workers: int | None,
+          scheduler: str | None, partitions: Any, memory_budget: int | None, mode: str,
+          induced: bool, backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
           directed: bool, vertex_labels: str | None, as_json: bool) -> None:
     """List the matches of QUERY in GRAPH into a file.
 
@@ -328,10 +328,9 @@ def _match_dataset(graph: str, query: str, output: str, limit: int | None, batch
 @_graph_options
 @_debug_option
 def explain(graph: str, query: str, purpose: str, vertex_order: str, workers: int | None,
-            scheduler: str | None,
-            partitions: Any, memory_budget: int | None, mode: str, induced: bool,
-            backend: str, anchors: tuple[str, ...], order: str, fmt: str | None,
-            directed: bool, vertex_labels: str | None) -> None:
+            scheduler: str | None, partitions: Any, memory_budget: int | None, mode: str,
+            induced: bool, backend: str, anchors: tuple[str, ...], order: str,
+            fmt: str | None, directed: bool, vertex_labels: str | None) -> None:
     """Show how QUERY would be searched in GRAPH (nothing is counted).
 
     Prints the query, the candidate filters (labels, degrees, neighbour-label

@@ -12,8 +12,8 @@ higher-degree vertices, cut hardest. gMatch renumbers by degree before matching
 (``--reorder``, and its degree-oriented DAG for cliques). Measured on one H200 with the
 GPU engine (a 10^7-edge Chung-Lu graph whose ids descend with degree, against the same
 graph with ids ascending): 1.5-3.9x faster on the triangle, square, diamond, cliques and
-tailed triangle, 1.3-14.8x on 22 of STMatch's 24 patterns, but 0.60x on the house and
-0.69x on STMatch's pattern 10; :func:`warpmatch._strategies.degree_graph` says where the
+tailed triangle, 1.3-14.8x on 20 of STMatch's 24 patterns (two even), but 0.60x on the
+house (STMatch's pattern 2) and 0.69x on STMatch's pattern 10; :func:`warpmatch._strategies.degree_graph` says where the
 API uses this copy.
 
 How it differs from gMatch's ``reorder_by_degree``:
