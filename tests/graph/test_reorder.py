@@ -154,3 +154,14 @@ def test_listing_keeps_the_given_ids():
         want = sorted(map(tuple, np.concatenate(list(wm.match(
             graph, query, mode="subgraphs", backend="reference"))).tolist()))
         assert got == want
+
+
+def test_a_matchers_initial_count_keeps_no_copy():
+    from warpmatch.graph import reorder
+    g = _graph(17, 60, 300, False)
+    cm = wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    assert cm.initial_count == wm.count(g, "triangle", backend="reference")
+    assert not reorder.kept(g)
+    h = degree_ordered(g)                # a copy the user made stays
+    wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    assert reorder.kept(g) and degree_ordered(g) is h

@@ -35,7 +35,7 @@ from numba import njit, prange
 
 from .csr import Graph
 
-__all__ = ["degree_order", "degree_ordered"]
+__all__ = ["degree_order", "degree_ordered", "forget", "kept"]
 
 _CACHE: "weakref.WeakKeyDictionary[Graph, Graph]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -64,7 +64,23 @@ def degree_order(graph: Graph) -> np.ndarray | None:
     deg = _degrees(graph)
     if deg.size < 2 or bool(np.all(deg[1:] >= deg[:-1])):
         return None
-    return np.argsort(deg, kind="stable").astype(np.int64)
+    return _counting_order(deg)
+
+
+@njit(cache=True, nogil=True)
+def _counting_order(deg):
+    """``np.argsort(deg, kind="stable")`` for small non-negative ints, by counting (one
+    pass each way; the sort took 57 ms for 1.25M vertices on a 2-core box)."""
+    start = np.zeros(deg.max() + 2, np.int64)
+    for d in deg:
+        start[d + 1] += 1
+    for i in range(1, start.shape[0]):
+        start[i] += start[i - 1]
+    out = np.empty(deg.shape[0], np.int64)
+    for v in range(deg.shape[0]):
+        out[start[deg[v]]] = v
+        start[deg[v]] += 1
+    return out
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -187,3 +203,16 @@ def degree_ordered(graph: Graph) -> Graph:
     with _LOCK:
         _CACHE[graph] = out
     return out
+
+
+def kept(graph: Graph) -> bool:
+    """Whether :func:`degree_ordered` holds a copy of ``graph``."""
+    with _LOCK:
+        return graph in _CACHE
+
+
+def forget(graph: Graph) -> None:
+    """Drop the copy :func:`degree_ordered` keeps for ``graph`` (a one-off count that should
+    not hold a second copy of a large graph afterwards)."""
+    with _LOCK:
+        _CACHE.pop(graph, None)

@@ -84,7 +84,7 @@ def choose(graph: Graph, engine: Any, partitions: Any = None,
                              f"directory, not {partitions!r}")
         return Partitioned.build(graph, parts=int(partitions), budget=budget, method=method)
     dev = _budget(engine, budget)
-    if fits(graph, engine, budget):
+    if _fits(graph, dev):
         return None
     return Partitioned.build(graph, budget=dev, method=method)
 
@@ -94,11 +94,15 @@ def _budget(engine: Any, budget: int | None) -> int | None:
         budget if getattr(engine, "name", "") == "gpu" else None)
 
 
-def fits(graph: Graph, engine: Any, memory_budget: int | str | None = None) -> bool:
-    """Whether :func:`choose` runs ``graph`` in memory when no partitions are asked for:
-    an engine without a device budget, or a device copy within the budget less room."""
-    dev = _budget(engine, None if memory_budget is None else parse_bytes(memory_budget))
+def _fits(graph: Graph, dev: int | None) -> bool:
     if dev is None:
         return True
     from ..engine.gpu.memory import device_graph_bytes
     return device_graph_bytes(graph) <= dev * (1 - ROOM)
+
+
+def fits(graph: Graph, engine: Any, memory_budget: int | str | None = None) -> bool:
+    """Whether :func:`choose` runs ``graph`` in memory when no partitions are asked for:
+    an engine without a device budget, or a device copy within the budget less room."""
+    return _fits(graph, _budget(engine, None if memory_budget is None
+                                else parse_bytes(memory_budget)))

@@ -348,13 +348,19 @@ class ContinuousMatcher(BatchedApply):
         self.initial_count: int | None = None
         if count_initial:
             from ..api import count
+            from ..graph import reorder
             g0 = static if static is not None else dg.snapshot()
+            had_copy = reorder.kept(g0)
             with warnings.catch_warnings():
                 # a label absent from G_0 may arrive with the stream: 0 is only the start
                 warnings.simplefilter("ignore", UnknownLabelWarning)
                 self.initial_count = int(count(g0, self.query, mode=mode, induced=self.induced,
                                                backend="cpu" if self.backend == "cpu"
                                                else "auto", progress=progress))
+            if not had_copy:
+                # the count's degree-ordered copy of G_0 (api.count, vertex_order) is not
+                # needed again: the matcher must not hold a second copy for its lifetime
+                reorder.forget(g0)
 
     # -------------------------------------------------------------- plans
     def _compile(self, purpose: str) -> DeltaPlans:
