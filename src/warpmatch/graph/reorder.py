@@ -1,8 +1,9 @@
 """A data graph's vertices renumbered by degree: a copy whose ids ascend with degree.
 
-Map: :func:`degree_order` (the permutation, or ``None`` where the ids already ascend) <
-:func:`degree_ordered` (the renumbered copy, built once per graph and kept) <
-:func:`_rows` (numba: every row moved to its new place, its ids mapped and sorted).
+Map: :func:`degree_order` (the permutation, counted; ``None`` where the ids already
+ascend) < :func:`degree_ordered` (the renumbered copy, built once per graph and kept;
+:func:`kept`, :func:`forget`) < :func:`_rows` (numba: every row moved to its new place, its
+ids mapped and sorted, in chunks of about equal entries).
 
 Why: symmetry-breaking restrictions compare vertex ids (``f(a) < f(b)``), so the id
 order decides which vertex of a query's orbit is matched as the smallest one. With ids
