@@ -2,8 +2,9 @@
 graph of the query's edge labels, by partitions, or on a cluster.
 
 Map: :func:`label_graph` (the graph of the query's edge labels' edges, and
-:func:`labels_line`, explain's line about it) < :func:`degree_graph` (the copy with ids
-ascending by degree that a count with symmetry restrictions runs on) < :func:`source` (a
+:func:`labels_line`, explain's line about it) < :func:`degree_graph` and
+:func:`count_graph` (the copy with ids ascending by degree that a count with symmetry
+restrictions runs on) < :func:`source` (a
 partition directory may stand where a graph is) <
 :func:`partition` (in memory or by parts: :func:`warpmatch.partition.choose.choose`) <
 :func:`count_partitioned` (PBE, :mod:`warpmatch.partition`) and
@@ -23,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import QueryError, WarpmatchError
+from .graph.binary import mapped_path
 from .graph.csr import Graph
 from .plan.plan import Plan
 from .query.model import ANY, Query
@@ -83,14 +85,15 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
     lowest-degree one. ``"degree"`` always counts on the copy, ``"given"`` never;
     ``"auto"`` (``$WARPMATCH_VERTEX_ORDER`` overrides it) does where the query has at
     least :data:`AUTO_MIN_AUT` automorphisms, no anchors, the engine is not the
-    reference oracle, the graph fits it in memory (a graph matched by partitions is
-    not copied) and its copy takes at most a quarter of the host's free memory.
-    Measured on one H200 (GPU engine, a 10^7-edge Chung-Lu graph, its ids descending
-    by degree against ascending): every such pattern of the triangle, square, diamond,
-    cliques and STMatch's 24 ran 1.3-14.8x faster but STMatch's pattern 10 (0.69x); the
-    queries with two automorphisms went 0.60-1.50x (the house 0.60x), so "auto" leaves
-    them. The copy is built once per graph (0.3 s for 10^7 edges on two cores) and
-    kept while the graph lives.
+    reference oracle, and, unless the copy exists already, the graph fits the engine
+    in memory (a graph matched by partitions is not copied) and the copy takes at
+    most a quarter of the host's free memory. Measured on one H200 (GPU engine, a
+    10^7-edge Chung-Lu graph, its ids descending by degree against ascending): every
+    such pattern of the triangle, square, diamond, cliques and STMatch's 24 ran
+    1.5-14.8x faster but STMatch's pattern 10 (0.69x); the queries with two
+    automorphisms went 0.60-1.50x (the house 0.60x), so "auto" leaves them. The copy
+    is built once per graph (0.26 s for 10^7 edges on two cores) and kept while the
+    graph lives.
 
     Raises
     ------
@@ -109,51 +112,66 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
     >>> degree_graph(g, wm.Query.parse("a-b, b-c"), "auto", None, cpu)[1]   # |Aut| = 2
     False
     """
-    choice = vertex_order
-    if choice == "auto":
-        env = os.environ.get("WARPMATCH_VERTEX_ORDER", "").strip().lower()
-        choice = env or "auto"
-    if choice not in VERTEX_ORDERS:
-        raise QueryError(f"vertex_order must be one of {', '.join(VERTEX_ORDERS)}, "
-                         f"not {choice!r}")
+    choice = _vertex_order(vertex_order)
     if choice == "given" or graph.n < 2:
         return graph, False
+    from .graph import reorder
     if choice == "auto":
         if anchors or getattr(engine, "name", "") == "reference":
             return graph, False
         from .query.symmetry import automorphism_count
         if automorphism_count(query) < AUTO_MIN_AUT:
             return graph, False
-        from .partition.choose import fits
-        if not fits(graph, engine, memory_budget) or not _room_for_copy(graph):
-            return graph, False
-    from .graph.reorder import degree_ordered
-    out = degree_ordered(graph)
+        if not reorder.kept(graph):
+            from .partition.choose import fits
+            if not fits(graph, engine, memory_budget) or \
+                    graph.nbytes() > _free_host_bytes() // 4:
+                return graph, False
+    out = reorder.degree_ordered(graph)
     return out, out is not graph
 
 
-def mapped_file(graph: Graph) -> Any:
-    """The ``.wmg`` file a cluster's workers would map for ``graph``
-    (:func:`warpmatch.distributed.graphs.graph_file_of`), or ``None``; also ``None``
-    without Dask (the call that needs it then says what to install)."""
-    try:
-        from .distributed.graphs import graph_file_of
-    except ImportError:
-        return None
-    return graph_file_of(graph)
+def count_graph(source: Any, graph: Graph, query: Query, vertex_order: str, anchors: Any,
+                engine: Any, memory_budget: int | str | None, client: Any, pg: Any,
+                partitions: Any) -> tuple[Graph, bool]:
+    """The graph a count searches (:func:`degree_graph`) and whether it is the
+    degree-ordered copy, for :func:`~warpmatch.api.count_result` and
+    :func:`~warpmatch.api.explain` alike: never for a count by partitions; on a
+    cluster, not for a graph its workers read from a file (a path, or a graph
+    memory-mapped from a ``.wmg``: they map that file, no copy is written for them).
+
+    Raises
+    ------
+    QueryError
+        An unknown ``vertex_order`` (always checked).
+    """
+    _vertex_order(vertex_order)
+    if pg is not None or partitions is not None:
+        return graph, False
+    if client is not None and (isinstance(source, (str, os.PathLike))
+                               or mapped_path(graph) is not None):
+        return graph, False
+    return degree_graph(graph, query, vertex_order, anchors,
+                        None if client is not None else engine, memory_budget)
 
 
-def _room_for_copy(graph: Graph) -> bool:
-    """Whether a copy of ``graph``'s arrays takes at most a quarter of the memory the host
-    has free now (``"auto"`` never doubles a graph that nearly fills it)."""
-    arrays = {id(a): a.nbytes for a in (graph.indptr, graph.indices, graph.edge_labels,
-                                        graph.in_indptr, graph.in_indices,
-                                        graph.in_edge_labels) if a is not None}
+def _vertex_order(vertex_order: str) -> str:
+    """``vertex_order`` with ``$WARPMATCH_VERTEX_ORDER`` in place of ``"auto"``, checked."""
+    choice = vertex_order
+    if choice == "auto":
+        choice = os.environ.get("WARPMATCH_VERTEX_ORDER", "").strip().lower() or "auto"
+    if choice not in VERTEX_ORDERS:
+        raise QueryError(f"vertex_order must be one of {', '.join(VERTEX_ORDERS)}, "
+                         f"not {choice!r}")
+    return choice
+
+
+def _free_host_bytes() -> int:
+    """Physical memory free now (a POSIX host), or an unbounded value elsewhere."""
     try:
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):     # not a POSIX host: do not guess
-        return True
-    return sum(arrays.values()) <= free // 4
+        return 1 << 62
 
 
 def labels_line(sub: Graph, facts: dict) -> str:
@@ -232,11 +250,9 @@ def count_on_cluster(client: Any, source: Any, g: Graph, q: Query, mode: str, in
         raise _unknown(backend)     # (whether it runs is each worker's question)
     t0 = time.perf_counter()
     path = source if isinstance(source, (str, os.PathLike)) else None
-    by_degree = False
     whole = g
-    if path is None and pg is None:
-        if mapped_file(g) is None:      # (a memory-mapped graph travels as its file)
-            g, by_degree = degree_graph(g, q, vertex_order, anchors, None)
+    g, by_degree = count_graph(source, g, q, vertex_order, anchors, None, None, client, pg,
+                               None)
     order_used = "degree" if by_degree else "given"
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()

@@ -434,12 +434,11 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
     t0 = time.perf_counter()
     whole = g
-    by_degree = False
+    by_label = None
     if pg is None and partitions is None:
         g, by_label = S.label_graph(g, q, induced)
-        g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine, memory_budget)
-    else:
-        by_label = None
+    g, by_degree = S.count_graph(graph, g, q, vertex_order, anchors, engine, memory_budget,
+                                 None, pg, partitions)
     plan = _plan(g, q, mode, induced, anchors, order, purpose="count")
     t1 = time.perf_counter()
     if plan.empty_reason is not None:
@@ -750,14 +749,9 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         g, by_label = S.label_graph(g, q, induced)
         if by_label is not None:
             lines.append(S.labels_line(g, by_label))
-    # the graph a count would search: a cluster's workers get the degree-ordered copy of a
-    # graph in memory (not of one they read from a file)
-    here = client is None and pg is None and partitions is None and engine is not None
-    shipped = client is not None and pg is None and partitions is None and \
-        not isinstance(graph, (str, os.PathLike)) and S.mapped_file(g) is None
-    if purpose == "count" and (here or shipped):
-        g, by_degree = S.degree_graph(g, q, vertex_order, anchors, engine if here else None,
-                                      memory_budget)
+    if purpose == "count" and (engine is not None or client is not None):
+        g, by_degree = S.count_graph(graph, g, q, vertex_order, anchors, engine,
+                                     memory_budget, client, pg, partitions)
         if by_degree:
             lines.append("vertex order: by degree (the count runs on a copy of the graph "
                          "whose ids ascend by degree, so each orbit of the query is "

@@ -29,10 +29,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from ..errors import DistributedError
 from ..graph import Graph
+from ..graph.binary import mapped_path
 
 __all__ = ["GraphFile", "PickleFile", "ship_graph", "sent_as", "ship_object", "worker_graph",
            "worker_object", "graph_file_of"]
@@ -52,25 +52,11 @@ class GraphFile:
         return cls(p, int(st.st_size), int(st.st_mtime_ns))
 
 
-def _mapped_file(arr: Any) -> str | None:
-    while isinstance(arr, np.ndarray) and not isinstance(arr, np.memmap) and \
-            isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    name = getattr(arr, "filename", None) if isinstance(arr, np.memmap) else None
-    return os.fspath(name) if name else None
-
-
 def graph_file_of(graph: Graph) -> GraphFile | None:
-    """The ``.wmg`` file all of ``graph``'s arrays are memory-mapped from, if any (a
-    graph whose labels, say, were replaced after reading has no such file)."""
-    arrays = [a for a in (graph.indptr, graph.indices, graph.vertex_labels,
-                          graph.edge_labels, graph.in_indptr, graph.in_indices,
-                          graph.in_edge_labels, graph.ids) if a is not None]
-    names = {_mapped_file(a) for a in arrays}
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    if not name or not name.endswith(".wmg"):
+    """The ``.wmg`` file all of ``graph``'s arrays are memory-mapped from, if any
+    (:func:`warpmatch.graph.binary.mapped_path`)."""
+    name = mapped_path(graph)
+    if name is None:
         return None
     try:
         return GraphFile.of(name)

@@ -70,7 +70,8 @@ import numpy as np
 from ..errors import GraphError, InputFormatError
 from .csr import INT32_MAX, BuildReport, Graph, check_csr, check_labels
 
-__all__ = ["MAGIC", "VERSION", "UnverifiedCacheWarning", "load_binary", "save_binary"]
+__all__ = ["MAGIC", "VERSION", "UnverifiedCacheWarning", "load_binary", "save_binary",
+           "mapped_path"]
 
 MAGIC = b"WMGRAPH\x00"
 #: the version this module writes; 1 (no array checksums) is still read
@@ -88,6 +89,28 @@ _CRC_CHUNK = 1 << 24
 
 class UnverifiedCacheWarning(UserWarning):
     """A ``.wmg`` file of format version 1 was loaded: it has no array checksums."""
+
+
+def _mapped_file(arr: Any) -> str | None:
+    while isinstance(arr, np.ndarray) and not isinstance(arr, np.memmap) and \
+            isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    name = getattr(arr, "filename", None) if isinstance(arr, np.memmap) else None
+    return os.fspath(name) if name else None
+
+
+def mapped_path(graph: Graph) -> str | None:
+    """The ``.wmg`` file all of ``graph``'s arrays are memory-mapped from
+    (:func:`load_binary` with ``mmap=True``), or ``None`` (a graph in memory, or one
+    whose labels, say, were replaced after reading)."""
+    arrays = [a for a in (graph.indptr, graph.indices, graph.vertex_labels,
+                          graph.edge_labels, graph.in_indptr, graph.in_indices,
+                          graph.in_edge_labels, graph.ids) if a is not None]
+    names = {_mapped_file(a) for a in arrays}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return name if name and name.endswith(".wmg") else None
 
 
 def _align(x: int) -> int:

@@ -39,14 +39,9 @@ from .csr import Graph
 __all__ = ["degree_order", "degree_ordered", "forget", "kept"]
 
 _CACHE: "weakref.WeakKeyDictionary[Graph, Graph]" = weakref.WeakKeyDictionary()
+#: graphs whose ids already ascend by degree (their own copy; checking again is O(n))
+_ORDERED: "weakref.WeakSet[Graph]" = weakref.WeakSet()
 _LOCK = threading.Lock()
-
-
-def _degrees(graph: Graph) -> np.ndarray:
-    deg = np.diff(np.asarray(graph.indptr)).astype(np.int64)
-    if graph.directed:
-        deg += np.diff(np.asarray(graph.in_indptr)).astype(np.int64)
-    return deg
 
 
 def degree_order(graph: Graph) -> np.ndarray | None:
@@ -62,7 +57,7 @@ def degree_order(graph: Graph) -> np.ndarray | None:
     >>> degree_order(Graph.from_edges([0, 1], [2, 2])) is None     # degrees 1, 1, 2
     True
     """
-    deg = _degrees(graph)
+    deg = graph.degree
     if deg.size < 2 or bool(np.all(deg[1:] >= deg[:-1])):
         return None
     return _counting_order(deg)
@@ -182,10 +177,14 @@ def degree_ordered(graph: Graph) -> Graph:
     """
     with _LOCK:
         hit = _CACHE.get(graph)
+        if hit is None and graph in _ORDERED:
+            hit = graph
     if hit is not None:
         return hit
     order = degree_order(graph)
     if order is None:
+        with _LOCK:
+            _ORDERED.add(graph)
         return graph
     # int32 where ids fit (any graph whose ids do): the gather's table is half the bytes
     new_of_old = np.empty(order.size, dtype=np.asarray(graph.indices).dtype)
@@ -207,9 +206,10 @@ def degree_ordered(graph: Graph) -> Graph:
 
 
 def kept(graph: Graph) -> bool:
-    """Whether :func:`degree_ordered` holds a copy of ``graph``."""
+    """Whether :func:`degree_ordered` would return without work: it holds a copy of
+    ``graph``, or knows ``graph`` is in degree order already."""
     with _LOCK:
-        return graph in _CACHE
+        return graph in _CACHE or graph in _ORDERED
 
 
 def forget(graph: Graph) -> None:
