@@ -10,7 +10,11 @@ counts are multiplied by the plan's multiplier, listed matches are permuted
 from depth order to query-vertex order and mapped to external ids.
 
 It is also the one place where user input is validated (anchors, backend
-names, directedness), so engines can trust what they receive.
+names, directedness), so engines can trust what they receive. What a count returns
+(:class:`CountResult`, :func:`describe_count`) is in :mod:`warpmatch._results`,
+re-exported here; how a count runs other than in one search of the whole graph
+(edge-label graph, degree order, partitions, a cluster) is in
+:mod:`warpmatch._strategies`.
 
 Examples
 --------
@@ -25,12 +29,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 from . import _strategies as S
+from ._results import CountResult, describe_count
 from .errors import BackendUnavailableError, QueryError, WarpmatchError
 from .graph import Graph, read_graph
 from .plan import Plan, build_plan
@@ -120,163 +124,7 @@ def _plan(graph: Graph, query: Query, mode: str, induced: bool,
                       purpose=purpose)
 
 
-def describe_count(value: int, mode: str, induced: bool, name: str | None = None,
-                   partial: str | None = None) -> str:
-    """The sentence every printed count uses, so its semantics are never ambiguous.
-
-    Parameters
-    ----------
-    value : int
-        The count.
-    mode : {"embeddings", "subgraphs"}
-    induced : bool
-    name : str, optional
-        The query's name, printed first.
-    partial : str, optional
-        Why the count stopped early (``"time limit 5 s reached"``): the value
-        is then a lower bound, and the sentence says so. The default is
-        ``None``: a complete count.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> describe_count(1234, "embeddings", False, "triangle")
-    'triangle: 1,234 embeddings (non-induced)'
-    >>> describe_count(1, "subgraphs", True)
-    '1 subgraph (induced)'
-    >>> describe_count(1234, "embeddings", False, "triangle", partial="time limit 5 s reached")
-    'triangle: at least 1,234 embeddings (non-induced; partial: time limit 5 s reached)'
-    """
-    noun = mode if value != 1 else mode[:-1]
-    kind = "induced" if induced else "non-induced"
-    if partial:
-        text = f"at least {value:,} {noun} ({kind}; partial: {partial})"
-    else:
-        text = f"{value:,} {noun} ({kind})"
-    return f"{name}: {text}" if name else text
-
-
 # ---------------------------------------------------------------------- count
-@dataclass(frozen=True)
-class CountResult:
-    """A count with everything needed to report it.
-
-    Attributes
-    ----------
-    count : int
-        The answer (already multiplied by ``plan.multiplier``).
-    mode : str
-    induced : bool
-    backend : str
-        The engine that ran (``"cpu"``, ``"gpu"``, ``"reference"``; on a Dask
-        cluster ``"dask:"`` and the workers' engines, e.g. ``"dask:cpu"``), or
-        ``"planner"`` when planning alone proved the answer is 0.
-    seconds : float
-        Time in the engine (excluding planning and warm-up).
-    plan_seconds : float
-        Time to build the plan.
-    plan : Plan
-    query : Query
-    graph : Graph
-    warmup_seconds : float
-        One-time set-up of the engine that this call paid before counting
-        (see :func:`warm_up`), 0.0 once the process has paid it. The default
-        is 0.0.
-    partial : str or None
-        Why the count stopped before the end (``"limit 1,000 reached"``,
-        ``"time limit 5 s reached"``): ``count`` is then a lower bound.
-        ``None`` (the default) for a complete count.
-    distributed : dict or None
-        For a count run by a Dask cluster (``client=``): its workers, shards,
-        how the graph reached them, the seconds spent before counting
-        (checking workers, shipping graph and plan: not in ``seconds``) and
-        each worker's seconds of counting. ``None`` (the default) in one process.
-    compile_seconds : float
-        Of ``seconds``, the time the engine spent compiling kernels for this
-        plan (the GPU engine's NVRTC modules on a plan's first use; 0.0 when
-        they were cached or the engine compiles nothing per plan). The default
-        is 0.0.
-    gpu_module : str or None
-        ``"specialised"`` or ``"generic"``: which module the GPU engine ran
-        (``GpuEngine(compile=...)``, :mod:`warpmatch.engine.gpu.modules`); ``None``
-        (the default) for the other engines.
-    partition : dict or None
-        For a count run by partitions (:mod:`warpmatch.partition`): the parts,
-        the cut, the intra-partition share, the seconds of each stage and the
-        bytes moved to the device. ``None`` (the default) in memory.
-    edge_labels : dict or None
-        For a count run on the graph of the query's edge labels only
-        (:func:`warpmatch._strategies.label_graph`): those labels, its edges and the
-        whole graph's.
-        ``None`` (the default) when it ran on the whole graph.
-    vertex_order : str
-        ``"degree"`` when the search ran on the copy of the graph with ids ascending
-        by degree (:func:`warpmatch._strategies.degree_graph`; building it, once per
-        graph, is in ``plan_seconds``), ``"given"`` (the default) otherwise.
-    """
-
-    count: int
-    mode: str
-    induced: bool
-    backend: str
-    seconds: float
-    plan_seconds: float
-    plan: Plan
-    query: Query
-    graph: Graph
-    warmup_seconds: float = 0.0
-    partial: str | None = None
-    distributed: dict | None = None
-    partition: dict | None = None
-    compile_seconds: float = 0.0
-    gpu_module: str | None = None
-    edge_labels: dict | None = None
-    vertex_order: str = "given"
-
-    def describe(self) -> str:
-        """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
-        return describe_count(self.count, self.mode, self.induced, self.query.name,
-                              partial=self.partial)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready facts (what ``warpmatch count --json`` prints)."""
-        return {
-            "count": int(self.count),
-            "mode": self.mode,
-            "induced": bool(self.induced),
-            "backend": self.backend,
-            "seconds": round(self.seconds, 6),
-            "plan_seconds": round(self.plan_seconds, 6),
-            "warmup_seconds": round(self.warmup_seconds, 6),
-            "compile_seconds": round(self.compile_seconds, 6),
-            "gpu_module": self.gpu_module,
-            "multiplier": int(self.plan.multiplier),
-            "query": self.query.name,
-            "query_dsl": self.query.to_dsl(),
-            "query_vertices": int(self.query.k),
-            "query_edges": int(self.query.m),
-            "directed": bool(self.graph.directed),
-            "graph": self.graph.name,
-            "vertices": int(self.graph.n),
-            "edges": int(self.graph.num_edges),
-            "anchors": {self.query.names[int(u)]: int(n) for u, n in self.plan.anchors.items()}
-            if self.plan.anchors else {},
-            "empty_reason": self.plan.empty_reason,
-            "partial": self.partial is not None,
-            "partial_reason": self.partial,
-            "semantics": self.describe(),
-            **({"distributed": self.distributed} if self.distributed is not None else {}),
-            "strategy": "partitioned" if self.partition is not None else "in-memory",
-            "vertex_order": self.vertex_order,
-            **({"partition": self.partition} if self.partition is not None else {}),
-            **({"edge_label_partitions": self.edge_labels}
-               if self.edge_labels is not None else {}),
-        }
-
-
 def _make_progress(progress: ProgressArg, desc: str) -> tuple[Callable[[int, int], None] | None,
                                                              Callable[[], None]]:
     """(callback for the engine, function that closes it)."""
