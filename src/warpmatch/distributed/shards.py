@@ -55,15 +55,15 @@ SHARDS_PER_WORKER = 8
 #: 17, 20 and 22.
 MIN_SHARDS = 32
 
-#: hubs per hub group (:func:`make_shards`' ``deal``): the ``4 * (shards // 4)``
+#: hubs per hub group (:func:`make_shards`' ``deal``): the ``8 * (shards // 4)``
 #: costliest roots go to ``shards // 4`` shards of their own. Measured on a 10^8-edge
-#: power-law graph, 4 H200s (``bench/README.md``): STMatch's pattern 22 2.99x -> 3.59x
-#: against one GPU, 17 faster too, the other 4-GPU times within 5% of an earlier run's
-#: on another host; pattern 20 at 3.26x: its next 30 roots, in two ranges of 14 and 16
-#: roots, held a third of its search and finished last. 8 per group (64 hubs) is the
-#: next to measure on 4 GPUs: on one H200 (``bench/shard_cuts.py --deals 4,8``) it cut
-#: five other patterns as well as 4; pattern 20 was not run there.
-DEAL_ROUNDS = 4
+#: power-law graph, 4 H200s (``bench/README.md``, session 15): against 4 per group,
+#: STMatch's pattern 20 went from 4.50 s to 3.31 s on 4 GPUs (its next 30 hubs, cut in
+#: two ranges, had held a third of the search and finished last), 14 from 0.86 to 0.66 s,
+#: 22 from 1.43 to 1.31 s, every light pattern faster and the rest within 2%; the shards'
+#: GPU seconds summed fell too (pattern 20 on 4 GPUs: 12.5 s against 15.3). With 4
+#: per group (session 13) pattern 22 had gone from 2.99x to 3.59x against one GPU.
+DEAL_ROUNDS = 8
 
 
 def default_shards(workers: int) -> int:
@@ -161,7 +161,10 @@ def make_shards(graph: Graph, plan: Plan, shards: int, hub: float = 1.0,
     plan : Plan
     shards : int
         The number of parts wanted (at least 1). Fewer come back when there
-        are fewer roots; a few more when heavy roots are split.
+        are fewer roots, or when the hub groups hold more than their share of
+        the estimate (the ranges are cut by the share of the whole: 29 of 40 on
+        email-Eu-core, 36 of 32 on a 10^8-edge power-law graph); a few more
+        when heavy roots are split.
     hub : float, optional
         A root whose estimate exceeds ``1 / hub`` of a shard's is cut apart: its
         own shards, split at depth 1 into pieces of about that estimate. The
