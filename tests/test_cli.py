@@ -311,6 +311,45 @@ def test_convert_round_trip(tmp_path, edge_file, graph) -> None:
     assert leftovers == []
 
 
+def test_convert_degree_order(tmp_path, edge_file, graph) -> None:
+    """--degree-order stores ids ascending by degree and keeps every id a user sees."""
+    out = tmp_path / "d.wmg"
+    res = run("convert", edge_file, out, "--degree-order")
+    assert res.exit_code == 0, res.stderr
+    assert "ids ascending by degree" in res.stdout
+    h = wm.read_graph(out)
+    assert np.all(np.diff(h.degree) >= 0) and h.name == graph.name
+
+    def edges(g):            # undirected edges as sorted pairs of file ids
+        ids = np.arange(g.n) if g.ids is None else np.asarray(g.ids)
+        src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+        a, b = ids[src], ids[np.asarray(g.indices)]
+        return sorted(set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist())))
+    assert edges(h) == edges(graph)
+    for q in ("square", "diamond"):
+        d = last_json(run("count", out, q, "--json"))
+        assert d["count"] == wm.count(graph, q, vertex_order="given")
+    for i, src in enumerate((out, edge_file)):
+        assert run("match", src, "square", "-o", tmp_path / f"m{i}.csv").exit_code == 0
+    got, want = (_read_rows(tmp_path / f"m{i}.csv", "csv", ["0", "1", "2", "3"])
+                 for i in (0, 1))
+    assert sorted(got) == sorted(want) and len(got) > 0
+    # labels move with their vertices
+    lab = wm.Graph.from_edges([0, 0, 0, 1], [1, 2, 3, 2], vertex_labels=[5, 6, 7, 8])
+    src = tmp_path / "lab.wmg"
+    wm.write_graph(lab, src)
+    assert run("convert", src, tmp_path / "lab2.wmg", "--degree-order").exit_code == 0
+    lab2 = wm.read_graph(tmp_path / "lab2.wmg")
+    assert lab2.ids.tolist() == [3, 1, 2, 0] and lab2.vertex_labels.tolist() == [8, 6, 7, 5]
+    # a second pass finds the order there already
+    res = run("convert", tmp_path / "lab2.wmg", tmp_path / "lab3.wmg", "--degree-order")
+    assert res.exit_code == 0 and "already so" in res.stdout
+    # formats read back by file id would lose the order: refused before reading
+    res = run("convert", edge_file, tmp_path / "d.txt", "--degree-order")
+    assert res.exit_code == 2 and "--degree-order needs a .wmg target" in res.stderr
+    assert not (tmp_path / "d.txt").exists()
+
+
 def test_generate(tmp_path) -> None:
     out = tmp_path / "r.wmg"
     res = run("generate", "rmat", out, "--scale", "8", "--edge-factor", "4", "--seed", "3")

@@ -78,7 +78,9 @@ AUTO_MIN_AUT = 3
 def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, engine: Any,
                  memory_budget: int | str | None = None) -> tuple[Graph, bool]:
     """The graph a one-process count of ``query`` runs on: ``graph`` or its copy with ids
-    ascending by degree (:func:`warpmatch.graph.reorder.degree_ordered`), and which.
+    ascending by degree (:func:`warpmatch.graph.reorder.degree_ordered`), and whether
+    the ids of the graph returned ascend by degree (the copy, or ``graph`` itself where
+    they already did: a ``.wmg`` written by ``warpmatch convert --degree-order``).
 
     Only symmetry-breaking restrictions (``f(a) < f(b)``) read the id order, so the copy
     changes no count, only which vertex of an orbit the search takes first: the
@@ -127,8 +129,7 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
             if not fits(graph, engine, memory_budget) or \
                     graph.nbytes() > _free_host_bytes() // 4:
                 return graph, False
-    out = reorder.degree_ordered(graph)
-    return out, out is not graph
+    return reorder.degree_ordered(graph), True
 
 
 def count_graph(source: Any, graph: Graph, query: Query, vertex_order: str, anchors: Any,

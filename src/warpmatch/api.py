@@ -598,9 +598,14 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         if by_label is not None:
             lines.append(S.labels_line(g, by_label))
     if purpose == "count" and (engine is not None or client is not None):
+        given = g
         g, by_degree = S.count_graph(graph, g, q, vertex_order, anchors, engine,
                                      memory_budget, client, pg, partitions)
-        if by_degree:
+        if by_degree and g is given:
+            lines.append("vertex order: by degree (the graph's ids ascend by degree "
+                         "already, so each orbit of the query is matched first at its "
+                         "lowest-degree vertex)")
+        elif by_degree:
             lines.append("vertex order: by degree (the count runs on a copy of the graph "
                          "whose ids ascend by degree, so each orbit of the query is "
                          "matched first at its lowest-degree vertex; ids shown are the "

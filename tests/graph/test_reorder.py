@@ -142,6 +142,24 @@ def test_explain_says_so_and_the_cli_takes_the_option(tmp_path):
 
 
 
+def test_a_graph_stored_in_degree_order_is_counted_as_it_is(tmp_path):
+    """A .wmg written in degree order (``convert --degree-order``) needs no copy: the
+    count says "degree", explain says the ids ascend already, the count is unchanged."""
+    g = _graph(5, 200, 1500, False)
+    path = tmp_path / "d.wmg"
+    wm.write_graph(degree_ordered(g), path)
+    h = wm.read_graph(path)
+    assert degree_order(h) is None
+    r = wm.count_result(h, "square", backend="cpu")
+    assert (r.count, r.vertex_order) == (wm.count(g, "square", backend="reference"),
+                                         "degree")
+    assert degree_ordered(h) is h
+    text = wm.explain(h, "square", backend="cpu")
+    assert "ids ascend by degree already" in text and "copy" not in text
+    assert wm.count_result(h, "square", backend="cpu",
+                           vertex_order="given").vertex_order == "given"
+
+
 def test_listing_keeps_the_given_ids():
     """In subgraphs mode the id order picks each subgraph's row: listing never reorders,
     so every engine (and a cluster) lists the same rows."""
