@@ -159,15 +159,19 @@ def labeled_query(seed: int, directed: bool, k_labels: int, texts: list[str], qi
     return Query(q.k, q.edges, el, vl, directed=directed, names=q.names)
 
 
-UNDIRECTED = ["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d", "a-b, a-c, a-d"]
-DIRECTED = ["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c", "a->b, c->b, c->d"]
+# the last two: a depth with three backward rows, two of them the update's endpoints
+# (their rows intersected into the tags once per update, _cpu_group._intersect)
+UNDIRECTED = ["a-b, b-c, c-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d", "a-b, a-c, a-d",
+              "a-b, b-c, c-a, a-d, b-d, c-d"]
+DIRECTED = ["a->b, b->c, c->a", "a->b, b->c, a->c", "a->b, b->a, b->c", "a->b, c->b, c->d",
+            "a->b, b->c, a->c, a->d, b->d, c->d"]
 
 
 # ------------------------------------------------------------------ against the oracle
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2, 3]),
        elab=st.sampled_from([0, 2]), induced=st.booleans(),
-       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 3),
+       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 4),
        batch=st.sampled_from([1, 5, 64]))
 def test_sequential_against_oracle_and_batch_path(seed, directed, vlab, elab, induced, mode,
                                                   qi, batch):
@@ -484,3 +488,27 @@ def test_path_plans_against_oracle(seed, directed, vlab, elab, batch):
         plus, minus = sets[i + 1] - sets[i], sets[i] - sets[i + 1]
         assert (got[0][i], got[1][i]) == (len(plus), len(minus)), i
     assert not cm_s.engine._cnts.any()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("text,directed", [
+    ("a-b, b-c, c-a, a-d, b-d, c-d", False),
+    ("a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", False),
+    ("a-b, b-c, c-d, d-a, a-c, b-d, d-e, c-e", False),
+    ("a->b, b->c, a->c, a->d, b->d, c->d", True)])
+def test_dense_queries_with_three_backward_rows(seed, text, directed):
+    """Cliques on a dense stream: the endpoints' rows intersected into the tags once per
+    update (_cpu_group._intersect), with edge labels and vertex labels, against the
+    oracle and the batch path."""
+    for vlab, elab in ((0, 0), (2, 2)):
+        oracle, ups = known_stream(seed, directed, vlab, elab, n=11, m=40, B=80)
+        q = with_labels(Query.parse(text), seed, vlab, elab, directed=directed)
+        kw = dict(mode="embeddings", backend="cpu", on_invalid="skip", threads=1)
+        got = counts(ContinuousMatcher(oracle.graph(), q, **kw), ups, 7)
+        batch = counts(ContinuousMatcher(oracle.graph(), q, sequential=False, **kw), ups, 7)
+        assert all(np.array_equal(a, b) for a, b in zip(got[:3], batch[:3]))
+        sets, valid = replay(oracle, ups, q, "embeddings", False)
+        want = [(len(sets[i + 1] - sets[i]), len(sets[i] - sets[i + 1]))
+                for i in range(len(ups))]
+        assert list(zip(got[0].tolist(), got[1].tolist())) == want
+        assert sum(p + m for p, m in want) > 0 or vlab       # (the unlabeled runs match)

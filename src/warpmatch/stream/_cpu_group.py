@@ -323,10 +323,13 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
     The row of the shallowest backward vertex (usually an endpoint of the
     update, the same for many partial matches) is *flagged* once in the
     worker's tag array ``flag`` and reused while that vertex stays (``ls[FLG]``
-    remembers which row the tags hold); the shortest other row drives, one
-    tag load per entry; any further row keeps a cursor that only moves forward
-    (galloping, the static engine's intersection). So ``|N(x) ∩ N(y)|`` for a
-    fixed ``x`` costs ``|N(y)|`` loads, not a binary search per entry. Counts
+    remembers which row the tags hold), intersected with the rows of vertices
+    matched with it (the update's other endpoint) when a row is left to drive;
+    the shortest other row drives, one tag load per entry; any further row keeps
+    a cursor that only moves forward (galloping, the static engine's
+    intersection). So ``|N(x) ∩ N(y)|`` for a fixed ``x`` costs ``|N(y)|``
+    loads, not a binary search per entry, and a 4-clique's last vertex
+    ``|N(a) ∩ N(b) ∩ N(c)|`` for the update ``(a, b)`` costs ``|N(c)|``. Counts
     the candidates the mask allows, within the restriction bounds, injective
     against ``M[:nm]``.
     """
@@ -347,8 +350,20 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
             shallow = pv(pg, S_BNPOS, t)
             fe = e
     tag = np.int64(0)
+    inf = np.int64(0)                # bit e: row e is in the flagged intersection
     if fe >= 0:
         key = ls[STAMP, shallow]
+        # rows of vertices matched together with the flagged one (the update edge's two
+        # endpoints share a stamp: fixed for the whole task) are intersected into the
+        # tags too, once, when a row is left to drive: a 4-clique's last vertex then
+        # reads one row per partial match (one tag load an entry) instead of driving
+        # with one endpoint's row and galloping in the other's
+        inf = np.int64(1) << np.int64(fe)
+        for e in range(nbk):
+            if e != fe and ls[STAMP, pv(pg, S_BNPOS, b_lo + e)] == key:
+                inf |= np.int64(1) << np.int64(e)
+        if inf == (np.int64(1) << np.int64(nbk)) - 1:
+            inf = np.int64(1) << np.int64(fe)
         if ls[FLG, 0] != d or ls[FLG, 1] != key:
             # tag the flagged row's entries alive at p with the edge's label; the tag
             # counter lives in the array's last slot (a fresh tag never matches)
@@ -367,6 +382,23 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
                 if c < 0:
                     break
                 flag[c] = tag
+            for e in range(nbk):
+                if e == fe or (inf >> np.int64(e)) & 1 == 0:
+                    continue
+                # entries of row e tagged so far move to the next tag; the others keep
+                # an older one, which no longer matches
+                nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ls[COV, e], ls[CDR, e])
+                elab = pv(pg, S_BNEL, b_lo + e)
+                z = ls[CUR, e]
+                while z < ls[CHI, e]:
+                    c, z = next_entry(z, ls[CHI, e], ls[COV, e], elab, BIG_ID, p, nbr_p,
+                                      lab_p, ins_p, dl_p)
+                    if c < 0:
+                        break
+                    if flag[c] == tag:
+                        flag[c] = tag + 1
+                tag += 1
+                flag[top] = tag
             ls[FLG, 0] = d
             ls[FLG, 1] = key
             ls[FLG, 2] = tag
@@ -394,7 +426,7 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
             continue
         ok = True
         for e in range(nbk):
-            if e == drv or e == fe:
+            if e == drv or (inf >> np.int64(e)) & 1:
                 continue
             nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ls[COV, e], ls[CDR, e])
             q = gallop(nbr_p, ls[CUR, e], ls[CHI, e], c)
