@@ -19,9 +19,20 @@ Orders registered here:
     - ``|V_unv|``: unordered neighbours of ``u`` adjacent to no ordered vertex.
 
     RI uses only the query's structure. We break the ties it leaves by fewest
-    candidates (the data graph's only say), then smallest id, so the order is
-    deterministic. Directed queries are ordered on their underlying undirected
-    graph.
+    candidates (the data graph's only say), then by the most symmetry-breaking
+    restrictions (:func:`~warpmatch.query.symmetry.symmetry_breaking`) between
+    the vertex and ordered ones, so that a restriction cuts a list as early as
+    it can, then smallest id, so the order is deterministic. Directed queries
+    are ordered on their underlying undirected graph.
+
+    The restriction tie-break is ours: on the square (restrictions ``f(0) <
+    f(1), f(2), f(3)`` and ``f(1) < f(3)``) it orders ``0, 1, 3, 2`` instead of
+    ``0, 1, 2, 3``, so ``f(1) < f(3)`` halves depth 2 instead of the last depth:
+    3.1x faster on the CPU engine (a 10^6-edge power-law graph); gMatch fixes
+    the same order for 4-cycles. Of the other standard, STMatch and gMatch
+    patterns it moves 8, each within 2% on that graph (the 5-cycle not timed:
+    over 20 s either way). (Also preferring the most restricted first vertex
+    made STMatch's pattern 19 0.87x: not done.)
 ``"gql"``
     GraphQL-style (He and Singh, SIGMOD 2008, as in Sun and Luo, SIGMOD 2020,
     section 3.2): start from the vertex with the fewest candidates, then grow by
@@ -51,6 +62,7 @@ import numpy as np
 
 from ..errors import QueryError
 from ..query.model import Query
+from ..query.symmetry import symmetry_breaking
 
 #: ``fn(query, candidate_counts, first) -> order``
 OrderFn = Callable[[Query, Sequence[int], "int | None"], Sequence[int]]
@@ -152,6 +164,11 @@ def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> l
     k = query.k
     deg = A.sum(axis=1)
     cnt = np.asarray(counts, dtype=np.int64)
+    # symmetry-breaking restrictions between two vertices (the planner's, without
+    # anchors' colours): matching the second soon after the first cuts its list early
+    R = np.zeros((k, k), dtype=bool)
+    for a, b in symmetry_breaking(query)[0]:
+        R[a, b] = R[b, a] = True
     if first is None:
         first = min(range(k), key=lambda u: (-int(deg[u]), int(cnt[u]), u))
     order = [first]
@@ -166,7 +183,8 @@ def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> l
             un_nb = A[u] & ~ordered
             neig = int(np.count_nonzero(ordered & A[un_nb].any(axis=0)))
             unv = int(np.count_nonzero(un_nb & ~touched))
-            key = (-vis, -neig, -unv, int(cnt[u]), u)
+            res = int(np.count_nonzero(R[u] & ordered))
+            key = (-vis, -neig, -unv, int(cnt[u]), -res, u)
             if best_key is None or key < best_key:
                 best, best_key = u, key
         order.append(best)
