@@ -667,7 +667,7 @@ class _Run:
         return n
 
     def count_dfs(self, pool: Any, d: int, progress: Progress | None,
-                  stop: Stop | None = None) -> int:
+                  stop: Stop | None = None, max_s: float | None = None) -> int:
         """Count the pool's subtrees in launches of about ``LAUNCH_S`` seconds each.
 
         A launch cannot be interrupted, so one launch over the whole pool kept
@@ -685,8 +685,14 @@ class _Run:
         after :data:`SLICE_MAX_S`: it is counted again with a quarter of the rows
         it had taken, and a single partial match that alone takes longer is
         expanded one depth and its children counted the same way (the listing's
-        overflow rule, for time).
+        overflow rule, for time), each launch below it allowed four times
+        ``max_s`` (default :data:`SLICE_MAX_S`; at most 8 times that): a launch
+        of one row can also be slow because the device is shared (8 test
+        processes on one H200 made every 2 ms launch abort, and a square's hub
+        subtree took over 120 s in one-row launches), so the limit grows for the
+        recursion to end in a few levels.
         """
+        max_s = SLICE_MAX_S if max_s is None else max_s
         t = time.perf_counter()
         P = int(pool.shape[0])
         total = 0
@@ -697,7 +703,7 @@ class _Run:
         while pos < P:
             s = max(1, min(s, P - pos))
             t0 = time.perf_counter()
-            n, _, _ = self._dfs(pool[pos:pos + s], d, max_s=SLICE_MAX_S,
+            n, _, _ = self._dfs(pool[pos:pos + s], d, max_s=max_s,
                                 fetch_s=LAUNCH_S if by_fetch else None)
             dt = time.perf_counter() - t0
             if by_fetch and not self.aborted and self.fetched == 0:
@@ -713,7 +719,8 @@ class _Run:
                     # rest of the pool) of the rows it had taken, which hold the slow one
                     s = max(1, (min(s, max(self.fetched, 1)) if by_fetch else s) // 4)
                     continue
-                total += self._count_children(pool[pos:pos + 1], d)
+                total += self._count_children(pool[pos:pos + 1], d,
+                                              min(4 * max_s, 8 * SLICE_MAX_S))
                 pos += 1
                 if progress is not None:
                     progress(pos, P)
@@ -731,14 +738,15 @@ class _Run:
         self.stats["search_s"] = time.perf_counter() - t
         return total
 
-    def _count_children(self, row: Any, d: int) -> int:
-        """The count below one partial match of depth ``d``, one depth further down."""
+    def _count_children(self, row: Any, d: int, max_s: float) -> int:
+        """The count below one partial match of depth ``d``, one depth further down
+        (launches of at most ``max_s`` seconds, see :meth:`count_dfs`)."""
         children = self.expand(row, d)
         if d + 1 == self.k:
             return int(children.shape[0])
         if self.leaf and d + 1 == self.k - 1:
             return self.count_leaves(children)
-        return self.count_dfs(children, d + 1, None)
+        return self.count_dfs(children, d + 1, None, max_s=max_s)
 
     def list_dfs(self, pool: Any, d: int, progress: Progress | None) -> Iterator[np.ndarray]:
         """Yield host arrays of matches, slice by slice (see the module docstring)."""
