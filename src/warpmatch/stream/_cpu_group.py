@@ -350,7 +350,7 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
             shallow = pv(pg, S_BNPOS, t)
             fe = e
     tag = np.int64(0)
-    inf = np.int64(0)                # bit e: row e is in the flagged intersection
+    inf = np.int64(0)                # bit e: row e is intersected into the flagged row's tags
     if fe >= 0:
         key = ls[STAMP, shallow]
         # rows of vertices matched together with the flagged one (the update edge's two
@@ -358,18 +358,18 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
         # tags too, once, when a row is left to drive: a 4-clique's last vertex then
         # reads one row per partial match (one tag load an entry) instead of driving
         # with one endpoint's row and galloping in the other's
-        inf = np.int64(1) << np.int64(fe)
-        for e in range(nbk):
-            if e != fe and ls[STAMP, pv(pg, S_BNPOS, b_lo + e)] == key:
-                inf |= np.int64(1) << np.int64(e)
-        if inf == (np.int64(1) << np.int64(nbk)) - 1:
-            inf = np.int64(1) << np.int64(fe)
+        if nbk <= 62:                # (a bit per row)
+            for e in range(nbk):
+                if e != fe and ls[STAMP, pv(pg, S_BNPOS, b_lo + e)] == key:
+                    inf |= np.int64(1) << np.int64(e)
+            if inf == (np.int64(1) << np.int64(nbk)) - 1 - (np.int64(1) << np.int64(fe)):
+                inf = np.int64(0)    # no row left to drive: the flagged row alone
         if ls[FLG, 0] != d or ls[FLG, 1] != key:
             # tag the flagged row's entries alive at p with the edge's label; the tag
             # counter lives in the array's last slot (a fresh tag never matches)
             top = flag.shape[0] - 1
             tag = np.int64(flag[top]) + 1
-            if tag >= 2147483600:
+            if tag >= 2147483000:    # (int32 tags; the intersection adds up to nbk - 1)
                 flag[:] = 0
                 tag = 1
             flag[top] = tag
@@ -383,7 +383,7 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
                     break
                 flag[c] = tag
             for e in range(nbk):
-                if e == fe or (inf >> np.int64(e)) & 1 == 0:
+                if inf == 0 or (inf >> np.int64(e)) & 1 == 0:
                     continue
                 # entries of row e tagged so far move to the next tag; the others keep
                 # an older one, which no longer matches
@@ -426,7 +426,7 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
             continue
         ok = True
         for e in range(nbk):
-            if e == drv or (inf >> np.int64(e)) & 1:
+            if e == drv or e == fe or (inf != 0 and (inf >> np.int64(e)) & 1):
                 continue
             nbr_p, lab_p, ins_p, dl_p = row_ptrs(T, ls[COV, e], ls[CDR, e])
             q = gallop(nbr_p, ls[CUR, e], ls[CHI, e], c)
