@@ -37,7 +37,7 @@ Examples
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
         --patterns square --variants 4:64,4:32x2   # and 4 GPUs with 64 shards, 2 threads each
     python bench/distributed.py --gpu --graph chung-lu --edges 1e8 --workers 1,4 \\
-        --patterns stmatch:20 --variants 1:32d8,4:32d8   # and 8 hubs per hub group
+        --patterns stmatch:20 --variants 1:32d4,4:32d4   # and 4 hubs per group (8 default)
     python bench/distributed.py --edges 1e6 --patterns diamond --partitions 4 \\
         --partition-patterns diamond,square          # also by 4 parts, on 1 and 2 workers
 
