@@ -108,8 +108,8 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
     >>> g = wm.Graph.from_edges([0, 0, 0, 1], [1, 2, 3, 2])
     >>> from warpmatch.engine import resolve_backend
     >>> cpu = resolve_backend("cpu")
-    >>> h, moved = degree_graph(g, wm.Query.parse("a-b, b-c, c-a"), "auto", None, cpu)
-    >>> moved, h.ids.tolist()
+    >>> h, by_degree = degree_graph(g, wm.Query.parse("a-b, b-c, c-a"), "auto", None, cpu)
+    >>> by_degree, h.ids.tolist()
     (True, [3, 1, 2, 0])
     >>> degree_graph(g, wm.Query.parse("a-b, b-c"), "auto", None, cpu)[1]   # |Aut| = 2
     False
@@ -135,8 +135,8 @@ def degree_graph(graph: Graph, query: Query, vertex_order: str, anchors: Any, en
 def count_graph(source: Any, graph: Graph, query: Query, vertex_order: str, anchors: Any,
                 engine: Any, memory_budget: int | str | None, client: Any, pg: Any,
                 partitions: Any) -> tuple[Graph, bool]:
-    """The graph a count searches (:func:`degree_graph`) and whether it is the
-    degree-ordered copy, for :func:`~warpmatch.api.count_result` and
+    """The graph a count searches (:func:`degree_graph`) and whether its ids ascend by
+    degree, for :func:`~warpmatch.api.count_result` and
     :func:`~warpmatch.api.explain` alike: never for a count by partitions; on a
     cluster, not for a graph its workers read from a file (a path, or a graph
     memory-mapped from a ``.wmg``: they map that file, no copy is written for them).

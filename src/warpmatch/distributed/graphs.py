@@ -29,7 +29,6 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-
 from ..errors import DistributedError
 from ..graph import Graph
 from ..graph.binary import mapped_path

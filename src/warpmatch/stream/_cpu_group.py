@@ -329,7 +329,8 @@ def _intersect(T, pg, d, nm, j, p, M, flag, ls, lo_val, hiv, out, orow):
     a cursor that only moves forward (galloping, the static engine's
     intersection). So ``|N(x) ∩ N(y)|`` for a fixed ``x`` costs ``|N(y)|``
     loads, not a binary search per entry, and a 4-clique's last vertex
-    ``|N(a) ∩ N(b) ∩ N(c)|`` for the update ``(a, b)`` costs ``|N(c)|``. Counts
+    ``|N(a) ∩ N(b) ∩ N(c)|`` for the update ``(a, b)`` costs one tag load per entry
+    of the shorter of ``N(b)``, ``N(c)`` and no gallop when ``N(c)`` drives. Counts
     the candidates the mask allows, within the restriction bounds, injective
     against ``M[:nm]``.
     """
