@@ -63,7 +63,10 @@ What is timed
   with the first ``--warmup`` updates in eight batches, stopping after a
   quarter of the time limit (numba compilation, or
   loading compiled kernels from numba's cache, and NVRTC compilation happen
-  there), builds a fresh matcher, and times the loop. Construction, warm-up and the initial
+  there; with ``--specialise always``, the default, the CPU engines also compile the
+  query's delta plans there, :mod:`warpmatch.stream._seq_special`, once per machine,
+  and the JSON gives ``compile_s``), builds a fresh matcher, and times the loop.
+  Construction, warm-up and the initial
   count (not computed: ``count_initial=False``) are excluded. Between batches
   the loop checks the elapsed time and stops with ``timeout`` once it exceeds
   ``--wm-time-limit`` (default: ``--time-limit``); the parent kills a child
@@ -164,7 +167,8 @@ def _wm_child(spec_path: str) -> None:
     ups = Updates(src=z["src"], dst=z["dst"], op=z["op"],
                   label=z["label"] if "label" in z.files else None, source="bench stream")
     backend, batch, limit = spec["backend"], int(spec["batch"]), float(spec["limit"])
-    opts: dict[str, Any] = {"threads": spec["threads"]} if backend == "cpu" else {}
+    opts: dict[str, Any] = ({"threads": spec["threads"], "specialise": spec["specialise"]}
+                            if backend == "cpu" else {})
 
     def matcher() -> Any:
         return wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False, **opts)
@@ -181,8 +185,13 @@ def _wm_child(spec_path: str) -> None:
         if time.perf_counter() - t_warm > WARMUP_SHARE * limit:
             break
     threads = None
+    compiled = {}
     if backend == "cpu":
         threads = warm.engine._threads() if hasattr(warm.engine, "_threads") else spec["threads"]
+        sp = getattr(getattr(warm, "_seq", None), "special", None)
+        if sp is not None:      # the plans compiled for the query (once per machine)
+            compiled = {"compiled_plans": len(sp.plans), "compile_s": round(sp.seconds, 3),
+                        "compile_cached": sp.cached}
     del warm
     n = len(ups)
     reps: list[dict[str, Any]] = []
@@ -236,12 +245,13 @@ def _wm_child(spec_path: str) -> None:
         rep += 1
     np.save(spec["counts"], first)
     print(json.dumps({"repeats": reps, "threads": threads, "backend": backend,
-                      "jit_in_timing": jit_kept, "jit_retimed": jit_retimed}), flush=True)
+                      "jit_in_timing": jit_kept, "jit_retimed": jit_retimed, **compiled}),
+          flush=True)
 
 
 def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float, grace: float,
                   setup_limit: float, warmup: int, repeats: int, workdir: Path,
-                  n_updates: int) -> dict[str, Any]:
+                  n_updates: int, specialise: str = "always") -> dict[str, Any]:
     """Time one warpmatch engine on a workload in a child process.
 
     Returns
@@ -257,6 +267,7 @@ def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float,
     spec = {"graph": str(files["wmg"]), "query": str(files["pickle"]),
             "updates": str(files["npz"]), "backend": backend, "threads": threads,
             "batch": batch, "limit": limit, "warmup": warmup, "repeats": repeats,
+            "specialise": specialise,
             "marker": str(workdir / f"{tag}.marker"), "progress": str(workdir / f"{tag}.prog"),
             "counts": str(workdir / f"{tag}.npy")}
     for k in ("marker", "progress", "counts"):
@@ -313,6 +324,9 @@ def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float,
     res["threads"] = info["threads"]
     res["jit_in_timing"] = info["jit_in_timing"]
     res["jit_retimed"] = info.get("jit_retimed", 0)
+    for key in ("compiled_plans", "compile_s", "compile_cached"):
+        if key in info:
+            res[key] = info[key]
     res["per_update"] = np.load(spec["counts"])
     res["runs"] = reps
     if reps[-1]["timed_out"]:
@@ -777,6 +791,11 @@ def main(argv: list[str] | None = None) -> int:
                          "stopped after a quarter of the time limit, not timed (default 512)")
     ap.add_argument("--work-dir", help="keep the converted files here (default: a temporary "
                                        "directory, removed at the end)")
+    ap.add_argument("--specialise", choices=("always", "auto", "never"), default="always",
+                    help="the CPU engines' compiled delta plans (CpuDeltaEngine's specialise): "
+                         "'always' (default) compiles them in the untimed warm-up, as a "
+                         "long-running process has them; 'never' times the plan-interpreting "
+                         "kernel")
     ap.add_argument("--json", metavar="FILE", help="write the raw results as JSON")
     args = ap.parse_args(argv)
     t_all = time.perf_counter()
@@ -900,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
                     setup = setup_limit if e in set_up else max(setup_limit,
                                                                   COLD_SETUP_S)
                     r = run_warpmatch(qfiles, e, batch, wm_limit, grace_wm, setup,
-                                      args.warmup, args.repeats, qdir, n)
+                                      args.warmup, args.repeats, qdir, n, args.specialise)
                     if r["status"] == "ok":
                         set_up.add(e)
                     wms[e] = r

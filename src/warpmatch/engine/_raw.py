@@ -28,7 +28,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["ld32", "ld64", "ldu64", "prefetch"]
+__all__ = ["ld32", "ld64", "ldu64", "prefetch", "call_i64x4"]
 
 
 def _loader(bits: int, result: types.Integer, signed: bool):
@@ -86,4 +86,29 @@ def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
         builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
+def call_i64x4(typingctx, fn, a, b, c, d):  # pragma: no cover - compiled
+    """Call the C function at address ``fn`` as ``int64 fn(int64, int64, int64, int64)``.
+
+    For kernels that run code compiled after them (a ``numba.cfunc`` generated
+    for one query, :mod:`warpmatch.stream._seq_special`): the caller is
+    compiled and cached once, and the callee's address arrives as an integer,
+    so no dispatcher object becomes part of the caller's type signature (which
+    would recompile it for every callee and keep it out of numba's disk cache).
+    One indirect call, a few ns."""
+    args = (fn, a, b, c, d)
+    if not all(isinstance(x, types.Integer) for x in args):
+        return None
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, llargs):
+        i64 = ir.IntType(64)
+        vals = [context.cast(builder, v, t, types.int64)
+                for v, t in zip(llargs, signature.args)]
+        fnty = ir.FunctionType(i64, [i64] * 4)
+        ptr = builder.inttoptr(vals[0], fnty.as_pointer())
+        return builder.call(ptr, vals[1:])
     return sig, codegen

@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit
 
 from ..engine._borrow import borrow
-from ..engine._raw import prefetch
+from ..engine._raw import call_i64x4, prefetch
 from ._cpu_delta import _task, add_weighted, plan_takes, task_scratch
 from ._dyn_kernels import EXISTS, MISSING, OK, SELF_LOOP
 from ._edgeset import (E_BITS, E_LIVE, MAX_LOAD, _home, edge_key, es_delete, es_insert,
@@ -257,7 +257,7 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
     which it is compiled as ``f(*args)``, which numba's inliner refuses.
     """
     u_a, u_b, u_op, u_lab = upd
-    order, pair_kind, pair_elabel, weight = plan
+    order, pair_kind, pair_elabel, weight, sp_addr, T_addr = plan
     M, pos, end, gen, gov, hiv, glen, err, rows = scr
     s = u_a[i]
     t = u_b[i]
@@ -270,9 +270,13 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
         if pair_kind[j] != kind or not plan_takes(j, ms, mt, order, pair_kind, pair_elabel,
                                                   ins, u_lab[i]):
             continue
-        c, gbuf, cbuf, aoff, aent, pbuf = _task(
-            T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err, mark,
-            cnt, flag, ls, cbuf, aoff, aent, pbuf, u_a, u_b, u_op)
+        fn = sp_addr[j]
+        if fn != 0:                 # the plan's compiled search (_seq_special)
+            c = call_i64x4(fn, T_addr, s, t, 0)
+        else:
+            c, gbuf, cbuf, aoff, aent, pbuf = _task(
+                T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,
+                mark, cnt, flag, ls, cbuf, aoff, aent, pbuf, u_a, u_b, u_op)
         ctl[C_TASKS] += 1
         if err[0] != 0:
             return True, gbuf, cbuf, aoff, aent, pbuf
@@ -367,7 +371,7 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
             nq1, lab_idx, qlab, req, fcnt, mask,
             T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag,
-            srch):
+            sp_addr, srch):
     """Validate, apply and match updates ``ctl[C_NEXT] .. i1 - 1`` in arrival order.
 
     ``u_*`` are the batch's updates (internal ids, all known vertices). ``f_*``
@@ -397,6 +401,10 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     after its edit (then ``ctl[C_NEXT]`` is past it); on ``INVALID`` and
     ``OVERFLOW`` the caller takes back every update whose ``code`` is ``OK``
     with :func:`seq_undo`.
+
+    ``sp_addr`` (int64 per plan) holds the address of each plan's compiled search
+    (:mod:`warpmatch.stream._seq_special`, called with ``T``'s address and the
+    update's endpoints), 0 where the packed program's interpreter searches it.
 
     ``srch`` (bool per update, or empty for all) marks the updates whose deltas
     are searched; the others are validated and applied only (a replica's share,
@@ -430,7 +438,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     rel_table, ctl = borrow(rel_table), borrow(ctl)
     es_keys, es_vals, es_meta = borrow(es_keys), borrow(es_vals), borrow(es_meta)
     upd = (u_a, u_b, u_op, u_lab)
-    plan = (order, pair_kind, pair_elabel, weight)
+    sp_addr = borrow(sp_addr)
+    plan = (order, pair_kind, pair_elabel, weight, sp_addr, T.ctypes.data)
     scr = (M, pos, end, gen, gov, hiv, glen, err, rows)
     limit = i1                          # the relevant updates run up to here
     stop_status = DONE

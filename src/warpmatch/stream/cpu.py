@@ -16,6 +16,7 @@ output array, so rows come out sorted by update with no locks.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -39,6 +40,11 @@ PARALLEL_S = 0.005
 #: batch (seconds when listing 4-cliques) runs as several, and Ctrl-C and SIGTERM
 #: are served between them; a region costs tens of µs to start
 CALL_S = 0.1
+#: ``specialise`` choices (:class:`CpuDeltaEngine`)
+SPECIALISE = ("auto", "always", "never")
+#: with ``specialise="auto"``: seconds of sequential searching after which a matcher
+#: compiles its plans (in a background thread) when no compiled copy exists yet
+SPECIALISE_AFTER_S = 1.0
 
 
 def _ro(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -106,17 +112,35 @@ class CpuDeltaEngine:
         on the sequential path (:mod:`warpmatch.stream.sequential`: one update
         at a time, in place) where it is cheaper than this engine's batch path.
         The default is ``True``; ``False`` always takes the batch path.
+    specialise : {"auto", "always", "never"} or None, optional
+        Whether the sequential path searches with delta plans compiled for the
+        query (:mod:`warpmatch.stream._seq_special`: one C function per plan,
+        compiled once per query structure and machine, 0.3-1.2 s a plan on a
+        2-core machine) instead
+        of the plan-interpreting kernel. ``"auto"`` uses them at once when they
+        were compiled before (numba's disk cache), and otherwise starts compiling
+        them in a background thread once a matcher has spent
+        :data:`SPECIALISE_AFTER_S` searching, switching when they are ready;
+        ``"always"`` compiles them when the sequential path is built; ``"never"``
+        does not. The default, ``None``, reads ``$WARPMATCH_CPU_SPECIALISE``
+        (``"auto"`` when unset).
     """
 
     name = "cpu"
 
     def __init__(self, threads: int | None = None, local: bool | None = None,
-                 sequential: bool = True) -> None:
+                 sequential: bool = True, specialise: str | None = None) -> None:
         if threads is not None and int(threads) < 1:
             raise ValueError(f"threads must be at least 1, not {threads}")
         self.threads = None if threads is None else int(threads)
         self.local = local
         self.sequential = bool(sequential)
+        if specialise is None:
+            specialise = os.environ.get("WARPMATCH_CPU_SPECIALISE", "") or "auto"
+        if specialise not in SPECIALISE:
+            raise ValueError(f"specialise must be one of {', '.join(SPECIALISE)}, not "
+                             f"{specialise!r} (or $WARPMATCH_CPU_SPECIALISE)")
+        self.specialise = specialise
         self._no_scratch = (np.zeros((1, 0), np.uint64), np.zeros((1, 0), np.int32))
         self._marks, self._cnts = self._no_scratch
         self._flags = np.zeros((1, 0), np.int32)

@@ -45,7 +45,9 @@ in :meth:`SequentialPath.run` (hprd, batches of 4,096, a 2-core box, measured
 """
 from __future__ import annotations
 
+import threading
 import time
+import warnings
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -58,7 +60,8 @@ from ..engine._cpu_kernels import _lower_bound
 from . import _seq_kernels as S
 from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
-from .cpu import CALL_S, PARALLEL_S
+from ._seq_special import SpecialPlans, compile_plans, is_cached
+from .cpu import CALL_S, PARALLEL_S, SPECIALISE_AFTER_S
 from ._checks import skip_reason
 from .types import Updates
 
@@ -258,12 +261,61 @@ class SequentialPath:
                                        None if lab is None else lab[keep], g.directed)
         self._no_set = (np.zeros(16, np.int64) - 1, np.zeros(16, np.int32),
                         np.array([0, 4], np.int64))
+        # compiled searches (_seq_special): the kernel reads this array, which keeps
+        # its identity (the pack holds it) and gets the addresses once they exist
+        self._sp_addr = np.zeros(plans.num_plans, np.int64)
+        self.special: SpecialPlans | None = None
+        self.special_error: str | None = None
+        self._search_s = 0.0
+        self._compiling: threading.Thread | None = None
+        self._compiled: list = []
+        self._sp_mode = getattr(engine, "specialise", "never")
+        self._sp_local = bool(engine._use_local(plans)) if self._sp_mode != "never" else True
+        if self._sp_mode == "always" or (self._sp_mode == "auto"
+                                         and is_cached(plans, self._sp_local)):
+            self._use_special(compile_plans(plans, self._sp_local))
         # what the first batch would otherwise pay: the packed plans, the scratch rows,
         # the search's address table, the kernel's arguments, the batch arrays
         eg = graph if relevant is None else relevant.graph
         self._filt = engine.filter_for(plans, eg)
         self._args(graph, eg, self._filt)
         self._warm_up(graph)
+
+    # ------------------------------------------------------ compiled searches
+    def _use_special(self, sp: SpecialPlans) -> None:
+        """Search with ``sp``'s compiled plans from the next kernel call on."""
+        self.special = sp
+        self._sp_addr[:] = sp.addr
+
+    def _maybe_special(self) -> None:
+        """``specialise="auto"``: take the background compile's result when it is ready;
+        start it once this path has searched for :data:`SPECIALISE_AFTER_S`."""
+        if self._compiling is not None:
+            if self._compiling.is_alive():
+                return
+            self._compiling = None
+            res = self._compiled.pop() if self._compiled else None
+            if isinstance(res, SpecialPlans):
+                self._use_special(res)
+            else:                       # compiling failed: keep the interpreter, say why
+                self.special_error = str(res)
+                warnings.warn(f"compiling the delta plans failed ({res}); the sequential "
+                              "path keeps the plan-interpreting kernel",
+                              RuntimeWarning, stacklevel=4)
+            return
+        if (self._sp_mode != "auto" or self.special is not None or self.special_error
+                or self._search_s < SPECIALISE_AFTER_S):
+            return
+        plans, local, out = self.plans, self._sp_local, self._compiled
+
+        def work() -> None:
+            try:
+                out.append(compile_plans(plans, local))
+            except Exception as exc:    # pragma: no cover - a compiler failure
+                out.append(f"{type(exc).__name__}: {exc}")
+        self._compiling = threading.Thread(target=work, name="warpmatch-compile-plans",
+                                           daemon=True)
+        self._compiling.start()
 
     def _warm_up(self, dg: Any) -> None:
         """Call both kernels once on no update, so that numba loads them from its cache
@@ -407,7 +459,7 @@ class SequentialPath:
                       filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
                       self.engine._program(self.plans), self._order, self._pair_kind,
                       self._pair_elabel, self._weight, int(self.plans.divisor),
-                      bool(self.plans.induced), mark, lcnt, flag)
+                      bool(self.plans.induced), mark, lcnt, flag, self._sp_addr)
         self._pack_key = self._key(dg, eg)
         return self._pack
 
@@ -545,6 +597,9 @@ class SequentialPath:
         if done > 0:
             r = spent / done
             self.rate = r if self.rate is None else 0.5 * (self.rate + r)
+        self._search_s += spent
+        if self._sp_mode == "auto":
+            self._maybe_special()
         return SeqResult(done, plus, minus, code, int(ctl[S.C_TASKS]),
                          (a, b, op, lab, code, old_lab, int(ctl[S.C_NET]),
                           int(ctl[S.C_RNET])), int(ctl[S.C_VALID]), int(ctl[S.C_PLUS]),

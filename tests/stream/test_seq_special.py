@@ -1,0 +1,176 @@
+"""Delta plans compiled per query (stream/_seq_special.py): the interpreter's counts exactly.
+
+Checked: per-update counts with ``specialise="always"`` against static recounts of
+every state (the oracle of test_matcher.py) and against the interpreting kernel
+(``specialise="never"``), with compiled plans really in use (their addresses in the
+kernel's table); labels, edge labels, directed, induced, both modes, batch sizes;
+the queries whose shapes take each generated branch (the endpoints' buffer, two
+group vertices, a fixed row left to the interpreter); the ``auto`` policy's
+background compile; the disk cache; bad settings.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from warpmatch.query.model import Query
+from warpmatch.query.patterns import get_pattern
+from warpmatch.stream import _seq_special as SP
+from warpmatch.stream import sequential as SQ
+from warpmatch.stream.cpu import CpuDeltaEngine
+from warpmatch.stream.delta import compile_delta_plans
+from warpmatch.stream.matcher import ContinuousMatcher
+
+from test_matcher import replay, with_labels
+from test_sequential import DIRECTED, UNDIRECTED, counts, known_stream, labeled_query, state
+
+SETTINGS = dict(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow,
+                                       HealthCheck.function_scoped_fixture])
+
+# beyond test_sequential's: two group vertices that may coincide (the 4-path, a
+# tailed triangle), the endpoints' buffer used twice (a 5-clique: interpreted, its last
+# depth merges fixed rows), a fixed row the interpreter keeps (the square)
+EXTRA_UNDIRECTED = ["a-b, b-c, c-d, a-e", "a-b, b-c, c-a, c-d",
+                    "a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", "a-b, b-c, c-d, d-a"]
+
+
+@pytest.fixture(autouse=True)
+def plan_cache(tmp_path_factory, monkeypatch):
+    """Compiled modules in a directory of this test session (not the user's cache)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg"))
+
+
+def matcher(g0, q, specialise: str, **kw) -> ContinuousMatcher:
+    return ContinuousMatcher(g0, q, backend="cpu", on_invalid="skip", threads=1,
+                             specialise=specialise, **kw)
+
+
+def compiled(cm: ContinuousMatcher) -> list[int]:
+    seq = cm._sequential_path()
+    assert seq is not None
+    return [] if seq.special is None else list(seq.special.plans)
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2, 3]),
+       elab=st.sampled_from([0, 2]), induced=st.booleans(),
+       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 8),
+       batch=st.sampled_from([1, 7, 64]))
+def test_compiled_plans_against_oracle_and_interpreter(seed, directed, vlab, elab, induced,
+                                                       mode, qi, batch):
+    oracle, ups = known_stream(seed, directed, vlab, elab)
+    texts = DIRECTED if directed else UNDIRECTED + EXTRA_UNDIRECTED
+    qi %= len(texts)
+    if vlab == 3:
+        q = labeled_query(seed, directed, 3, texts, qi, elab)
+    else:
+        q = with_labels(Query.parse(texts[qi]), seed, vlab, elab, directed=directed)
+    g0 = oracle.graph()
+    kw = dict(mode=mode, induced=induced)
+    cm_c = matcher(g0, q, "always", **kw)
+    cm_i = matcher(g0, q, "never", **kw)
+    seq = cm_c._sequential_path()
+    assert np.array_equal(seq._sp_addr != 0,
+                          np.isin(np.arange(seq.plans.num_plans), compiled(cm_c)))
+    assert compiled(cm_i) == []
+    got_c = counts(cm_c, ups, batch)
+    got_i = counts(cm_i, ups, batch)
+    for a, b in zip(got_c[:3], got_i[:3]):
+        assert np.array_equal(a, b)
+    sets, valid = replay(oracle, ups, q, mode, induced)
+    for i in range(len(ups)):
+        plus, minus = sets[i + 1] - sets[i], sets[i] - sets[i + 1]
+        assert (got_c[0][i], got_c[1][i]) == (len(plus), len(minus)), i
+    assert cm_c.count == cm_i.count == len(sets[-1])
+    assert state(cm_c) == state(cm_i)
+
+
+@pytest.mark.parametrize("text,directed,compiles", [
+    ("a-b, b-c, c-a", False, True),                       # one scan of two rows
+    ("a-b, b-c, c-a, a-d, b-d, c-d", False, True),        # the endpoints' buffer
+    ("a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", False, False),  # rows of m2, m3
+    ("a-b, b-c, c-d, a-e", False, True),                  # two group vertices
+    ("a-b, b-c, c-d, d-a", False, False),                 # a fixed row: interpreter
+    ("a->b, b->c, a->c, a->d, b->d, c->d", True, True),   # directions in the buffer
+])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_shapes_that_compile_count_exactly(text, directed, compiles, seed):
+    oracle, ups = known_stream(seed, directed, 0, 2, n=14, m=40, B=80, invalid=False)
+    q = Query.parse(text)
+    if directed:
+        q = Query(q.k, q.edges, q.edge_labels, q.vertex_labels, directed=True, names=q.names)
+    q = with_labels(q, seed, 0, 2, directed=directed)
+    g0 = oracle.graph()
+    cm_c = matcher(g0, q, "always")
+    assert bool(compiled(cm_c)) == compiles
+    got = counts(cm_c, ups, 16)
+    ref = counts(matcher(g0, q, "never"), ups, 16)
+    for a, b in zip(got[:3], ref[:3]):
+        assert np.array_equal(a, b)
+    sets, _ = replay(oracle, ups, q, "embeddings", False)
+    assert [int(x) for x in got[0]] == [len(sets[i + 1] - sets[i]) for i in range(len(ups))]
+
+
+def test_auto_compiles_in_the_background_and_switches(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))    # nothing compiled yet
+    monkeypatch.setattr(SP, "_LOADED", {})
+    monkeypatch.setattr(SQ, "SPECIALISE_AFTER_S", 0.0)
+    oracle, ups = known_stream(11, False, 0, 0, n=14, m=40, B=120, invalid=False)
+    q = get_pattern("4-clique")
+    g0 = oracle.graph()
+    cm = matcher(g0, q, "auto")
+    seq = cm._sequential_path()
+    assert seq.special is None and not SP.is_cached(seq.plans, False)
+    got = []
+    for d in cm.apply_batches(ups, 10, counts_only=True):
+        got.append(d.plus_counts + d.minus_counts)
+        if seq._compiling is not None:
+            seq._compiling.join()         # (the test waits; a stream would go on)
+    assert seq.special is not None and seq.special.plans == [0]
+    assert (seq._sp_addr != 0).all()
+    ref = counts(matcher(g0, q, "never"), ups, 10)
+    assert np.array_equal(np.concatenate(got), ref[0] + ref[1])
+    # a new matcher of the same query finds the module compiled: no wait, no thread
+    assert SP.is_cached(seq.plans, False)
+    cm2 = matcher(g0, q, "auto")
+    assert compiled(cm2) == [0] and cm2._sequential_path()._compiling is None
+
+
+def test_modules_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(SP, "_LOADED", {})          # as in a new process
+    plans = compile_delta_plans(get_pattern("diamond"))
+    src, take = SP.module_source(plans, False)
+    assert take and "def plan_" in src and not SP.is_cached(plans, False)
+    first = SP.compile_plans(plans, False)
+    assert not first.cached and first.path.parent.parent == SP.cache_dir()
+    assert (first.addr != 0).sum() == len(take)
+    # another process (here: the module table cleared) loads numba's cache files
+    monkeypatch.setattr(SP, "_LOADED", {})
+    again = SP.compile_plans(plans, False)
+    assert again.cached and again.plans == first.plans
+    # the same source in this process: the same functions
+    assert SP.compile_plans(plans, False) is again
+
+
+def test_what_is_not_compiled():
+    plans = compile_delta_plans(get_pattern("house"))
+    _src, take = SP.module_source(plans, False)
+    path = SP.path_plans(plans)
+    assert not any(path[j] for j in take)              # path plans stay interpreted
+    assert SP.module_source(plans, True)[1] == []      # local candidate spaces: none
+    listing = compile_delta_plans(get_pattern("triangle"), purpose="list")
+    assert SP.module_source(listing, False)[1] == []
+
+
+def test_bad_setting_is_an_error(monkeypatch):
+    with pytest.raises(ValueError, match="specialise"):
+        CpuDeltaEngine(specialise="sometimes")
+    monkeypatch.setenv("WARPMATCH_CPU_SPECIALISE", "yes")
+    with pytest.raises(ValueError, match="WARPMATCH_CPU_SPECIALISE"):
+        CpuDeltaEngine()
+    monkeypatch.setenv("WARPMATCH_CPU_SPECIALISE", "never")
+    assert CpuDeltaEngine().specialise == "never"
