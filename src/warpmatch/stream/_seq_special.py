@@ -28,10 +28,10 @@ a counting group of at most two vertices (one is counted by a scan, two by
 coincide), and has none of the shapes where the interpreter's row tags and cached
 group counts win (:meth:`_Gen.pays`). Other plans keep the interpreting kernel.
 
-Compiling costs 0.3-1.2 s a plan (numba, a 2-core machine); the module is written to a cache
-directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``, default ``~/.cache/...``)
-under the hash of its source, and numba caches the compiled code beside it, so a
-query structure compiles once per machine. When to compile is the engine's
+Compiling costs 0.3-1.2 s a plan (numba; 2-core box; up to 2.2 s on the H200 host);
+the module is written to a cache directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``,
+default ``~/.cache/...``) under the hash of its source, and numba caches the compiled
+code beside it, so a query structure compiles once per machine. When to compile is the engine's
 choice (:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``).
 
 How it differs from the interpreting kernel (same counts):

@@ -115,8 +115,7 @@ class CpuDeltaEngine:
     specialise : {"auto", "always", "never"} or None, optional
         Whether the sequential path searches with delta plans compiled for the
         query (:mod:`warpmatch.stream._seq_special`: one C function per plan,
-        compiled once per query structure and machine, 0.3-1.2 s a plan on a
-        2-core machine) instead
+        compiled once per query structure and machine, 0.3-2.2 s a plan) instead
         of the plan-interpreting kernel. ``"auto"`` uses them at once when they
         were compiled before (numba's disk cache), and otherwise starts compiling
         them in a background thread once a matcher has spent
