@@ -5,7 +5,8 @@ Map: eligibility (:func:`plan_eligible`) < source of one plan's search
 set (:func:`module_source`) < compiling and caching it (:func:`compile_plans` ->
 :class:`SpecialPlans`: each plan's C function address, what
 :func:`._seq_kernels.seq_run` calls) < the row helpers the generated code inlines
-(:func:`_row`, :func:`_has`, :func:`_lower`).
+(:func:`_row`, :func:`_has`, :func:`_mbit`; binary search and galloping are
+:mod:`._cpu_rows`' ``_lower`` and ``gallop``).
 
 The sequential path (:mod:`warpmatch.stream.sequential`) searches every update's
 delta plans with the plan-interpreting kernel of :mod:`._cpu_delta`: every depth
@@ -63,13 +64,13 @@ from numba import njit
 
 from ..engine._raw import ld32, ld64
 from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_MASK, T_NS,
-                        path_plans)
+                        _lower, path_plans)
 
 __all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source", "module_source",
            "cache_dir", "CODE_VERSION"]
 
 #: bumped whenever the generated code changes meaning: part of every module's hash
-CODE_VERSION = 1
+CODE_VERSION = 2
 #: largest counting group the generated code counts (larger groups: not eligible)
 GROUP_MAX_SPECIAL = 2
 
@@ -82,36 +83,6 @@ def _row(start_p, deg_p, ns, x):
         return np.int64(0), np.int64(0)
     lo = ld64(start_p, x)
     return lo, lo + ld32(deg_p, x)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lower(nbr_p, lo, hi, x):
-    """First position in ``[lo, hi)`` of the sorted row at ``nbr_p`` holding ``>= x``."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if ld32(nbr_p, mid) < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _seek(nbr_p, lo, hi, x):
-    """:func:`_lower` from a cursor moving forward: probes 1, 2, 4, ... steps first, so
-    that a merge of two rows of similar length costs a step per entry."""
-    if lo >= hi or ld32(nbr_p, lo) >= x:
-        return lo
-    prev = lo
-    step = np.int64(1)
-    while True:
-        nxt = prev + step
-        if nxt >= hi:
-            return _lower(nbr_p, prev + 1, hi, x)
-        if ld32(nbr_p, nxt) >= x:
-            return _lower(nbr_p, prev + 1, nxt, x)
-        prev = nxt
-        step <<= 1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -505,7 +476,8 @@ recompile."""
 import numpy as np
 from numba import cfunc
 from warpmatch.engine._raw import ld32, ld64
-from warpmatch.stream._seq_special import _row, _lower, _seek, _has, _mbit
+from warpmatch.stream._cpu_rows import _lower, gallop as _seek
+from warpmatch.stream._seq_special import _row, _has, _mbit
 
 BIG = np.int64({big})
 SIG = "int64(int64, int64, int64, int64)"
