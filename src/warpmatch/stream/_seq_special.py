@@ -31,8 +31,9 @@ group counts win (:meth:`_Gen.pays`). Other plans keep the interpreting kernel.
 
 Compiling costs 0.3-1.2 s a plan (numba; 2-core box; up to 2.2 s on the H200 host);
 the module is written to a cache directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``,
-default ``~/.cache/...``) under the hash of its source, and numba caches the compiled
-code beside it, so a query structure compiles once per machine. When to compile is the engine's
+default ``~/.cache/...``) under the hash of its source and of the helpers' files, and
+numba caches the compiled code beside it, so a query structure compiles once per machine
+and version. When to compile is the engine's
 choice (:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``).
 
 How it differs from the interpreting kernel (same counts):
@@ -66,8 +67,8 @@ from ..engine._raw import ld32, ld64
 from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_MASK, T_NS,
                         _lower, path_plans)
 
-__all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source", "module_source",
-           "cache_dir", "CODE_VERSION"]
+__all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source",
+           "module_source", "cache_dir", "CODE_VERSION"]
 
 #: bumped whenever the generated code changes meaning: part of every module's hash
 CODE_VERSION = 2
@@ -533,8 +534,24 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, SpecialPlans] = {}
 
 
+_HELPERS: list[bytes] = []
+
+
 def _key(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()[:24]
+    """The module's cache key: its source and the sources of the helpers it inlines.
+
+    numba's cache checks only the cached function's own file, so a module compiled
+    against older helpers (``_row``, ``_has``, ``_lower``, the raw loads) would be
+    loaded unchanged after an upgrade; their files are therefore part of the key."""
+    if not _HELPERS:
+        from ..engine import _raw
+        from . import _cpu_rows
+        _HELPERS.extend(Path(m.__file__).read_bytes()
+                        for m in (sys.modules[__name__], _cpu_rows, _raw))
+    h = hashlib.sha256(source.encode())
+    for b in _HELPERS:
+        h.update(b)
+    return h.hexdigest()[:24]
 
 
 def is_cached(plans: Any, local: bool) -> bool:
