@@ -11,9 +11,9 @@ set (:func:`module_source`) < compiling and caching it (:func:`compile_plans` ->
 The sequential path (:mod:`warpmatch.stream.sequential`) searches every update's
 delta plans with the plan-interpreting kernel of :mod:`._cpu_delta`: every depth
 reads its backward edges, restrictions and labels from the packed program, keeps
-its scan state in arrays and calls helpers with twenty-odd arguments. That costs
-about a microsecond per search task on the short rows of labeled streams, where
-RapidFlow (Sun et al., VLDB 2022) spends a fraction of it. The GPU engine renders
+its scan state in arrays and calls helpers with twenty-odd arguments: about 1.1 µs a
+search task on yeast's short labeled rows (a 2-core box), where RapidFlow (Sun et
+al., VLDB 2022) handles that stream at about 140 ns an update in all. The GPU engine renders
 each query into specialised CUDA source (:mod:`warpmatch.engine.gpu.render`); this
 module does the same for the CPU: each eligible plan becomes a Python function of
 nested loops with every constant in place (query vertices, backward edges and
@@ -68,10 +68,8 @@ from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_M
                         _lower, path_plans)
 
 __all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source",
-           "module_source", "cache_dir", "CODE_VERSION"]
+           "module_source", "cache_dir"]
 
-#: bumped whenever the generated code changes meaning: part of every module's hash
-CODE_VERSION = 2
 #: largest counting group the generated code counts (larger groups: not eligible)
 GROUP_MAX_SPECIAL = 2
 
@@ -182,33 +180,44 @@ class _Gen:
         self.lines.append("    " * ind + text)
 
     @staticmethod
-    def rows(dr: int) -> str:
-        """The four addresses and the row count of direction ``dr``'s storage rows."""
-        return "os_, od_, on_, ol_, ns" if dr == 0 else "is_, id_, in_, il_, ns"
+    def names(dr: int) -> tuple[str, str, str, str]:
+        """The generated code's names of direction ``dr``'s storage arrays: row starts,
+        degrees, neighbours, edge labels."""
+        return ("os_", "od_", "on_", "ol_") if dr == 0 else ("is_", "id_", "in_", "il_")
 
     def edge_test(self, x: int, dr: int, lab: int, want: bool) -> str:
         """A test that the edge between ``m{x}`` and ``c`` is present (``want``) or absent."""
-        call = f"_has({self.rows(dr)}, m{x}, c, {lab})"
+        call = f"_has({', '.join(self.names(dr))}, ns, m{x}, c, {lab})"
         return call if want else f"not {call}"
 
-    def checks(self, d: int, ind: int, gen_var: str | None, skip: str) -> None:
+    def probe(self, ind: int, q: str, hi: str, nb: str, lb: str, lab: int,
+              miss: str) -> None:
+        """Move cursor ``q`` of a sorted row (neighbours ``nb``, labels ``lb``, end ``hi``)
+        to ``c``: the scan ends when the row does (no later ``c`` can be in it); ``miss``
+        runs where the row lacks ``c`` with edge label ``lab`` (-1 any)."""
+        e = self.emit
+        e(ind, f"{q} = _seek({nb}, {q}, {hi}, c)")
+        e(ind, f"if {q} >= {hi}:")
+        e(ind + 1, "break")
+        cond = f"ld32({nb}, {q}) != c"
+        if lab != -1:
+            cond += f" or (ld32({lb}, {q}) if {lb} != 0 else 0) != {lab}"
+        e(ind, f"if {cond}:")
+        e(ind + 1, miss)
+
+    def checks(self, d: int, ind: int, back: bool, skip: str) -> None:
         """The tests of candidate ``c`` at depth ``d`` (``skip`` on failure): its mask
-        bit, the matched vertices it can equal, the backward edges but the generating
-        one (``gen_var``: the variable holding its index, ``"0"`` when the scan
-        holds ``c`` in every backward row already, ``None`` to test them all), the
-        required non-edges."""
+        bit, the matched vertices it can equal, with ``back`` its backward edges (a
+        scan of the depth's rows holds ``c`` in each already), the required
+        non-edges."""
         self.emit(ind, f"if not _mbit(mk_, c, {self.order[d]}):")
         self.emit(ind + 1, skip)
         eq = self.may_equal(d, min(d, self.gs))
         if eq:
             self.emit(ind, "if " + " or ".join(f"c == m{x}" for x in eq) + ":")
             self.emit(ind + 1, skip)
-        for i, (b, dr, lab) in enumerate(self.back(d)):
-            if gen_var == "0":
-                continue                # the scan's rows hold c already
-            test = self.edge_test(b, dr, lab, False)
-            cond = test if gen_var is None else f"{gen_var} != {i} and {test}"
-            self.emit(ind, f"if {cond}:")
+        for b, dr, lab in self.back(d) if back else ():
+            self.emit(ind, f"if {self.edge_test(b, dr, lab, False)}:")
             self.emit(ind + 1, skip)
         for x, dr in self.nonadj(d):
             self.emit(ind, f"if {self.edge_test(x, dr, -1, True)}:")
@@ -279,8 +288,7 @@ class _Gen:
             if pair and b in (0, 1):
                 continue
             i = len(rows)
-            st, dg, nb, lb = ("os_", "od_", "on_", "ol_") if dr == 0 else \
-                ("is_", "id_", "in_", "il_")
+            st, dg, nb, lb = self.names(dr)
             e(ind, f"a{i}_{d}, e{i}_{d} = _row({st}, {dg}, ns, m{b})")
             rows.append((f"a{i}_{d}", f"e{i}_{d}", nb, lb, lab))
         above, below = self.res(d)
@@ -319,19 +327,11 @@ class _Gen:
             # the other rows, merged: ``c`` must be in each
             e(body, "hit = True")
             for i, (_lo, hi, nb, lb, lab) in enumerate(rows):
-                q = f"q{i}_{d}"
                 e(body, f"if {g} != {i}:")
-                e(body + 1, f"{q} = _seek({nb}, {q}, {hi}, c)")
-                e(body + 1, f"if {q} >= {hi}:")
-                e(body + 2, "break")
-                cond = f"ld32({nb}, {q}) != c"
-                if lab != -1:
-                    cond += f" or (ld32({lb}, {q}) if {lb} != 0 else 0) != {lab}"
-                e(body + 1, f"if {cond}:")
-                e(body + 2, "hit = False")
+                self.probe(body + 1, f"q{i}_{d}", hi, nb, lb, lab, "hit = False")
             e(body, "if not hit:")
             e(body + 1, "continue")
-        self.checks(d, body, "0", "continue")
+        self.checks(d, body, False, "continue")
         return body
 
     def member(self, d: int, ind: int, skip: str) -> None:
@@ -343,15 +343,14 @@ class _Gen:
         for x in below:
             self.emit(ind, f"if c >= m{x}:")
             self.emit(ind + 1, skip)
-        self.checks(d, ind, None, skip)
+        self.checks(d, ind, True, skip)
 
     def pair_buffer(self, ind: int) -> None:
         """Fill ``pb`` with the update endpoints' common neighbours along the edges
         :attr:`pair` names (a merge of the two rows, labels tested), ``npb`` of them."""
         e = self.emit
         (d0, l0), (d1, l1) = self.pair
-        arrs = [("os_", "od_", "on_", "ol_") if dr == 0 else ("is_", "id_", "in_", "il_")
-                for dr in (d0, d1)]
+        arrs = [self.names(dr) for dr in (d0, d1)]
         for i, (x, (st, dg, _n, _l)) in enumerate(zip(("m0", "m1"), arrs)):
             e(ind, f"pa{i}, pe{i} = _row({st}, {dg}, ns, {x})")
         e(ind, "pb = np.empty(max(np.int64(1), min(pe0 - pa0, pe1 - pa1)), np.int32)")
@@ -375,14 +374,7 @@ class _Gen:
         if slab != -1:
             e(ind + 1, f"if (ld32({sl}, z) if {sl} != 0 else 0) != {slab}:")
             e(ind + 2, "continue")
-        e(ind + 1, f"q = _seek({ln}, q, {le}, c)")
-        e(ind + 1, f"if q >= {le}:")
-        e(ind + 2, "break")
-        cond = f"ld32({ln}, q) != c"
-        if llab != -1:
-            cond += f" or (ld32({ll}, q) if {ll} != 0 else 0) != {llab}"
-        e(ind + 1, f"if {cond}:")
-        e(ind + 2, "continue")
+        self.probe(ind + 1, "q", le, ln, ll, llab, "continue")
         e(ind + 1, "pb[npb] = c")
         e(ind + 1, "npb += 1")
 
@@ -471,8 +463,8 @@ def plan_source(plans: Any, j: int, name: str) -> str:
     return _Gen(plans, j).source(name)
 
 
-_HEADER = '''"""Generated by warpmatch.stream._seq_special (code version {version}): the
-compiled searches of one delta plan set. Do not edit; delete the directory to
+_HEADER = '''"""Generated by warpmatch.stream._seq_special: the compiled searches of one
+delta plan set. Do not edit; delete the directory to
 recompile."""
 import numpy as np
 from numba import cfunc
@@ -490,7 +482,7 @@ def module_source(plans: Any, local: bool) -> tuple[str, list[int]]:
     indices. Plan ``j`` becomes the C function ``plan_j``."""
     path = path_plans(plans)
     take = [j for j in range(plans.num_plans) if plan_eligible(plans, j, local, path)]
-    parts = [_HEADER.format(version=CODE_VERSION, big=int(BIG))]
+    parts = [_HEADER.format(big=int(BIG))]
     for j in take:
         parts.append("\n@cfunc(SIG, cache=True, nogil=True)\n" + plan_source(plans, j, f"plan_{j}"))
     return "\n".join(parts) + "\n", take
@@ -542,7 +534,8 @@ def _key(source: str) -> str:
 
     numba's cache checks only the cached function's own file, so a module compiled
     against older helpers (``_row``, ``_has``, ``_lower``, the raw loads) would be
-    loaded unchanged after an upgrade; their files are therefore part of the key."""
+    loaded unchanged after an upgrade; their files are therefore part of the key (this
+    module's own among them, so a change of the generator recompiles too)."""
     if not _HELPERS:
         from ..engine import _raw
         from . import _cpu_rows
@@ -563,7 +556,11 @@ def is_cached(plans: Any, local: bool) -> bool:
     key = _key(src)
     if key in _LOADED:
         return True
-    d = cache_dir() / f"m{key}"
+    return _on_disk(cache_dir() / f"m{key}")
+
+
+def _on_disk(d: Path) -> bool:
+    """Whether numba's cache files for the module in ``d`` exist."""
     return (d / "__pycache__").is_dir() and any((d / "__pycache__").glob("*.nbi"))
 
 
@@ -578,13 +575,20 @@ def _write(d: Path, src: str) -> Path:
     return path
 
 
-def compile_plans(plans: Any, local: bool) -> SpecialPlans:
+def compile_plans(plans: Any, local: bool, cached_only: bool = False
+                  ) -> SpecialPlans | None:
     """Compile every eligible plan of ``plans`` (once per process and source; numba's
     disk cache makes later processes load them).
 
+    Parameters
+    ----------
+    cached_only : bool, optional
+        Return ``None`` instead of compiling when the module was not compiled
+        before (:func:`is_cached`), e.g. ``specialise="auto"`` building a matcher.
+
     Returns
     -------
-    SpecialPlans
+    SpecialPlans or None
         ``addr`` all zeros when no plan is eligible.
     """
     src, take = module_source(plans, local)
@@ -596,9 +600,11 @@ def compile_plans(plans: Any, local: bool) -> SpecialPlans:
         hit = _LOADED.get(key)
         if hit is not None:
             return hit
-        t0 = time.perf_counter()
         d = cache_dir() / f"m{key}"
-        cached = (d / "__pycache__").is_dir() and any((d / "__pycache__").glob("*.nbi"))
+        cached = _on_disk(d)
+        if cached_only and not cached:
+            return None
+        t0 = time.perf_counter()
         try:
             path = _write(d, src)
         except OSError as exc:          # no writable cache: this process's own directory

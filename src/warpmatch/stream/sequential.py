@@ -60,7 +60,7 @@ from ..engine._cpu_kernels import _lower_bound
 from . import _seq_kernels as S
 from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
-from ._seq_special import SpecialPlans, compile_plans, is_cached
+from ._seq_special import SpecialPlans, compile_plans
 from .cpu import CALL_S, PARALLEL_S, SPECIALISE_AFTER_S
 from ._checks import skip_reason
 from .types import Updates
@@ -271,9 +271,10 @@ class SequentialPath:
         self._compiled: list = []
         self._sp_mode = getattr(engine, "specialise", "never")
         self._sp_local = bool(engine._use_local(plans)) if self._sp_mode != "never" else True
-        if self._sp_mode == "always" or (self._sp_mode == "auto"
-                                         and is_cached(plans, self._sp_local)):
-            self._use_special(compile_plans(plans, self._sp_local))
+        if self._sp_mode != "never":        # auto: only a module compiled before
+            sp = compile_plans(plans, self._sp_local, cached_only=self._sp_mode == "auto")
+            if sp is not None:
+                self._use_special(sp)
         # what the first batch would otherwise pay: the packed plans, the scratch rows,
         # the search's address table, the kernel's arguments, the batch arrays
         eg = graph if relevant is None else relevant.graph
@@ -303,8 +304,8 @@ class SequentialPath:
                               "path keeps the plan-interpreting kernel",
                               RuntimeWarning, stacklevel=4)
             return
-        if (self._sp_mode != "auto" or self.special is not None or self.special_error
-                or self._search_s < SPECIALISE_AFTER_S):
+        if self.special is not None or self.special_error or \
+                self._search_s < SPECIALISE_AFTER_S:
             return
         plans, local, out = self.plans, self._sp_local, self._compiled
 
