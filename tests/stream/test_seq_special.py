@@ -160,7 +160,11 @@ def test_what_is_not_compiled():
     plans = compile_delta_plans(get_pattern("house"))
     _src, take = SP.module_source(plans, False)
     path = SP.path_plans(plans)
-    assert not any(path[j] for j in take)              # path plans stay interpreted
+    assert path.any() and not any(path[j] for j in take)   # path plans stay interpreted
+    assert not any(SP.plan_eligible(plans, j, False) for j in np.flatnonzero(path))
+    # a row fixed across a deeper loop (the square): the interpreter's tags win
+    assert SP.module_source(compile_delta_plans(get_pattern("square")), False)[1] == []
+    assert SP.module_source(compile_delta_plans(get_pattern("4-clique")), False)[1] == [0]
     assert SP.module_source(plans, True)[1] == []      # local candidate spaces: none
     listing = compile_delta_plans(get_pattern("triangle"), purpose="list")
     assert SP.module_source(listing, False)[1] == []
