@@ -5,7 +5,8 @@ every state (the oracle of test_matcher.py) and against the interpreting kernel
 (``specialise="never"``), with compiled plans really in use (their addresses in the
 kernel's table); labels, edge labels, directed, induced, both modes, batch sizes;
 the queries whose shapes take each generated branch (the endpoints' buffer, two
-group vertices, a fixed row left to the interpreter); the ``auto`` policy's
+group vertices, tagged fixed rows, a cached group left to the interpreter), the tag
+block's counter wrap and growth; the ``auto`` policy's
 background compile; the disk cache; bad settings.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from warpmatch.stream.cpu import CpuDeltaEngine
 from warpmatch.stream.delta import compile_delta_plans
 from warpmatch.stream.matcher import ContinuousMatcher
 
-from test_matcher import replay, with_labels
+from test_matcher import random_stream, replay, with_labels
 from test_sequential import DIRECTED, UNDIRECTED, counts, known_stream, labeled_query, state
 
 SETTINGS = dict(max_examples=12, deadline=None, derandomize=True,
@@ -31,8 +32,8 @@ SETTINGS = dict(max_examples=12, deadline=None, derandomize=True,
                                        HealthCheck.function_scoped_fixture])
 
 # beyond test_sequential's: two group vertices that may coincide (the 4-path, a
-# tailed triangle), the endpoints' buffer used twice (a 5-clique: interpreted, its last
-# depth merges fixed rows), a fixed row the interpreter keeps (the square)
+# tailed triangle), the endpoints' buffer used twice (a 5-clique: its last depth tags the
+# buffer and m2's row), a fixed row tagged (the square)
 EXTRA_UNDIRECTED = ["a-b, b-c, c-d, a-e", "a-b, b-c, c-a, c-d",
                     "a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", "a-b, b-c, c-d, d-a"]
 
@@ -91,10 +92,12 @@ def test_compiled_plans_against_oracle_and_interpreter(seed, directed, vlab, ela
 @pytest.mark.parametrize("text,directed,compiles", [
     ("a-b, b-c, c-a", False, True),                       # one scan of two rows
     ("a-b, b-c, c-a, a-d, b-d, c-d", False, True),        # the endpoints' buffer
-    ("a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", False, False),  # rows of m2, m3
+    # the buffer and the row of m2 tagged, m3's row drives
+    ("a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", False, True),
     ("a-b, b-c, c-d, a-e", False, True),                  # two group vertices
-    ("a-b, b-c, c-d, d-a", False, False),                 # a fixed row: interpreter
+    ("a-b, b-c, c-d, d-a", False, True),                  # a fixed row, tagged
     ("a->b, b->c, a->c, a->d, b->d, c->d", True, True),   # directions in the buffer
+    ("a-b, b-c, c-d, d-a, a-e, b-e", False, "some"),      # the house: path plans stay
 ])
 @pytest.mark.parametrize("seed", [4, 5])
 def test_shapes_that_compile_count_exactly(text, directed, compiles, seed):
@@ -105,7 +108,9 @@ def test_shapes_that_compile_count_exactly(text, directed, compiles, seed):
     q = with_labels(q, seed, 0, 2, directed=directed)
     g0 = oracle.graph()
     cm_c = matcher(g0, q, "always")
-    assert bool(compiled(cm_c)) == compiles
+    n_plans = cm_c._sequential_path().plans.num_plans
+    got_n = len(compiled(cm_c))
+    assert (0 < got_n < n_plans) if compiles == "some" else bool(got_n) == compiles
     got = counts(cm_c, ups, 16)
     ref = counts(matcher(g0, q, "never"), ups, 16)
     for a, b in zip(got[:3], ref[:3]):
@@ -162,9 +167,16 @@ def test_what_is_not_compiled():
     path = SP.path_plans(plans)
     assert path.any() and not any(path[j] for j in take)   # path plans stay interpreted
     assert not any(SP.plan_eligible(plans, j, False) for j in np.flatnonzero(path))
-    # a row fixed across a deeper loop (the square): the interpreter's tags win
-    assert SP.module_source(compile_delta_plans(get_pattern("square")), False)[1] == []
-    assert SP.module_source(compile_delta_plans(get_pattern("4-clique")), False)[1] == [0]
+    # a group vertex whose candidates do not move with the last core depth: the
+    # interpreter counts it once (_cached); the other plans compile
+    tailed = compile_delta_plans(Query.parse("a-b, b-c, c-a, a-d, b-e"))
+    take = SP.module_source(tailed, False)[1]
+    assert take and not any(j in take for j in (1, 2))
+    assert not SP._Gen(tailed, 1).pays()
+    # a row fixed across a deeper loop is tagged (the square; the 4-clique's buffer)
+    for name in ("square", "4-clique"):
+        src, take = SP.module_source(compile_delta_plans(get_pattern(name)), False)
+        assert take == [0] and "TAG_ROWS = 1" in src and "st32(tb_" in src
     assert SP.module_source(plans, True)[1] == []      # local candidate spaces: none
     listing = compile_delta_plans(get_pattern("triangle"), purpose="list")
     assert SP.module_source(listing, False)[1] == []
@@ -178,3 +190,29 @@ def test_bad_setting_is_an_error(monkeypatch):
         CpuDeltaEngine()
     monkeypatch.setenv("WARPMATCH_CPU_SPECIALISE", "never")
     assert CpuDeltaEngine().specialise == "never"
+
+
+@pytest.mark.parametrize("name", ["square", "5-clique"])
+def test_tags_survive_counter_wrap_and_new_vertices(name):
+    """The tag block: a counter at the int32 limit starts its row again, and a batch with
+    new vertices (the batch path's) gives a larger block before the next compiled search."""
+    oracle, ups = random_stream(21, False, 0, 0, n=14, m=45, B=160, invalid=False,
+                                new_vertices=True)
+    q = get_pattern(name)
+    g0 = oracle.graph()
+    cm_c = matcher(g0, q, "always")
+    seq = cm_c._sequential_path()
+    assert seq.special is not None and seq.special.tag_rows >= 1
+    stride = int(seq._sp_tag[1])
+    assert seq._sp_tag[0] == seq._tags.ctypes.data and stride >= g0.n + 1
+    for r in range(seq.special.tag_rows):      # every row's counter at the limit
+        seq._tags[r * stride + stride - 1] = 2147482999
+    got = counts(cm_c, ups, 8)
+    ref = counts(matcher(g0, q, "never"), ups, 8)
+    for a, b in zip(got[:3], ref[:3]):
+        assert np.array_equal(a, b)
+    assert cm_c.count == len(replay(oracle, ups, q, "embeddings", False)[0][-1])
+    if cm_c._dg.n > g0.n:                       # new vertices came: a block for them
+        assert int(seq._sp_tag[1]) >= cm_c._dg.n + 1
+    if int(seq._sp_tag[1]) == stride:           # the same block: its first row wrapped
+        assert 0 < int(seq._tags[stride - 1]) < 2147482999

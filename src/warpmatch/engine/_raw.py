@@ -1,4 +1,5 @@
-"""Raw loads for numba kernels: read an int32/int64/uint64 at an address plus an index.
+"""Raw loads for numba kernels: read an int32/int64/uint64 at an address plus an index
+(and :func:`st32`, the one raw store: an int32 written the same way).
 
 A kernel that reads twenty arrays pays for them in every call it makes: numba
 passes each array as a seven-field struct and reference-counts it, and cannot
@@ -28,7 +29,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["ld32", "ld64", "ldu64", "prefetch", "call_i64x4"]
+__all__ = ["ld32", "ld64", "ldu64", "st32", "prefetch", "call_i64x4"]
 
 
 def _loader(bits: int, result: types.Integer, signed: bool):
@@ -58,6 +59,26 @@ ld32 = intrinsic(_loader(32, types.int64, True))
 ld64 = intrinsic(_loader(64, types.int64, True))
 #: ``uint64`` at ``addr + 8 * i``
 ldu64 = intrinsic(_loader(64, types.uint64, False))
+
+
+@intrinsic
+def st32(typingctx, addr, idx, val):  # pragma: no cover - compiled
+    """Write ``val`` (truncated to int32) at ``addr + 4 * idx``; no bounds check.
+
+    For generated code that keeps scratch of its own in a block the caller owns
+    (the compiled delta plans' row tags, :mod:`warpmatch.stream._seq_special`)."""
+    if not all(isinstance(x, types.Integer) for x in (addr, idx, val)):
+        return None
+    sig = types.void(types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        a, i, v = (context.cast(builder, x, t, types.int64)
+                   for x, t in zip(args, signature.args))
+        off = builder.mul(i, ir.Constant(ir.IntType(64), 4))
+        ptr = builder.inttoptr(builder.add(a, off), ir.PointerType(ir.IntType(32)))
+        builder.store(builder.trunc(v, ir.IntType(32)), ptr)
+        return context.get_dummy_value()
+    return sig, codegen
 
 
 @intrinsic

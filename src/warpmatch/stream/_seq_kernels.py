@@ -257,7 +257,7 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
     which it is compiled as ``f(*args)``, which numba's inliner refuses.
     """
     u_a, u_b, u_op, u_lab = upd
-    order, pair_kind, pair_elabel, weight, sp_addr, T_addr = plan
+    order, pair_kind, pair_elabel, weight, sp_addr, T_addr, tag_addr = plan
     M, pos, end, gen, gov, hiv, glen, err, rows = scr
     s = u_a[i]
     t = u_b[i]
@@ -272,7 +272,7 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
             continue
         fn = sp_addr[j]
         if fn != 0:                 # the plan's compiled search (_seq_special)
-            c = call_i64x4(fn, T_addr, s, t, 0)
+            c = call_i64x4(fn, T_addr, s, t, tag_addr)
         else:
             c, gbuf, cbuf, aoff, aent, pbuf = _task(
                 T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,
@@ -371,7 +371,7 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
             nq1, lab_idx, qlab, req, fcnt, mask,
             T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag,
-            sp_addr, srch):
+            sp_addr, sp_tag, srch):
     """Validate, apply and match updates ``ctl[C_NEXT] .. i1 - 1`` in arrival order.
 
     ``u_*`` are the batch's updates (internal ids, all known vertices). ``f_*``
@@ -404,7 +404,9 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
 
     ``sp_addr`` (int64 per plan) holds the address of each plan's compiled search
     (:mod:`warpmatch.stream._seq_special`, called with ``T``'s address and the
-    update's endpoints), 0 where the packed program's interpreter searches it.
+    update's endpoints), 0 where the packed program's interpreter searches it;
+    ``sp_tag`` (two int64s: the address and row stride of their tag block) is
+    the compiled searches' scratch, passed on as their fourth argument.
 
     ``srch`` (bool per update, or empty for all) marks the updates whose deltas
     are searched; the others are validated and applied only (a replica's share,
@@ -438,8 +440,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     rel_table, ctl = borrow(rel_table), borrow(ctl)
     es_keys, es_vals, es_meta = borrow(es_keys), borrow(es_vals), borrow(es_meta)
     upd = (u_a, u_b, u_op, u_lab)
-    sp_addr = borrow(sp_addr)
-    plan = (order, pair_kind, pair_elabel, weight, sp_addr, T.ctypes.data)
+    sp_addr, sp_tag = borrow(sp_addr), borrow(sp_tag)
+    plan = (order, pair_kind, pair_elabel, weight, sp_addr, T.ctypes.data, sp_tag.ctypes.data)
     scr = (M, pos, end, gen, gov, hiv, glen, err, rows)
     limit = i1                          # the relevant updates run up to here
     stop_status = DONE

@@ -72,6 +72,10 @@ __all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_
 
 #: largest counting group the generated code counts (larger groups: not eligible)
 GROUP_MAX_SPECIAL = 2
+#: a tagged (fixed) row generates a depth's candidates instead of the shortest untagged
+#: one when it is this many times shorter: generating from the untagged row costs a
+#: tag load an entry, from the fixed one a gallop in the untagged row
+TAG_DRIVE_RATIO = 8
 
 
 # ------------------------------------------------------------- inlined row helpers
@@ -139,6 +143,8 @@ class _Gen:
         self.vl = [int(x) for x in plans.vlabel[j]]
         self.lines: list[str] = []
         self.pair: tuple | None = None      # the edges of the endpoints' buffer (source)
+        #: depth -> its rows read from tags (:meth:`fixed_rows`), one tag-block row each
+        self.tag_depths: dict[int, list[int]] = {}
 
     # -- the plan's per-depth facts
     def back(self, d: int) -> list[tuple[int, int, int]]:
@@ -238,20 +244,20 @@ class _Gen:
     def pays(self) -> bool:
         """Whether compiling this plan beats the interpreting kernel, by its shape.
 
-        The interpreter has two tricks this code does not: a row that stays fixed
-        while a deeper loop runs is tagged once and probed per candidate
-        (``_cpu_group._intersect``), and a group vertex whose candidates depend
-        only on shallower depths is counted once and corrected per partial match
-        (``_cached``). Merging such a row again per iteration, or recounting such
-        a group, measured 0.67-0.8x the interpreter (email-Eu-core: square,
-        diamond, tailed triangle); those plans stay with it."""
+        A group vertex whose candidates depend only on depths before the group's
+        enclosing loop is counted once by the interpreter and corrected per partial
+        match (``_cached``); recounting it per iteration measured 0.67-0.8x the
+        interpreter (email-Eu-core's diamond and tailed triangle), so those plans
+        stay with it, as do depths whose two or more rows are all fixed over their
+        enclosing loop (the interpreter tags one of them; this code would merge them
+        again per iteration). Rows fixed beside a row that moves are tagged
+        (:meth:`tag_scan`), as the interpreter's are."""
         self.pair = self.choose_pair()
         k, gs = self.k, self.gs
         for d in range(3, k):
-            rows = [b for b, _, _ in self.back(d)
-                    if not (self.uses_pair(d) and b in (0, 1))]
-            n_rows = len(rows) + (1 if self.uses_pair(d) else 0)
-            if n_rows >= 2 and any(b < d - 1 for b in rows):
+            specs = self.row_specs(d)
+            lp = self.loop_of(d)
+            if len(specs) >= 2 and lp >= 2 and all(x < lp for x, _, _ in specs):
                 return False
         if gs >= 3:
             for d in range(gs, k):
@@ -260,6 +266,32 @@ class _Gen:
                 if dep < gs - 1:
                     return False
         return True
+
+    def loop_of(self, d: int) -> int:
+        """The depth of the loop a scan of depth ``d`` runs in (a group depth's: the
+        last core depth's); 1 or less: the scan runs once per task."""
+        return min(d, self.gs) - 1
+
+    def row_specs(self, d: int) -> list[tuple[int, int, int]]:
+        """``(position, direction, edge label)`` of the rows depth ``d`` intersects: its
+        backward rows, those of positions 0 and 1 replaced by the endpoints' buffer
+        (position 1, direction -1, label -1: the buffer holds tested entries) where
+        :meth:`uses_pair`."""
+        pair = self.uses_pair(d)
+        out = [(1, -1, -1)] if pair else []
+        out += [(b, dr, lab) for b, dr, lab in self.back(d) if not (pair and b in (0, 1))]
+        return out
+
+    def fixed_rows(self, d: int) -> list[int]:
+        """Indices (into :meth:`row_specs`) of the rows depth ``d`` reads from tags: those
+        of vertices matched before its enclosing loop, when a row of that loop's
+        vertex is left to drive the scan; else none."""
+        lp = self.loop_of(d)
+        specs = self.row_specs(d)
+        if lp < 2:
+            return []
+        fixed = [i for i, (x, _, _) in enumerate(specs) if x < lp]
+        return fixed if len(fixed) < len(specs) else []
 
     def uses_pair(self, d: int) -> bool:
         """Does depth ``d`` scan the update endpoints' common neighbours (the buffer
@@ -270,27 +302,77 @@ class _Gen:
         got = {b: (dr, lab) for b, dr, lab in self.back(d) if b in (0, 1)}
         return got.get(0) == self.pair[0] and got.get(1) == self.pair[1]
 
-    def scan(self, d: int, ind: int) -> int:
+    def row_names(self, d: int, i: int, spec: tuple[int, int, int], ind: int) -> tuple:
+        """Emit the bounds of row ``i`` of depth ``d`` (``spec`` from :meth:`row_specs`);
+        ``(lo, hi, neighbour array, label array, edge label)`` names."""
+        x, dr, lab = spec
+        if dr == -1:                        # the endpoints' buffer
+            return ("np.int64(0)", "npb", "pb_", "np.int64(0)", -1)
+        st, dg, nb, lb = self.names(dr)
+        self.emit(ind, f"a{i}_{d}, e{i}_{d} = _row({st}, {dg}, ns, m{x})")
+        return (f"a{i}_{d}", f"e{i}_{d}", nb, lb, lab)
+
+    def tag_scan(self, d: int, ind: int, fixed: list[int]) -> None:
+        """Tag the intersection of depth ``d``'s fixed rows (:meth:`fixed_rows`) in its
+        row of the tag block, again only when one of their vertices changed.
+
+        The block (``_x``: its address and row stride) gives each tagged depth a
+        row of one int32 tag per vertex, its last slot the row's tag counter: the
+        first fixed row's entries get a fresh tag ``t``, each further row moves
+        the entries tagged so far to ``t + 1`` (and so on), so a candidate is in
+        every fixed row iff its tag is the last one; older tags never match. A
+        candidate then costs one load, not a merge with rows that did not move
+        (the interpreter's ``_cpu_group._intersect`` does the same)."""
+        e = self.emit
+        specs = self.row_specs(d)
+        keys = sorted({specs[i][0] for i in fixed})
+        e(ind, "if " + " or ".join(f"tv{d}_{x} != m{x}" for x in keys) + ":")
+        b = ind + 1
+        for x in keys:
+            e(b, f"tv{d}_{x} = m{x}")
+        t, rb = f"tg{d}", f"rb{d}"
+        e(b, f"{t} = ld32(tb_, {rb} + ts_ - 1) + 1")
+        e(b, f"if {t} > {2147483000 - len(fixed)}:")     # int32 tags: start the row again
+        e(b + 1, "for y in range(ts_ - 1):")
+        e(b + 2, f"st32(tb_, {rb} + y, 0)")
+        e(b + 1, f"{t} = np.int64(1)")
+        for n, i in enumerate(fixed):
+            lo, hi, nb, lb, lab = self.row_names(d, i, specs[i], b)
+            e(b, f"for z in range({lo}, {hi}):")
+            e(b + 1, f"y = ld32({nb}, z)")
+            if lab != -1:
+                e(b + 1, f"if (ld32({lb}, z) if {lb} != 0 else 0) != {lab}:")
+                e(b + 2, "continue")
+            if n == 0:
+                e(b + 1, f"st32(tb_, {rb} + y, {t})")
+            else:
+                e(b + 1, f"if ld32(tb_, {rb} + y) == {t}:")
+                e(b + 2, f"st32(tb_, {rb} + y, {t} + 1)")
+                e(b, f"{t} += 1")
+        e(b, f"st32(tb_, {rb} + ts_ - 1, {t})")
+
+    def scan(self, d: int, ind: int, count: str | None = None) -> int:
         """Open the scan of depth ``d``'s candidates ``c``; returns the indentation of the
         loop body, where ``c`` passed every test of the depth.
 
-        The depth's rows are its backward rows, with the rows of positions 0 and 1
-        replaced by their intersection (the buffer ``pb``) where :meth:`uses_pair`.
-        The shortest row generates (clipped by the restriction bounds); the others
-        are merged with it through cursors that only move forward (galloping),
-        since the candidates ascend; a cursor at its row's end ends the scan."""
-        rows = []           # (lo, hi, neighbour array, label array, edge label) names
+        The depth's rows are :meth:`row_specs`. The shortest untagged row generates
+        (clipped by the restriction bounds); the rows fixed over the enclosing loop,
+        where a row moves with it, are tested by one tag load (:meth:`tag_scan`),
+        and the shortest of them generates instead where it is
+        :data:`TAG_DRIVE_RATIO` times shorter; the other rows are merged with the
+        generating row through cursors that only move forward (galloping), since
+        the candidates ascend; a cursor at its row's end ends the scan.
+
+        With ``count`` (a variable name), the candidates are only counted into it
+        and nothing is emitted in the body: where one untagged row is left and it
+        generates, by a loop without branches (:meth:`tight_count`)."""
         e = self.emit
-        pair = self.uses_pair(d)
-        if pair:
-            rows.append(("np.int64(0)", "npb", "pb_", "np.int64(0)", -1))
-        for b, dr, lab in self.back(d):
-            if pair and b in (0, 1):
-                continue
-            i = len(rows)
-            st, dg, nb, lb = self.names(dr)
-            e(ind, f"a{i}_{d}, e{i}_{d} = _row({st}, {dg}, ns, m{b})")
-            rows.append((f"a{i}_{d}", f"e{i}_{d}", nb, lb, lab))
+        specs = self.row_specs(d)
+        fixed = self.tag_depths.get(d, [])
+        if fixed:
+            self.tag_scan(d, ind, fixed)
+        rows = [self.row_names(d, i, sp, ind) for i, sp in enumerate(specs)]
+        merged = [i for i in range(len(rows)) if i not in fixed]
         above, below = self.res(d)
         lo_v, hi_v = f"lo{d}", f"hi{d}"
         e(ind, f"{lo_v} = np.int64(-1)")
@@ -302,19 +384,33 @@ class _Gen:
             e(ind, f"if m{x} < {hi_v}:")
             e(ind + 1, f"{hi_v} = m{x}")
         g = f"g{d}"
-        lo0, hi0, nb0, lb0, lab0 = rows[0]
-        e(ind, f"{g} = 0")
-        e(ind, f"zl{d}, zh{d}, gn{d}, gl{d}, ge{d} = {lo0}, {hi0}, {nb0}, {lb0}, {lab0}")
-        for i in range(1, len(rows)):
+
+        def take(i: int, at: int) -> None:
             lo, hi, nb, lb, lab = rows[i]
+            e(at, f"{g} = {i}")
+            e(at, f"zl{d}, zh{d}, gn{d}, gl{d}, ge{d} = {lo}, {hi}, {nb}, {lb}, {lab}")
+
+        take(merged[0], ind)
+        for i in merged[1:]:
+            lo, hi = rows[i][0], rows[i][1]
             e(ind, f"if {hi} - {lo} < zh{d} - zl{d}:")
-            e(ind + 1, f"{g} = {i}")
-            e(ind + 1, f"zl{d}, zh{d}, gn{d}, gl{d}, ge{d} = {lo}, {hi}, {nb}, {lb}, {lab}")
+            take(i, ind + 1)
+        for i in fixed:             # a much shorter fixed row generates instead
+            lo, hi = rows[i][0], rows[i][1]
+            e(ind, f"if ({hi} - {lo}) * {TAG_DRIVE_RATIO} < zh{d} - zl{d}:")
+            take(i, ind + 1)
         e(ind, f"if {lo_v} >= 0:")
         e(ind + 1, f"zl{d} = _lower(gn{d}, zl{d}, zh{d}, {lo_v} + 1)")
-        if len(rows) > 1:
-            for i, (lo, _h, _n, _l, _b) in enumerate(rows):
-                e(ind, f"q{i}_{d} = {lo}")
+        probes = len(merged) > 1 or bool(fixed)     # a row other than the generating one
+        if probes:
+            for i in merged:
+                e(ind, f"q{i}_{d} = {rows[i][0]}")
+        tight = count is not None and len(merged) == 1 and not self.nonadj(d)
+        if tight:
+            e(ind, f"if {g} == {merged[0]}:")
+            self.tight_count(d, ind + 1, rows[merged[0]], bool(fixed), bool(below), count)
+            e(ind, "else:")
+            ind += 1
         e(ind, f"for z{d} in range(zl{d}, zh{d}):")
         body = ind + 1
         e(body, f"c = ld32(gn{d}, z{d})")
@@ -323,16 +419,45 @@ class _Gen:
         if any(r[4] != -1 for r in rows):
             e(body, f"if ge{d} != -1 and (ld32(gl{d}, z{d}) if gl{d} != 0 else 0) != ge{d}:")
             e(body + 1, "continue")
-        if len(rows) > 1:
-            # the other rows, merged: ``c`` must be in each
+        if fixed:
+            e(body, f"if ld32(tb_, rb{d} + c) != tg{d}:")
+            e(body + 1, "continue")
+        if probes:
+            # the other untagged rows, merged: ``c`` must be in each
             e(body, "hit = True")
-            for i, (_lo, hi, nb, lb, lab) in enumerate(rows):
+            for i in merged:
+                _lo, hi, nb, lb, lab = rows[i]
                 e(body, f"if {g} != {i}:")
                 self.probe(body + 1, f"q{i}_{d}", hi, nb, lb, lab, "hit = False")
             e(body, "if not hit:")
             e(body + 1, "continue")
         self.checks(d, body, False, "continue")
+        if count is not None:
+            e(body, f"{count} += 1")
         return body
+
+    def tight_count(self, d: int, ind: int, row: tuple, tagged: bool, bounded: bool,
+                    count: str) -> None:
+        """Count depth ``d``'s candidates from its one generating row (``row``, from
+        :meth:`row_names`) into ``count``: every test a load and a compare, combined
+        with ``&`` and added, so that the loop has no data-dependent branch. Where
+        about half the entries pass (a tag test), each branch would be mispredicted
+        half the time: email-Eu-core's square spent most of its time there."""
+        e = self.emit
+        _lo, _hi, _nb, _lb, lab = row
+        terms = []
+        if tagged:
+            terms.append(f"(ld32(tb_, rb{d} + c) == tg{d})")
+        if lab != -1:
+            terms.append(f"((ld32(gl{d}, z{d}) if gl{d} != 0 else 0) == {lab})")
+        terms.append(f"_mbit(mk_, c, {self.order[d]})")
+        terms += [f"(c != m{x})" for x in self.may_equal(d, min(d, self.gs))]
+        e(ind, f"for z{d} in range(zl{d}, zh{d}):")
+        e(ind + 1, f"c = ld32(gn{d}, z{d})")
+        if bounded:
+            e(ind + 1, f"if c >= hi{d}:")
+            e(ind + 2, "break")
+        e(ind + 1, f"{count} += np.int64({' & '.join(terms)})")
 
     def member(self, d: int, ind: int, skip: str) -> None:
         """Is ``c`` (a candidate of the other group depth) also a candidate of ``d``?"""
@@ -424,6 +549,15 @@ class _Gen:
         self.pair = self.choose_pair()
         if self.pair is not None:
             self.pair_buffer(1)
+        self.tag_depths = {d: f for d in range(2, k) if (f := self.fixed_rows(d))}
+        if self.tag_depths:                 # the tag block: address, row stride
+            e(1, "tb_, ts_ = ld64(_x, 0), ld64(_x, 1)")
+            for r, d in enumerate(sorted(self.tag_depths)):
+                e(1, f"rb{d} = {r} * ts_")
+                e(1, f"tg{d} = np.int64(-1)")
+                specs = self.row_specs(d)
+                for x in sorted({specs[i][0] for i in self.tag_depths[d]}):
+                    e(1, f"tv{d}_{x} = np.int64(-1)")
         ind = 1
         core_end = gs if k - gs == 2 else k - 1
         for d in range(2, core_end):
@@ -434,19 +568,19 @@ class _Gen:
             same = int(p.gcomp[j, g1]) == int(p.gcomp[j, g2]) and int(p.gcomp[j, g1]) >= 0
             e(ind, "n1 = np.int64(0)")
             e(ind, "nb = np.int64(0)")
-            body = self.scan(g1, ind)
-            e(body, "n1 += 1")
-            if same:
+            if same:                        # (no tight loop: the body tests more)
+                body = self.scan(g1, ind)
+                e(body, "n1 += 1")
                 self.member(g2, body, "continue")
                 e(body, "nb += 1")
+            else:
+                self.scan(g1, ind, count="n1")
             e(ind, "if n1 != 0:")
             e(ind + 1, "n2 = np.int64(0)")
-            body = self.scan(g2, ind + 1)
-            e(body, "n2 += 1")
+            self.scan(g2, ind + 1, count="n2")
             e(ind + 1, "n += n1 * n2 - nb")
         else:
-            body = self.scan(k - 1, ind)
-            e(body, "n += 1")
+            self.scan(k - 1, ind, count="n")
         e(1, "return n")
         return "\n".join(self.lines)
 
@@ -457,8 +591,11 @@ def plan_source(plans: Any, j: int, name: str) -> str:
     ``T`` is the address of the search's address table (:func:`._cpu_rows.view_table`
     of storage rows), ``s0``, ``s1`` the update's endpoints (internal ids); it
     returns the raw count of plan ``j`` on the stores as they are, what
-    :func:`._cpu_delta._task` returns for it (``_x`` is unused: the C signature
-    of :func:`~warpmatch.engine._raw.call_i64x4`). The caller checks eligibility.
+    :func:`._cpu_delta._task` returns for it. ``_x`` is the address of two int64s,
+    the tag block's address and its row stride (:meth:`_Gen.tag_scan`: ``TAG_ROWS``
+    rows of at least the vertex count plus one int32s, the caller's scratch, which
+    it never needs to clear), read only by plans with tagged depths. The caller
+    checks eligibility.
     """
     return _Gen(plans, j).source(name)
 
@@ -468,7 +605,7 @@ delta plan set. Do not edit; delete the directory to
 recompile."""
 import numpy as np
 from numba import cfunc
-from warpmatch.engine._raw import ld32, ld64
+from warpmatch.engine._raw import ld32, ld64, st32
 from warpmatch.stream._cpu_rows import _lower, gallop as _seek
 from warpmatch.stream._seq_special import _row, _has, _mbit
 
@@ -483,8 +620,12 @@ def module_source(plans: Any, local: bool) -> tuple[str, list[int]]:
     path = path_plans(plans)
     take = [j for j in range(plans.num_plans) if plan_eligible(plans, j, local, path)]
     parts = [_HEADER.format(big=int(BIG))]
+    rows = 0
     for j in take:
-        parts.append("\n@cfunc(SIG, cache=True, nogil=True)\n" + plan_source(plans, j, f"plan_{j}"))
+        gen = _Gen(plans, j)
+        parts.append("\n@cfunc(SIG, cache=True, nogil=True)\n" + gen.source(f"plan_{j}"))
+        rows = max(rows, len(gen.tag_depths))
+    parts.append(f"\n#: rows of the tag block the plans use (the caller's scratch)\nTAG_ROWS = {rows}")
     return "\n".join(parts) + "\n", take
 
 
@@ -512,6 +653,8 @@ class SpecialPlans:
         Whether the module was found compiled on disk (no numba compilation).
     path : Path or None
         The generated module's file.
+    tag_rows : int
+        Rows of the tag block the compiled plans need (:func:`plan_source`'s ``_x``).
     """
 
     addr: np.ndarray
@@ -519,6 +662,7 @@ class SpecialPlans:
     seconds: float = 0.0
     cached: bool = False
     path: Path | None = None
+    tag_rows: int = 0
     _keep: list = field(default_factory=list, repr=False)
 
 
@@ -628,6 +772,7 @@ def compile_plans(plans: Any, local: bool, cached_only: bool = False
             fn = getattr(mod, f"plan_{j}")
             keep.append(fn)
             addr[j] = fn.address
-        out = SpecialPlans(addr, take, time.perf_counter() - t0, cached, path, keep)
+        out = SpecialPlans(addr, take, time.perf_counter() - t0, cached, path,
+                           int(mod.TAG_ROWS), keep)
         _LOADED[key] = out
         return out

@@ -264,6 +264,10 @@ class SequentialPath:
         # compiled searches (_seq_special): the kernel reads this array, which keeps
         # its identity (the pack holds it) and gets the addresses once they exist
         self._sp_addr = np.zeros(plans.num_plans, np.int64)
+        # their tag block (address, row stride; _tag_block) and the block itself
+        self._sp_tag = np.zeros(2, np.int64)
+        self._tags = np.zeros(0, np.int32)
+        self._filt: Any = None
         self.special: SpecialPlans | None = None
         self.special_error: str | None = None
         self._search_s = 0.0
@@ -286,7 +290,24 @@ class SequentialPath:
     def _use_special(self, sp: SpecialPlans) -> None:
         """Search with ``sp``'s compiled plans from the next kernel call on."""
         self.special = sp
+        if self._filt is not None:
+            self._tag_block(int(self._filt.mask.shape[0]))
         self._sp_addr[:] = sp.addr
+
+    def _tag_block(self, n_cap: int) -> None:
+        """The compiled plans' tag block for ids below ``n_cap``: ``tag_rows`` rows of
+        ``n_cap + 1`` int32s (the last a row's tag counter), allocated again only
+        when it is too small; its address and stride go to ``_sp_tag``, which the
+        packed arguments hold. Never cleared: a retag takes a fresh tag."""
+        sp = self.special
+        rows = 0 if sp is None else sp.tag_rows
+        if rows == 0:
+            return
+        stride = n_cap + 1
+        if self._tags.shape[0] < rows * stride or int(self._sp_tag[1]) != stride:
+            self._tags = np.zeros(rows * stride, np.int32)
+            self._sp_tag[0] = self._tags.ctypes.data
+            self._sp_tag[1] = stride
 
     def _maybe_special(self) -> None:
         """``specialise="auto"``: take the background compile's result when it is ready;
@@ -455,12 +476,14 @@ class SequentialPath:
         fs = self._store_args(dg)
         rs = fs if same else self._store_args(eg)
         mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
+        self._tag_block(int(filt.mask.shape[0]))
         self._pack = (*fs, *rs, same, self._table, dg.directed, dg.has_edge_labels, dg.slack,
                       self.split, *self._set_args(), filt.nq1, filt.lab_idx, filt.qlab,
                       filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
                       self.engine._program(self.plans), self._order, self._pair_kind,
                       self._pair_elabel, self._weight, int(self.plans.divisor),
-                      bool(self.plans.induced), mark, lcnt, flag, self._sp_addr)
+                      bool(self.plans.induced), mark, lcnt, flag, self._sp_addr,
+                      self._sp_tag)
         self._pack_key = self._key(dg, eg)
         return self._pack
 
