@@ -92,6 +92,8 @@ def test_split_mode_keeps_the_graph_and_syncs_it_on_access():
     r1 = counts(ref, ups.slice(0, 60), 25)
     assert all(np.array_equal(x, y) for x, y in zip(p1[:3], r1[:3]))
     assert seq.split and seq.dirty
+    empty = cm.apply(ups.slice(0, 0), counts_only=True)   # nothing to do: stays split
+    assert len(empty) == 0 and empty.added == empty.removed == 0 and seq.split
     before = state(cm)                    # read without syncing
     g = cm.graph                          # syncs
     assert g is dg and not seq.split and state(cm) == before == state(ref)

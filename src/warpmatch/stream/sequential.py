@@ -537,7 +537,12 @@ class SequentialPath:
         dg = self.graph
         B = len(ups)
         if B == 0:
-            return None
+            if len(ups.new_vertex_ids):     # declarations alone: the batch path checks them
+                return None
+            # nothing to do: an empty batch must not send a split graph to the batch path,
+            # which would rebuild its stores and leave split mode for good
+            z = np.zeros(0, np.int64)
+            return SeqResult(0, z, z.copy(), np.zeros(0, np.int8), 0, (), 0)
         if dg.labeled and len(ups.new_vertex_ids):
             dg.declarations.check(ups)     # checked (and cached) as the batch path does
         a, b, op, lab, code, old_lab = self._buffers(B)
