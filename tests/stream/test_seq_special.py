@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import warpmatch as wm
 from warpmatch.query.model import Query
 from warpmatch.query.patterns import get_pattern
 from warpmatch.stream import _seq_special as SP
@@ -33,9 +34,12 @@ SETTINGS = dict(max_examples=12, deadline=None, derandomize=True,
 
 # beyond test_sequential's: two group vertices that may coincide (the 4-path, a
 # tailed triangle), the endpoints' buffer used twice (a 5-clique: its last depth tags the
-# buffer and m2's row), a fixed row tagged (the square)
+# buffer and m2's row), a fixed row tagged (the square), a group counted once per
+# vertex it depends on and corrected later (the triangle with two tails), a group of
+# several sets (a 7-vertex tree on a square: labels keep its sets apart)
 EXTRA_UNDIRECTED = ["a-b, b-c, c-d, a-e", "a-b, b-c, c-a, c-d",
-                    "a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", "a-b, b-c, c-d, d-a"]
+                    "a-b, a-c, a-d, a-e, b-c, b-d, b-e, c-d, c-e, d-e", "a-b, b-c, c-d, d-a",
+                    "a-b, b-c, c-a, a-d, b-e", "a-b, b-c, c-d, d-e, c-f, b-g, d-a"]
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +62,7 @@ def compiled(cm: ContinuousMatcher) -> list[int]:
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2, 3]),
        elab=st.sampled_from([0, 2]), induced=st.booleans(),
-       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 8),
+       mode=st.sampled_from(["embeddings", "subgraphs"]), qi=st.integers(0, 12),
        batch=st.sampled_from([1, 7, 64]))
 def test_compiled_plans_against_oracle_and_interpreter(seed, directed, vlab, elab, induced,
                                                        mode, qi, batch):
@@ -167,12 +171,12 @@ def test_what_is_not_compiled():
     path = SP.path_plans(plans)
     assert path.any() and not any(path[j] for j in take)   # path plans stay interpreted
     assert not any(SP.plan_eligible(plans, j, False) for j in np.flatnonzero(path))
-    # a group vertex whose candidates do not move with the last core depth: the
-    # interpreter counts it once (_cached); the other plans compile
-    tailed = compile_delta_plans(Query.parse("a-b, b-c, c-a, a-d, b-e"))
-    take = SP.module_source(tailed, False)[1]
-    assert take and not any(j in take for j in (1, 2))
-    assert not SP._Gen(tailed, 1).pays()
+    # three group vertices whose candidates may coincide (an unlabelled star's leaves):
+    # the interpreter's partitions count them
+    star = compile_delta_plans(Query.parse("a-b, a-c, a-d, a-e"))
+    assert any(int(star.k - star.group_start[j]) >= 3 for j in range(star.num_plans))
+    assert not any(SP.plan_eligible(star, j, False) for j in range(star.num_plans)
+                   if int(star.k - star.group_start[j]) >= 3)
     # a row fixed across a deeper loop is tagged (the square; the 4-clique's buffer)
     for name in ("square", "4-clique"):
         src, take = SP.module_source(compile_delta_plans(get_pattern(name)), False)
@@ -216,3 +220,51 @@ def test_tags_survive_counter_wrap_and_new_vertices(name):
         assert int(seq._sp_tag[1]) >= cm_c._dg.n + 1
     if int(seq._sp_tag[1]) == stride:           # the same block: its first row wrapped
         assert 0 < int(seq._tags[stride - 1]) < 2147482999
+
+
+GROUPS = ["a-b, b-c, c-a, a-d, b-e", "a-b, b-c, c-d, d-e, c-f, b-g, d-a",
+          "a-b, a-c, a-d, a-e, b-c"]
+
+
+@pytest.mark.parametrize("text", GROUPS)
+@pytest.mark.parametrize("seed", [3, 6])
+@pytest.mark.parametrize("vlab", [0, 3])
+def test_groups_of_several_sets_and_kept_counts(text, seed, vlab):
+    """Counting groups of several sets (labels keep their candidates apart), counts kept
+    while the vertex they depend on stays and corrected for later core vertices: the
+    interpreter's counts, the oracle's (where it is quick: 5 vertices), and the static
+    count of the final graph."""
+    oracle, ups = known_stream(seed, False, vlab, 0, n=13, m=42, B=90, invalid=False)
+    q = (labeled_query(seed * 37 + 5, False, 3, GROUPS, GROUPS.index(text), 0) if vlab
+         else Query.parse(text))
+    g0 = oracle.graph()
+    cm_c = matcher(g0, q, "always")
+    plans = cm_c._sequential_path().plans
+    assert np.array_equal(cm_c._sequential_path()._sp_addr != 0,
+                          np.isin(np.arange(plans.num_plans), compiled(cm_c)))
+    got = counts(cm_c, ups, 9)
+    ref = counts(matcher(g0, q, "never"), ups, 9)
+    for a, b in zip(got[:3], ref[:3]):
+        assert np.array_equal(a, b)
+    assert cm_c.count == wm.count(cm_c.graph.snapshot(), q)
+    if q.k <= 5:
+        sets, _ = replay(oracle, ups, q, "embeddings", False)
+        assert [int(x) for x in got[0]] == [len(sets[i + 1] - sets[i])
+                                            for i in range(len(ups))]
+        assert [int(x) for x in got[1]] == [len(sets[i] - sets[i + 1])
+                                            for i in range(len(ups))]
+
+
+def test_group_shapes_the_generator_takes():
+    """The triangle with a tail on two corners: some plan's group depends on an endpoint
+    only, below the last core depth, and is counted once and corrected; the tree with
+    distinct leaf labels: groups of several sets compile (the generated sources)."""
+    plans = compile_delta_plans(Query.parse("a-b, b-c, c-a, a-d, b-e"))
+    take = SP.module_source(plans, False)[1]
+    assert take and any("if not h" in SP._Gen(plans, j).source("f") for j in take)
+    q = Query.parse(GROUPS[1])
+    q = Query(q.k, q.edges, q.edge_labels, np.arange(q.k, dtype=np.int32), names=q.names)
+    plans = compile_delta_plans(q)
+    take = SP.module_source(plans, False)[1]
+    gens = [SP._Gen(plans, j) for j in take]
+    assert len(take) == plans.num_plans and any(len(g.comps()) >= 2 for g in gens)

@@ -273,6 +273,8 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
         fn = sp_addr[j]
         if fn != 0:                 # the plan's compiled search (_seq_special)
             c = call_i64x4(fn, T_addr, s, t, tag_addr)
+            if c < 0:               # its group's count overflowed int64
+                return True, gbuf, cbuf, aoff, aent, pbuf
         else:
             c, gbuf, cbuf, aoff, aent, pbuf = _task(
                 T, pg, i, j, False, 0, rows, M, pos, end, gen, gov, hiv, gbuf, glen, err,

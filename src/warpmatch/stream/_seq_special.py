@@ -70,8 +70,11 @@ from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_M
 __all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source",
            "module_source", "cache_dir"]
 
-#: largest counting group the generated code counts (larger groups: not eligible)
-GROUP_MAX_SPECIAL = 2
+#: largest set of a counting group's vertices whose candidates may coincide that the
+#: generated code counts (one: a scan; two: ``|C1| |C2| - |C1 ∩ C2|``); larger: not eligible
+COMP_MAX_SPECIAL = 2
+#: the largest int64 (a product of group counts past it is an overflow)
+INT64_MAX = np.iinfo(np.int64).max
 #: a tagged (fixed) row generates a depth's candidates instead of the shortest untagged
 #: one when it is this many times shorter: generating from the untagged row costs a
 #: tag load an entry, from the fixed one a gallop in the untagged row
@@ -119,14 +122,16 @@ def plan_eligible(plans: Any, j: int, local: bool, path: np.ndarray | None = Non
         path = path_plans(plans)
     if path[j]:
         return False
-    if k - gs > GROUP_MAX_SPECIAL:
+    comps: dict[int, int] = {}
+    for g in range(gs, k):
+        c = int(plans.gcomp[j, g])
+        comps[c] = comps.get(c, 0) + 1
+        # the group is unbroken: no restriction may join two of its vertices
+        lo, hi = int(plans.res_ptr[j, g]), int(plans.res_ptr[j, g + 1])
+        if any(int(x) >= gs for x in plans.res_pos[lo:hi]):
+            return False
+    if any(n > COMP_MAX_SPECIAL for n in comps.values()):
         return False
-    if k - gs == 2:
-        # the group is unbroken: no restriction may join its two vertices
-        for d in (gs, gs + 1):
-            lo, hi = int(plans.res_ptr[j, d]), int(plans.res_ptr[j, d + 1])
-            if any(int(x) >= gs for x in plans.res_pos[lo:hi]):
-                return False
     return _Gen(plans, j).pays()
 
 
@@ -211,14 +216,15 @@ class _Gen:
         e(ind, f"if {cond}:")
         e(ind + 1, miss)
 
-    def checks(self, d: int, ind: int, back: bool, skip: str) -> None:
+    def checks(self, d: int, ind: int, back: bool, skip: str, upto: int | None = None
+               ) -> None:
         """The tests of candidate ``c`` at depth ``d`` (``skip`` on failure): its mask
-        bit, the matched vertices it can equal, with ``back`` its backward edges (a
-        scan of the depth's rows holds ``c`` in each already), the required
-        non-edges."""
+        bit, the matched vertices (positions below ``upto``, default all before the
+        depth) it can equal, with ``back`` its backward edges (a scan of the depth's
+        rows holds ``c`` in each already), the required non-edges."""
         self.emit(ind, f"if not _mbit(mk_, c, {self.order[d]}):")
         self.emit(ind + 1, skip)
-        eq = self.may_equal(d, min(d, self.gs))
+        eq = self.may_equal(d, min(d, self.gs) if upto is None else upto)
         if eq:
             self.emit(ind, "if " + " or ".join(f"c == m{x}" for x in eq) + ":")
             self.emit(ind + 1, skip)
@@ -242,35 +248,62 @@ class _Gen:
         return None
 
     def pays(self) -> bool:
-        """Whether compiling this plan beats the interpreting kernel, by its shape.
-
-        A group vertex whose candidates depend only on depths before the group's
-        enclosing loop is counted once by the interpreter and corrected per partial
-        match (``_cached``); recounting it per iteration measured 0.67-0.8x the
-        interpreter (email-Eu-core's diamond and tailed triangle), so those plans
-        stay with it, as do depths whose two or more rows are all fixed over their
-        enclosing loop (the interpreter tags one of them; this code would merge them
-        again per iteration). Rows fixed beside a row that moves are tagged
-        (:meth:`tag_scan`), as the interpreter's are."""
+        """Whether compiling this plan beats the interpreting kernel, by its shape: not
+        where a core depth's two or more rows are all fixed over its enclosing loop
+        (the interpreter tags one of them; this code would merge them again per
+        iteration). Rows fixed beside a row that moves are tagged
+        (:meth:`tag_scan`), as the interpreter's are, and a group's counts are kept
+        while the vertices they depend on stay (:meth:`group_count`), as the
+        interpreter's ``_cached`` does."""
         self.pair = self.choose_pair()
-        k, gs = self.k, self.gs
-        for d in range(3, k):
+        for d in range(3, self.gs):
             specs = self.row_specs(d)
             lp = self.loop_of(d)
             if len(specs) >= 2 and lp >= 2 and all(x < lp for x, _, _ in specs):
                 return False
-        if gs >= 3:
-            for d in range(gs, k):
-                above, below = self.res(d)
-                dep = max([1, *(b for b, _, _ in self.back(d)), *above, *below])
-                if dep < gs - 1:
-                    return False
         return True
 
+    # -- the counting group
+    def dep(self, d: int) -> int:
+        """The deepest position depth ``d``'s candidates depend on (rows, restriction
+        bounds; at least 1)."""
+        above, below = self.res(d)
+        return max([1, *(b for b, _, _ in self.back(d)), *above, *below])
+
+    def comps(self) -> list[list[int]]:
+        """The group's depths, by the sets whose candidates may coincide (``gcomp``)."""
+        out: dict[int, list[int]] = {}
+        for g in range(self.gs, self.k):
+            out.setdefault(int(self.p.gcomp[self.j, g]), []).append(g)
+        return list(out.values())
+
+    def comp_dep(self, comp: list[int]) -> int:
+        """The deepest position a group set's counts depend on."""
+        return max(self.dep(g) for g in comp)
+
     def loop_of(self, d: int) -> int:
-        """The depth of the loop a scan of depth ``d`` runs in (a group depth's: the
-        last core depth's); 1 or less: the scan runs once per task."""
-        return min(d, self.gs) - 1
+        """The depth of the loop a scan of depth ``d`` runs once per iteration of (a
+        group depth's: the deepest position its set's counts depend on, since they
+        are kept while that stays); 1 or less: once per task."""
+        if d < self.gs:
+            return d - 1
+        for comp in self.comps():
+            if d in comp:
+                return self.comp_dep(comp)
+        raise AssertionError(d)
+
+    def member_test(self, x: int, g: int) -> str:
+        """An expression: is ``m{x}`` (a core vertex matched after group depth ``g``'s
+        counts were taken) one of ``g``'s candidates? False where it cannot be (a
+        query neighbour of ``g``, another label)."""
+        if x not in self.may_equal(g, self.gs):
+            return "False"
+        terms = [f"_mbit(mk_, m{x}, {self.order[g]})"]
+        above, below = self.res(g)
+        terms += [f"m{x} > m{y}" for y in above] + [f"m{x} < m{y}" for y in below]
+        for b, dr, lab in self.back(g):
+            terms.append(f"_has({', '.join(self.names(dr))}, ns, m{b}, m{x}, {lab})")
+        return " and ".join(terms)
 
     def row_specs(self, d: int) -> list[tuple[int, int, int]]:
         """``(position, direction, edge label)`` of the rows depth ``d`` intersects: its
@@ -351,7 +384,8 @@ class _Gen:
                 e(b, f"{t} += 1")
         e(b, f"st32(tb_, {rb} + ts_ - 1, {t})")
 
-    def scan(self, d: int, ind: int, count: str | None = None) -> int:
+    def scan(self, d: int, ind: int, count: str | None = None, upto: int | None = None
+             ) -> int:
         """Open the scan of depth ``d``'s candidates ``c``; returns the indentation of the
         loop body, where ``c`` passed every test of the depth.
 
@@ -365,7 +399,8 @@ class _Gen:
 
         With ``count`` (a variable name), the candidates are only counted into it
         and nothing is emitted in the body: where one untagged row is left and it
-        generates, by a loop without branches (:meth:`tight_count`)."""
+        generates, by a loop without branches (:meth:`tight_count`). ``upto``: as
+        :meth:`checks` says."""
         e = self.emit
         specs = self.row_specs(d)
         fixed = self.tag_depths.get(d, [])
@@ -408,7 +443,8 @@ class _Gen:
         tight = count is not None and len(merged) == 1 and not self.nonadj(d)
         if tight:
             e(ind, f"if {g} == {merged[0]}:")
-            self.tight_count(d, ind + 1, rows[merged[0]], bool(fixed), bool(below), count)
+            self.tight_count(d, ind + 1, rows[merged[0]], bool(fixed), bool(below), count,
+                             upto)
             e(ind, "else:")
             ind += 1
         e(ind, f"for z{d} in range(zl{d}, zh{d}):")
@@ -431,13 +467,13 @@ class _Gen:
                 self.probe(body + 1, f"q{i}_{d}", hi, nb, lb, lab, "hit = False")
             e(body, "if not hit:")
             e(body + 1, "continue")
-        self.checks(d, body, False, "continue")
+        self.checks(d, body, False, "continue", upto)
         if count is not None:
             e(body, f"{count} += 1")
         return body
 
     def tight_count(self, d: int, ind: int, row: tuple, tagged: bool, bounded: bool,
-                    count: str) -> None:
+                    count: str, upto: int | None = None) -> None:
         """Count depth ``d``'s candidates from its one generating row (``row``, from
         :meth:`row_names`) into ``count``: every test a load and a compare, combined
         with ``&`` and added, so that the loop has no data-dependent branch. Where
@@ -451,7 +487,8 @@ class _Gen:
         if lab != -1:
             terms.append(f"((ld32(gl{d}, z{d}) if gl{d} != 0 else 0) == {lab})")
         terms.append(f"_mbit(mk_, c, {self.order[d]})")
-        terms += [f"(c != m{x})" for x in self.may_equal(d, min(d, self.gs))]
+        eq = self.may_equal(d, min(d, self.gs) if upto is None else upto)
+        terms += [f"(c != m{x})" for x in eq]
         e(ind, f"for z{d} in range(zl{d}, zh{d}):")
         e(ind + 1, f"c = ld32(gn{d}, z{d})")
         if bounded:
@@ -459,7 +496,7 @@ class _Gen:
             e(ind + 2, "break")
         e(ind + 1, f"{count} += np.int64({' & '.join(terms)})")
 
-    def member(self, d: int, ind: int, skip: str) -> None:
+    def member(self, d: int, ind: int, skip: str, upto: int | None = None) -> None:
         """Is ``c`` (a candidate of the other group depth) also a candidate of ``d``?"""
         above, below = self.res(d)
         for x in above:
@@ -468,7 +505,7 @@ class _Gen:
         for x in below:
             self.emit(ind, f"if c >= m{x}:")
             self.emit(ind + 1, skip)
-        self.checks(d, ind, True, skip)
+        self.checks(d, ind, True, skip, upto)
 
     def pair_buffer(self, ind: int) -> None:
         """Fill ``pb`` with the update endpoints' common neighbours along the edges
@@ -502,6 +539,72 @@ class _Gen:
         self.probe(ind + 1, "q", le, ln, ll, llab, "continue")
         e(ind + 1, "pb[npb] = c")
         e(ind + 1, "npb += 1")
+
+    def group_count(self, comps: list[list[int]], deps: list[int], ind: int) -> None:
+        """Add the counting group's count for the partial match ``m0 .. m{gs-1}`` to ``n``:
+        the product of its sets' counts (a set of one vertex: its candidates; of
+        two: ``|C1| |C2| - |C1 ∩ C2|``), -1 returned on an int64 overflow.
+
+        A set whose candidates depend only on positions up to ``dep < gs - 1`` is
+        counted when first needed after ``m{dep}`` changed (``h{set}`` says whether
+        its counts are current), injective against ``m0 .. m{dep}`` only; each
+        later core vertex that is one of its candidates is then taken off
+        (:meth:`member_test`), as the interpreter's ``_cached`` does. A set is
+        counted only while the product so far is not zero."""
+        e = self.emit
+        gs = self.gs
+        e(ind, "t = np.int64(1)")
+        for ci, comp in enumerate(comps):
+            kept = deps[ci] < gs - 1
+            upto = deps[ci] + 1 if kept else gs
+            at = ind
+            if kept:
+                e(ind, f"if not h{ci}:")
+                at = ind + 1
+                e(at, f"h{ci} = True")
+            if len(comp) == 1:
+                g = comp[0]
+                e(at, f"k{g} = np.int64(0)")
+                self.scan(g, at, count=f"k{g}", upto=upto)
+            else:
+                g1, g2 = comp
+                e(at, f"k{g1} = np.int64(0)")
+                e(at, f"k{g2} = np.int64(0)")
+                e(at, f"x{ci} = np.int64(0)")
+                body = self.scan(g1, at, upto=upto)      # (no tight loop: more tests)
+                e(body, f"k{g1} += 1")
+                self.member(g2, body, "continue", upto)
+                e(body, f"x{ci} += 1")
+                e(at, f"if k{g1} != 0:")
+                self.scan(g2, at + 1, count=f"k{g2}", upto=upto)
+            # the later core vertices among the candidates come off
+            for g in comp:
+                e(ind, f"v{g} = k{g}")
+            if len(comp) == 2:
+                e(ind, f"w{ci} = x{ci}")
+            for x in range(upto, gs):
+                tests = [self.member_test(x, g) for g in comp]
+                if all(t == "False" for t in tests):
+                    continue
+                for g, t in zip(comp, tests):
+                    e(ind, f"i{g} = {t}")
+                    e(ind, f"if i{g}:")
+                    e(ind + 1, f"v{g} -= 1")
+                if len(comp) == 2:
+                    e(ind, f"if i{comp[0]} and i{comp[1]}:")
+                    e(ind + 1, f"w{ci} -= 1")
+            val = (f"v{comp[0]}" if len(comp) == 1
+                   else f"v{comp[0]} * v{comp[1]} - w{ci}")
+            e(ind, f"cv = {val}")
+            e(ind, "if cv != 0:")
+            ind += 1
+            if ci > 0:
+                e(ind, "if t > INT64_MAX // cv:")
+                e(ind + 1, "return np.int64(-1)")
+            e(ind, "t *= cv")
+        e(ind, "if n > INT64_MAX - t:")
+        e(ind + 1, "return np.int64(-1)")
+        e(ind, "n += t")
 
     def source(self, name: str) -> str:
         """The whole function ``name(T, s0, s1) -> raw count``."""
@@ -559,28 +662,27 @@ class _Gen:
                 for x in sorted({specs[i][0] for i in self.tag_depths[d]}):
                     e(1, f"tv{d}_{x} = np.int64(-1)")
         ind = 1
-        core_end = gs if k - gs == 2 else k - 1
-        for d in range(2, core_end):
-            ind = self.scan(d, ind)
-            e(ind, f"m{d} = c")
-        if k - gs == 2:
-            g1, g2 = gs, gs + 1
-            same = int(p.gcomp[j, g1]) == int(p.gcomp[j, g2]) and int(p.gcomp[j, g1]) >= 0
-            e(ind, "n1 = np.int64(0)")
-            e(ind, "nb = np.int64(0)")
-            if same:                        # (no tight loop: the body tests more)
-                body = self.scan(g1, ind)
-                e(body, "n1 += 1")
-                self.member(g2, body, "continue")
-                e(body, "nb += 1")
-            else:
-                self.scan(g1, ind, count="n1")
-            e(ind, "if n1 != 0:")
-            e(ind + 1, "n2 = np.int64(0)")
-            self.scan(g2, ind + 1, count="n2")
-            e(ind + 1, "n += n1 * n2 - nb")
-        else:
+        if gs == k:                         # no group: the last depth is counted
+            for d in range(2, k - 1):
+                ind = self.scan(d, ind)
+                e(ind, f"m{d} = c")
             self.scan(k - 1, ind, count="n")
+        else:
+            comps = self.comps()
+            deps = [self.comp_dep(c) for c in comps]
+            for ci, comp in enumerate(comps):   # kept counts: defined on every path
+                if deps[ci] < gs - 1:
+                    e(1, f"h{ci} = False")
+                    for g in comp:
+                        e(1, f"k{g} = np.int64(0)")
+                    e(1, f"x{ci} = np.int64(0)")
+            for d in range(2, gs):
+                ind = self.scan(d, ind)
+                e(ind, f"m{d} = c")
+                for ci in range(len(comps)):
+                    if deps[ci] == d and d < gs - 1:
+                        e(ind, f"h{ci} = False")    # a new vertex there: count again
+            self.group_count(comps, deps, ind)
         e(1, "return n")
         return "\n".join(self.lines)
 
@@ -610,6 +712,7 @@ from warpmatch.stream._cpu_rows import _lower, gallop as _seek
 from warpmatch.stream._seq_special import _row, _has, _mbit
 
 BIG = np.int64({big})
+INT64_MAX = np.int64({i64})
 SIG = "int64(int64, int64, int64, int64)"
 '''
 
@@ -619,7 +722,7 @@ def module_source(plans: Any, local: bool) -> tuple[str, list[int]]:
     indices. Plan ``j`` becomes the C function ``plan_j``."""
     path = path_plans(plans)
     take = [j for j in range(plans.num_plans) if plan_eligible(plans, j, local, path)]
-    parts = [_HEADER.format(big=int(BIG))]
+    parts = [_HEADER.format(big=int(BIG), i64=int(INT64_MAX))]
     rows = 0
     for j in take:
         gen = _Gen(plans, j)
