@@ -80,6 +80,11 @@ REPROBE = 16
 #: twice or more too high (hprd's first 4,096 updates: 208 µs against 93 µs warm), and a
 #: wrong switch makes several threads slower than one
 UNTIMED_FACTOR = 4
+#: queries of more vertices than this keep local candidate spaces over compiled plans,
+#: where the engine builds them (yeast, one thread, a 2-core box, same process: the
+#: 16-vertex query files 2.4-4.6x slower compiled without them than interpreted with
+#: them; the sparse 8-vertex random-walk query 1.35x faster compiled without them)
+LOCAL_ONLY_ABOVE_K = 8
 #: largest edge set split mode builds (a graph whose irrelevant edges need more keeps
 #: editing its adjacency rows in place instead: no second copy of a huge graph)
 SPLIT_MAX_BYTES = 1 << 30
@@ -274,7 +279,12 @@ class SequentialPath:
         self._compiling: threading.Thread | None = None
         self._compiled: list = []
         self._sp_mode = getattr(engine, "specialise", "never")
-        self._sp_local = bool(engine._use_local(plans)) if self._sp_mode != "never" else True
+        # compiled plans search without local candidate spaces; with them the interpreter
+        # still wins on large queries only (their pruning), so below that size a plan is
+        # compiled even where the engine builds them, and the interpreter keeps them for
+        # the plans left to it (each task builds and clears its own)
+        self._sp_local = (bool(engine._use_local(plans)) and int(plans.k) > LOCAL_ONLY_ABOVE_K
+                          if self._sp_mode != "never" else True)
         if self._sp_mode != "never":        # auto: only a module compiled before
             sp = compile_plans(plans, self._sp_local, cached_only=self._sp_mode == "auto")
             if sp is not None:
