@@ -4,9 +4,10 @@ Map: eligibility (:func:`plan_eligible`) < source of one plan's search
 (:func:`plan_source`, via :class:`_Gen`) < a module of every eligible plan of a plan
 set (:func:`module_source`) < compiling and caching it (:func:`compile_plans` ->
 :class:`SpecialPlans`: each plan's C function address, what
-:func:`._seq_kernels.seq_run` calls) < the row helpers the generated code inlines
+:func:`._seq_kernels.seq_run` calls) < the row helpers the generated code calls
 (:func:`_row`, :func:`_has`, :func:`_mbit`; binary search and galloping are
-:mod:`._cpu_rows`' ``_lower`` and ``gallop``).
+:mod:`._cpu_rows`' ``_lower`` and ``gallop``, called through :func:`_low` and
+:func:`_seek`).
 
 The sequential path (:mod:`warpmatch.stream.sequential`) searches every update's
 delta plans with the plan-interpreting kernel of :mod:`._cpu_delta`: every depth
@@ -23,26 +24,38 @@ sequential kernel calls (:func:`warpmatch.engine._raw.call_i64x4`). Counts are
 the interpreting kernel's raw counts, plan by plan (tests compare them).
 
 A plan is eligible when its search reads no local candidate space (the engine
-builds none for the query), is no path plan (:func:`._cpu_rows.path_plans`), has
-a counting group of at most two vertices (one is counted by a scan, two by
-``|C1| |C2| - |C1 ∩ C2|``, the second term only where their candidates can
-coincide), and has none of the shapes where the interpreter's row tags and cached
-group counts win (:meth:`_Gen.pays`). Other plans keep the interpreting kernel.
+builds none for the plan's query, or the sequential path compiles it anyway: up to 8
+vertices), is no path plan (:func:`._cpu_rows.path_plans`), its counting group is
+made of sets of at most two vertices whose candidates may coincide (one counted by a
+scan, two by ``|C1| |C2| - |C1 ∩ C2|``; the group's count is their product) with no
+restriction between group vertices, and no core depth's two or more rows are all
+fixed over its enclosing loop (:meth:`_Gen.pays`). Other plans keep the
+interpreting kernel.
 
-Compiling costs 0.3-1.2 s a plan (numba; 2-core box; up to 2.2 s on the H200 host);
-the module is written to a cache directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``,
-default ``~/.cache/...``) under the hash of its source and of the helpers' files, and
-numba caches the compiled code beside it, so a query structure compiles once per machine
-and version. When to compile is the engine's
-choice (:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``).
+Compiling costs 0.3-1.2 s a plan of 4-5 vertices and about 3.5 s one of 8 (numba;
+2-core box; up to 2.2 s a small plan on the H200 host); the module is written to a
+cache directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``, default ``~/.cache/...``)
+under the hash of its source and of the helpers' files, and numba caches the
+compiled code beside it, so a query structure compiles once per machine and
+version. When to compile is the engine's choice
+(:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``).
 
 How it differs from the interpreting kernel (same counts):
 
 - Each depth's scan keeps its state in locals; a candidate is tested against the
   matched vertices it can equal only (not a backward neighbour, labels that can
   agree), and the restriction bounds clip the scan instead of being tested again.
-- A single group vertex's count is not cached across the deeper core depths (the
-  interpreting kernel's ``_cached``): recounted per partial match.
+- Rows fixed over a deeper loop are tagged once in a tag block of the caller's
+  (:meth:`_Gen.tag_scan`), as the interpreter's ``_cpu_group._intersect`` tags its
+  shallowest row; a tagged row generates the candidates only when far shorter.
+- A depth counted from one generating row (the last level, a group set) is a loop
+  without branches: each test a load and a compare, combined with ``&``
+  (:meth:`_Gen.tight_count`); the interpreter branches per test, and a tag test
+  that passes about half the time is mispredicted as often (email-Eu-core's
+  square: 3x the interpreter, the diamond, tailed triangle and 4-clique 2.9-3.1x).
+- A group set's counts are kept while the vertex they depend on stays and later
+  core vertices among its candidates are taken off, as ``_cached`` does; a set of
+  two is counted as one (its counts depend on the deeper of its two vertices).
 - Storage rows only: the sequential path has no overlay (the batch path keeps the
   interpreting kernel).
 """
@@ -65,7 +78,7 @@ from numba import njit
 
 from ..engine._raw import ld32, ld64
 from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_MASK, T_NS,
-                        _lower, path_plans)
+                        _lower, gallop, path_plans)
 
 __all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source",
            "module_source", "cache_dir"]
@@ -81,8 +94,8 @@ INT64_MAX = np.iinfo(np.int64).max
 TAG_DRIVE_RATIO = 8
 
 
-# ------------------------------------------------------------- inlined row helpers
-@njit(cache=True, nogil=True, inline="always")
+# ------------------------------------------------------------- row helpers
+@njit(cache=True, nogil=True)
 def _row(start_p, deg_p, ns, x):
     """``(lo, hi)`` of storage row ``x`` (empty for a vertex without a storage row)."""
     if x >= ns:
@@ -91,7 +104,7 @@ def _row(start_p, deg_p, ns, x):
     return lo, lo + ld32(deg_p, x)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _has(start_p, deg_p, nbr_p, lab_p, ns, x, c, lab):
     """Does row ``x`` hold ``c`` (with edge label ``lab``; -1 any; no label array: 0)?"""
     lo, hi = _row(start_p, deg_p, ns, x)
@@ -104,10 +117,28 @@ def _has(start_p, deg_p, nbr_p, lab_p, ns, x, c, lab):
     return el == lab
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mbit(mask_p, c, u):
     """Does the filter's mask let data vertex ``c`` be query vertex ``u``?"""
     return (ld64(mask_p, c) >> u) & 1 != 0
+
+
+@njit(cache=True, nogil=True)
+def _low(nbr_p, lo, hi, x):
+    """:func:`._cpu_rows._lower` as a call of its own (see :func:`_seek`)."""
+    return _lower(nbr_p, lo, hi, x)
+
+
+@njit(cache=True, nogil=True)
+def _seek(nbr_p, lo, hi, x):
+    """:func:`._cpu_rows.gallop` as a call of its own.
+
+    The generated code calls these helpers as functions, not inlined by numba
+    (``inline="always"``): numba then types and rewrites each once, not once per
+    call site, which took a 14-plan module of yeast's 8-vertex query from 65 s to
+    38 s to compile (a 2-core box), and LLVM inlines the calls all the same (the
+    square, 4-clique and tailed triangle ran as fast)."""
+    return gallop(nbr_p, lo, hi, x)
 
 
 # ------------------------------------------------------------------ eligibility
@@ -708,8 +739,7 @@ recompile."""
 import numpy as np
 from numba import cfunc
 from warpmatch.engine._raw import ld32, ld64, st32
-from warpmatch.stream._cpu_rows import _lower, gallop as _seek
-from warpmatch.stream._seq_special import _row, _has, _mbit
+from warpmatch.stream._seq_special import _row, _has, _mbit, _low as _lower, _seek
 
 BIG = np.int64({big})
 INT64_MAX = np.int64({i64})
