@@ -5,8 +5,9 @@ every state (the oracle of test_matcher.py) and against the interpreting kernel
 (``specialise="never"``), with compiled plans really in use (their addresses in the
 kernel's table); labels, edge labels, directed, induced, both modes, batch sizes;
 the queries whose shapes take each generated branch (the endpoints' buffer, two
-group vertices, tagged fixed rows, a cached group left to the interpreter), the tag
-block's counter wrap and growth; the ``auto`` policy's
+group vertices, tagged fixed rows, groups of several sets with kept counts; three
+group vertices that may coincide left to the interpreter), the tag
+block's counter wrap and growth, a group product's int64 overflow; the ``auto`` policy's
 background compile; the disk cache; bad settings.
 """
 from __future__ import annotations
@@ -268,3 +269,25 @@ def test_group_shapes_the_generator_takes():
     take = SP.module_source(plans, False)[1]
     gens = [SP._Gen(plans, j) for j in take]
     assert len(take) == plans.num_plans and any(len(g.comps()) >= 2 for g in gens)
+
+
+def test_compiled_group_product_overflow_raises():
+    """A group's product past int64 (a star's six other leaves, 2,000 candidates each:
+    2000^6 > 2^63) raises OverflowError from the compiled plan as from the interpreter,
+    and nothing of the batch is applied."""
+    from warpmatch.graph.csr import Graph
+    leaves, per = 7, 2000
+    n = 2 + leaves * per                      # the hub, its leaves, one spare leaf
+    dst = np.arange(1, 1 + leaves * per)
+    vl = np.concatenate([[0], 1 + (dst - 1) // per, [1]]).astype(np.int32)
+    g0 = Graph.from_edges(np.zeros_like(dst), dst, n=n, vertex_labels=vl)
+    star = Query.parse(", ".join(f"a-{chr(98 + i)}" for i in range(leaves)))
+    q = Query(star.k, star.edges, star.edge_labels, np.arange(star.k, dtype=np.int32),
+              names=star.names)
+    for mode in ("always", "never"):
+        cm = ContinuousMatcher(g0, q, backend="cpu", threads=1, specialise=mode,
+                               count_initial=False)
+        assert bool(compiled(cm)) == (mode == "always")
+        with pytest.raises(OverflowError):
+            cm.apply([(0, n - 1, "+")], counts_only=True)
+        assert cm.updates_applied == 0 and cm.graph.num_edges == leaves * per
