@@ -199,11 +199,11 @@ def test_bad_setting_is_an_error(monkeypatch):
 
 @pytest.mark.parametrize("name", ["square", "5-clique"])
 def test_tags_survive_counter_wrap_and_new_vertices(name):
-    """The tag block: a counter at the int32 limit starts its row again, and a batch with
-    new vertices (the batch path's) gives a larger block before the next compiled search."""
-    oracle, ups = random_stream(21, False, 0, 0, n=14, m=45, B=160, invalid=False,
-                                new_vertices=True)
+    """The tag block: a counter at the int32 limit starts its row again (a stream over
+    G_0's vertices: the block stays), and a batch with new vertices (the batch path's)
+    gives a larger block before the next compiled search."""
     q = get_pattern(name)
+    oracle, ups = known_stream(21, False, 0, 0, n=14, m=45, B=120, invalid=False)
     g0 = oracle.graph()
     cm_c = matcher(g0, q, "always")
     seq = cm_c._sequential_path()
@@ -217,10 +217,20 @@ def test_tags_survive_counter_wrap_and_new_vertices(name):
     for a, b in zip(got[:3], ref[:3]):
         assert np.array_equal(a, b)
     assert cm_c.count == len(replay(oracle, ups, q, "embeddings", False)[0][-1])
-    if cm_c._dg.n > g0.n:                       # new vertices came: a block for them
-        assert int(seq._sp_tag[1]) >= cm_c._dg.n + 1
-    if int(seq._sp_tag[1]) == stride:           # the same block: its first row wrapped
-        assert 0 < int(seq._tags[stride - 1]) < 2147482999
+    assert int(seq._sp_tag[1]) == stride        # the same block: its first row wrapped
+    assert 0 < int(seq._tags[stride - 1]) < 2147482999
+    # new vertices: the block grows with the graph
+    oracle, ups = random_stream(21, False, 0, 0, n=14, m=45, B=160, invalid=False,
+                                new_vertices=True)
+    g0 = oracle.graph()
+    cm_c = matcher(g0, q, "always")
+    seq = cm_c._sequential_path()
+    got = counts(cm_c, ups, 8)
+    ref = counts(matcher(g0, q, "never"), ups, 8)
+    for a, b in zip(got[:3], ref[:3]):
+        assert np.array_equal(a, b)
+    assert cm_c.count == len(replay(oracle, ups, q, "embeddings", False)[0][-1])
+    assert cm_c._dg.n > g0.n and int(seq._sp_tag[1]) >= cm_c._dg.n + 1
 
 
 GROUPS = ["a-b, b-c, c-a, a-d, b-e", "a-b, b-c, c-d, d-e, c-f, b-g, d-a",
