@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import warpmatch as wm
 from warpmatch.query.model import Query
 from warpmatch.query.patterns import get_pattern
+from warpmatch.stream import _seq_compile as SC
 from warpmatch.stream import _seq_special as SP
 from warpmatch.stream import sequential as SQ
 from warpmatch.stream.cpu import CpuDeltaEngine
@@ -126,14 +127,14 @@ def test_shapes_that_compile_count_exactly(text, directed, compiles, seed):
 
 def test_auto_compiles_in_the_background_and_switches(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))    # nothing compiled yet
-    monkeypatch.setattr(SP, "_LOADED", {})
+    monkeypatch.setattr(SC, "_LOADED", {})
     monkeypatch.setattr(SQ, "SPECIALISE_AFTER_S", 0.0)
     oracle, ups = known_stream(11, False, 0, 0, n=14, m=40, B=120, invalid=False)
     q = get_pattern("4-clique")
     g0 = oracle.graph()
     cm = matcher(g0, q, "auto")
     seq = cm._sequential_path()
-    assert seq.special is None and not SP.is_cached(seq.plans, False)
+    assert seq.special is None and not SC.is_cached(seq.plans, False)
     got = []
     for d in cm.apply_batches(ups, 10, counts_only=True):
         got.append(d.plus_counts + d.minus_counts)
@@ -144,26 +145,26 @@ def test_auto_compiles_in_the_background_and_switches(tmp_path, monkeypatch):
     ref = counts(matcher(g0, q, "never"), ups, 10)
     assert np.array_equal(np.concatenate(got), ref[0] + ref[1])
     # a new matcher of the same query finds the module compiled: no wait, no thread
-    assert SP.is_cached(seq.plans, False)
+    assert SC.is_cached(seq.plans, False)
     cm2 = matcher(g0, q, "auto")
     assert compiled(cm2) == [0] and cm2._sequential_path()._compiling is None
 
 
 def test_modules_are_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(SP, "_LOADED", {})          # as in a new process
+    monkeypatch.setattr(SC, "_LOADED", {})          # as in a new process
     plans = compile_delta_plans(get_pattern("diamond"))
     src, take = SP.module_source(plans, False)
-    assert take and "def plan_" in src and not SP.is_cached(plans, False)
-    first = SP.compile_plans(plans, False)
-    assert not first.cached and first.path.parent.parent == SP.cache_dir()
+    assert take and "def plan_" in src and not SC.is_cached(plans, False)
+    first = SC.compile_plans(plans, False)
+    assert not first.cached and first.path.parent.parent == SC.cache_dir()
     assert (first.addr != 0).sum() == len(take)
     # another process (here: the module table cleared) loads numba's cache files
-    monkeypatch.setattr(SP, "_LOADED", {})
-    again = SP.compile_plans(plans, False)
+    monkeypatch.setattr(SC, "_LOADED", {})
+    again = SC.compile_plans(plans, False)
     assert again.cached and again.plans == first.plans
     # the same source in this process: the same functions
-    assert SP.compile_plans(plans, False) is again
+    assert SC.compile_plans(plans, False) is again
 
 
 def test_what_is_not_compiled():

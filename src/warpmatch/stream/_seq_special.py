@@ -2,9 +2,8 @@
 
 Map: eligibility (:func:`plan_eligible`) < source of one plan's search
 (:func:`plan_source`, via :class:`_Gen`) < a module of every eligible plan of a plan
-set (:func:`module_source`) < compiling and caching it (:func:`compile_plans` ->
-:class:`SpecialPlans`: each plan's C function address, what
-:func:`._seq_kernels.seq_run` calls) < the row helpers the generated code calls
+set (:func:`module_source`; compiling and caching it is :mod:`._seq_compile`'s) < the row
+helpers the generated code calls
 (:func:`_row`, :func:`_has`, :func:`_mbit`; binary search and galloping are
 :mod:`._cpu_rows`' ``_lower`` and ``gallop``, called through :func:`_low` and
 :func:`_seek`).
@@ -38,7 +37,8 @@ cache directory (``$XDG_CACHE_HOME/warpmatch/cpu-plans``, default ``~/.cache/...
 under the hash of its source and of the helpers' files, and numba caches the
 compiled code beside it, so a query structure compiles once per machine and
 version. When to compile is the engine's choice
-(:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``).
+(:class:`~warpmatch.stream.cpu.CpuDeltaEngine`'s ``specialise``); compiling is
+:mod:`._seq_compile`'s.
 
 How it differs from the interpreting kernel (same counts):
 
@@ -61,16 +61,6 @@ How it differs from the interpreting kernel (same counts):
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
-import threading
-import time
-import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,8 +70,7 @@ from ..engine._raw import ld32, ld64
 from ._cpu_rows import (BIG, T_BD, T_BL, T_BN, T_BS, T_ID, T_IL, T_IN, T_IS, T_MASK, T_NS,
                         _lower, gallop, path_plans)
 
-__all__ = ["SpecialPlans", "compile_plans", "is_cached", "plan_eligible", "plan_source",
-           "module_source", "cache_dir"]
+__all__ = ["plan_eligible", "plan_source", "module_source"]
 
 #: largest set of a counting group's vertices whose candidates may coincide that the
 #: generated code counts (one: a scan; two: ``|C1| |C2| - |C1 ∩ C2|``); larger: not eligible
@@ -760,152 +749,3 @@ def module_source(plans: Any, local: bool) -> tuple[str, list[int]]:
         rows = max(rows, len(gen.tag_depths))
     parts.append(f"\n#: rows of the tag block the plans use (the caller's scratch)\nTAG_ROWS = {rows}")
     return "\n".join(parts) + "\n", take
-
-
-# ------------------------------------------------------------------ compiling
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/warpmatch/cpu-plans`` (default ``~/.cache/warpmatch/cpu-plans``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "warpmatch" / "cpu-plans"
-
-
-@dataclass
-class SpecialPlans:
-    """The compiled searches of one plan set.
-
-    Attributes
-    ----------
-    addr : numpy.ndarray
-        int64 per plan: the C function's address, 0 where the plan is not
-        compiled (the interpreting kernel searches it).
-    plans : list of int
-        The compiled plans.
-    seconds : float
-        Time spent compiling (or loading from numba's cache) in this process.
-    cached : bool
-        Whether the module was found compiled on disk (no numba compilation).
-    path : Path or None
-        The generated module's file.
-    tag_rows : int
-        Rows of the tag block the compiled plans need (:func:`plan_source`'s ``_x``).
-    """
-
-    addr: np.ndarray
-    plans: list[int]
-    seconds: float = 0.0
-    cached: bool = False
-    path: Path | None = None
-    tag_rows: int = 0
-    _keep: list = field(default_factory=list, repr=False)
-
-
-_LOCK = threading.Lock()
-_LOADED: dict[str, SpecialPlans] = {}
-
-
-_HELPERS: list[bytes] = []
-
-
-def _key(source: str) -> str:
-    """The module's cache key: its source and the sources of the helpers it inlines.
-
-    numba's cache checks only the cached function's own file, so a module compiled
-    against older helpers (``_row``, ``_has``, ``_lower``, the raw loads) would be
-    loaded unchanged after an upgrade; their files are therefore part of the key (this
-    module's own among them, so a change of the generator recompiles too)."""
-    if not _HELPERS:
-        from ..engine import _raw
-        from . import _cpu_rows
-        _HELPERS.extend(Path(m.__file__).read_bytes()
-                        for m in (sys.modules[__name__], _cpu_rows, _raw))
-    h = hashlib.sha256(source.encode())
-    for b in _HELPERS:
-        h.update(b)
-    return h.hexdigest()[:24]
-
-
-def is_cached(plans: Any, local: bool) -> bool:
-    """Whether ``plans``' module was compiled before (in this process, or on disk with
-    numba's cache files beside it)."""
-    src, take = module_source(plans, local)
-    if not take:
-        return True
-    key = _key(src)
-    if key in _LOADED:
-        return True
-    return _on_disk(cache_dir() / f"m{key}")
-
-
-def _on_disk(d: Path) -> bool:
-    """Whether numba's cache files for the module in ``d`` exist."""
-    return (d / "__pycache__").is_dir() and any((d / "__pycache__").glob("*.nbi"))
-
-
-def _write(d: Path, src: str) -> Path:
-    """``d/plans.py`` holding ``src`` (written atomically: another process may read it)."""
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / "plans.py"
-    if not path.exists() or path.read_text() != src:
-        tmp = d / f".plans.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(src)
-        os.replace(tmp, path)
-    return path
-
-
-def compile_plans(plans: Any, local: bool, cached_only: bool = False
-                  ) -> SpecialPlans | None:
-    """Compile every eligible plan of ``plans`` (once per process and source; numba's
-    disk cache makes later processes load them).
-
-    Parameters
-    ----------
-    cached_only : bool, optional
-        Return ``None`` instead of compiling when the module was not compiled
-        before (:func:`is_cached`), e.g. ``specialise="auto"`` building a matcher.
-
-    Returns
-    -------
-    SpecialPlans or None
-        ``addr`` all zeros when no plan is eligible.
-    """
-    src, take = module_source(plans, local)
-    P = int(plans.num_plans)
-    if not take:
-        return SpecialPlans(np.zeros(P, np.int64), [])
-    key = _key(src)
-    with _LOCK:
-        hit = _LOADED.get(key)
-        if hit is not None:
-            return hit
-        d = cache_dir() / f"m{key}"
-        cached = _on_disk(d)
-        if cached_only and not cached:
-            return None
-        t0 = time.perf_counter()
-        try:
-            path = _write(d, src)
-        except OSError as exc:          # no writable cache: this process's own directory
-            warnings.warn(f"cannot write compiled delta plans under {d} ({exc}); "
-                          "compiling them for this process only", RuntimeWarning,
-                          stacklevel=2)
-            path = _write(Path(tempfile.mkdtemp(prefix="warpmatch-cpu-plans-")), src)
-            cached = False
-        name = f"_warpmatch_cpu_plans_{key}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        addr = np.zeros(P, np.int64)
-        keep = []
-        for j in take:
-            fn = getattr(mod, f"plan_{j}")
-            keep.append(fn)
-            addr[j] = fn.address
-        out = SpecialPlans(addr, take, time.perf_counter() - t0, cached, path,
-                           int(mod.TAG_ROWS), keep)
-        _LOADED[key] = out
-        return out

@@ -60,7 +60,7 @@ from ..engine._cpu_kernels import _lower_bound
 from . import _seq_kernels as S
 from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
-from ._seq_special import SpecialPlans, compile_plans
+from ._seq_compile import SpecialPlans, compile_plans
 from .cpu import CALL_S, PARALLEL_S, SPECIALISE_AFTER_S
 from ._checks import skip_reason
 from .types import Updates
