@@ -46,7 +46,7 @@ def skip_reason(code: int, updates: Updates, i: int) -> str:
 def fail(updates: Updates, i: int, reason: str) -> None:
     """Raise the :class:`InputFormatError` of update ``i`` (its line when known)."""
     line = None if updates.line is None else int(updates.line[i])
-    msg = reason if line is not None else f"update {i}: {reason}"
+    msg = reason if line is not None else f"update {updates.position(i)}: {reason}"
     raise InputFormatError(updates.source, line, msg, update_text(updates, i))
 
 

@@ -93,6 +93,7 @@ class Updates:
     source: str = "<array>"
     new_vertex_ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     new_vertex_labels: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
+    index: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -103,13 +104,30 @@ class Updates:
             return None if a is None else a[start:stop]
         return Updates(self.src[start:stop], self.dst[start:stop], self.op[start:stop],
                        cut(self.label), cut(self.time), cut(self.line), self.source,
-                       self.new_vertex_ids, self.new_vertex_labels)
+                       self.new_vertex_ids, self.new_vertex_labels, cut(self.index))
+
+    def take(self, index: np.ndarray) -> "Updates":
+        """The updates at positions ``index`` (ascending), in order; declarations kept whole.
+
+        Messages about them still name their positions here (:attr:`index`).
+        """
+        index = np.asarray(index, dtype=np.int64)
+
+        def cut(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[index]
+        return Updates(self.src[index], self.dst[index], self.op[index], cut(self.label),
+                       cut(self.time), cut(self.line), self.source, self.new_vertex_ids,
+                       self.new_vertex_labels, index if self.index is None else self.index[index])
+
+    def position(self, i: int) -> int:
+        """Where update ``i`` stands in the batch it was taken from (:attr:`index`)."""
+        return i if self.index is None else int(self.index[i])
 
     def where(self, i: int) -> str:
         """``source:line`` (or ``source, update i``) of update ``i``, for messages."""
         if self.line is not None:
             return f"{self.source}:{int(self.line[i])}"
-        return f"{self.source}, update {i}"
+        return f"{self.source}, update {self.position(i)}"
 
 
 @dataclass(frozen=True, eq=False)
