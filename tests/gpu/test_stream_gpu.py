@@ -419,6 +419,37 @@ def test_matcher_gpu_fully_labeled_reads_the_relevant_subgraph(directed, induced
     assert cm_gpu.count == cm_cpu.count
 
 
+@pytest.mark.parametrize("induced", [False, True])
+def test_matcher_gpu_keep_relevant(induced):
+    """keep="relevant" on the GPU engine (stream/keep.py: the batch's irrelevant updates
+    never reach it): counts and rows equal the CPU engine's keep="all", whose stream
+    also has invalid updates (their counts are 0 either way)."""
+    mt = pytest.importorskip("warpmatch.stream.matcher")
+    from warpmatch.stream.types import Updates
+    rng = np.random.default_rng(23)
+    n = 90
+    src, dst = rng.integers(n, size=(2, 700))
+    g = Graph.from_edges(src, dst, n=n, vertex_labels=rng.integers(4, size=n), warn=False)
+    q = Query.parse("a:0-b:1, b-c:2, c-a, c-d:1")
+    cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", induced=induced, on_invalid="skip",
+                                  keep="relevant")
+    cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", induced=induced, on_invalid="skip")
+    assert cm_gpu._keep is not None and cm_gpu.backend == "gpu"
+    for i in range(4):
+        s, d, o, _ = _batch(cm_cpu.graph.snapshot(), rng, 80)
+        ups = Updates(s.astype(np.int64), d.astype(np.int64), o.astype(np.int8))
+        da = cm_gpu.apply(ups, counts_only=i % 2 == 0)
+        db = cm_cpu.apply(ups, counts_only=i % 2 == 0)
+        assert np.array_equal(da.plus_counts, db.plus_counts)
+        assert np.array_equal(da.minus_counts, db.minus_counts)
+        if i % 2:
+            for a, b, ua, ub in ((da.plus, db.plus, da.plus_update, db.plus_update),
+                                 (da.minus, db.minus, da.minus_update, db.minus_update)):
+                assert sorted(zip(ua.tolist(), map(tuple, a.tolist()))) == \
+                    sorted(zip(ub.tolist(), map(tuple, b.tolist())))
+    assert cm_gpu.count == cm_cpu.count
+
+
 @pytest.mark.parametrize("policy,kw", [("auto", {}), ("none", {}), ("random-walk", {}),
                                        ("random-walk", {"estimator": "cpu"}), ("degree", {})])
 def test_hub_and_new_vertices_across_batches(policy, kw):

@@ -370,8 +370,8 @@ def _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, 
 def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, minus,
             f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id, f_ic, f_in, f_il, f_im,
             r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
-            same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
-            nq1, lab_idx, qlab, req, fcnt, mask,
+            same, rel_table, directed, has_elab, slack, split, trust, es_keys, es_vals,
+            es_meta, nq1, lab_idx, qlab, req, fcnt, mask,
             T, pg, order, pair_kind, pair_elabel, weight, divisor, induced, mark, lcnt, flag,
             sp_addr, sp_tag, srch):
     """Validate, apply and match updates ``ctl[C_NEXT] .. i1 - 1`` in arrival order.
@@ -383,6 +383,10 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     graph). ``rel_table[lab_idx[a], lab_idx[b]]`` says whether an edge
     ``a -> b`` is relevant. The filter's ``fcnt``/``mask`` belong to the graph
     the searches read, whose address table is ``T`` (storage rows only).
+
+    With ``trust`` (``keep="relevant"``, :mod:`warpmatch.stream.keep`; the stores are
+    the relevant subgraph's, ``same``) an update no search can read, by
+    ``rel_table``, is taken as valid without a look and changes nothing.
 
     With ``split`` (only with a relevant subgraph) the whole graph's stores are
     not read or written at all: a relevant edge lives in the relevant
@@ -474,6 +478,11 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
         ins = u_op[i] > 0
         la = lab_idx[a]
         lb = lab_idx[b]
+        if trust and a != b and not (la >= 0 and lb >= 0 and rel_table[la, lb]):
+            code[i] = OK                    # taken as valid and dropped (keep="relevant")
+            ctl[C_VALID] += 1
+            ctl[C_NEXT] = i + 1
+            continue
         rel = same or split or (la >= 0 and lb >= 0 and rel_table[la, lb])
         # ---- validation against the whole graph, in arrival order
         if a == b:
@@ -564,8 +573,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
 def seq_undo(i1, u_a, u_b, u_op, u_lab, code, old_lab,
              f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id, f_ic, f_in, f_il, f_im,
              r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id, r_ic, r_in, r_il, r_im,
-             same, rel_table, directed, has_elab, slack, split, es_keys, es_vals, es_meta,
-             nq1, lab_idx, qlab, req, fcnt, mask):
+             same, rel_table, directed, has_elab, slack, split, trust, es_keys, es_vals,
+             es_meta, nq1, lab_idx, qlab, req, fcnt, mask):
     """Take back the valid updates ``0 .. i1 - 1`` of :func:`seq_run`, last first.
 
     Each inverse edit meets the state right after its update, so a deletion's
@@ -581,6 +590,8 @@ def seq_undo(i1, u_a, u_b, u_op, u_lab, code, old_lab,
         b = np.int64(u_b[i])
         la = lab_idx[a]
         lb = lab_idx[b]
+        if trust and not (la >= 0 and lb >= 0 and rel_table[la, lb]):
+            continue                        # dropped by the run: nothing to take back
         rel = same or (la >= 0 and lb >= 0 and rel_table[la, lb])
         if split and not rel:
             key = edge_key(a, b, directed)

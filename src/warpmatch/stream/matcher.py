@@ -48,7 +48,7 @@ from ..query.model import ANY, Query
 from .batching import BatchedApply
 from .delta import compile_delta_plans
 from .dynamic import DynamicGraph
-from .relevant import RelevantSubgraph, relevant_pairs
+from .relevant import RelevantSubgraph, relevant_graph, relevant_pairs
 from .types import DeltaPlans, Updates
 
 __all__ = ["ContinuousMatcher", "StreamDelta", "BACKENDS", "resolve_delta_engine"]
@@ -246,6 +246,16 @@ class ContinuousMatcher(BatchedApply):
         An update that inserts an existing edge, deletes a missing one or is a
         self-loop: raise :class:`~warpmatch.errors.InputFormatError` before
         anything changes (the default), or skip it (``valid`` False, a reason).
+    keep : {"all", "relevant"}, optional
+        ``"all"`` (the default) keeps the whole graph and validates every
+        update against it. ``"relevant"`` keeps only the edges a fully
+        labelled query can read (:mod:`warpmatch.stream.keep`, as RapidFlow
+        does): updates of other edges are taken as valid without a look and
+        cost a label lookup, and :attr:`graph` holds the relevant edges only.
+        The deltas are the same on a valid stream. With a wildcard query
+        vertex or a graph without vertex labels every edge is relevant: the
+        same as ``"all"``. A :class:`DynamicGraph` given as ``graph`` is then
+        copied, not changed.
     count_initial : bool, optional
         Count the matches of ``G_0`` with the static engine, so that
         :attr:`count` is the live total. The default is ``True``; with
@@ -289,10 +299,13 @@ class ContinuousMatcher(BatchedApply):
 
     def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
                  induced: bool = False, backend: str = "auto", on_invalid: str = "error",
-                 count_initial: bool = True, progress: Any = False,
+                 count_initial: bool = True, progress: Any = False, keep: str = "all",
                  **engine_options: Any) -> None:
         if on_invalid not in ("error", "skip"):
             raise ValueError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
+        from .keep import KEEP_MODES, KeepRelevant
+        if keep not in KEEP_MODES:
+            raise ValueError(f"keep must be 'all' or 'relevant', not {keep!r}")
         static: Graph | None = None
         if not isinstance(graph, DynamicGraph):
             from ..api import as_graph
@@ -302,6 +315,12 @@ class ContinuousMatcher(BatchedApply):
         # the labels a fully labelled query can use (stream/relevant.py), or None
         pairs = (relevant_pairs(self.query, bool(induced)) if g_in.vertex_labels is not None
                  else None)
+        self._keep: KeepRelevant | None = None
+        if keep == "relevant" and pairs is not None:
+            # the matcher's graph is the relevant subgraph itself (stream/keep.py)
+            static = relevant_graph(g_in if static is not None else graph.snapshot(), *pairs)
+            self._keep = KeepRelevant(*pairs)
+        self.keep = keep
         # a query whose labels confine it to part of a vertex-labeled graph (a relevant
         # subgraph): "auto" takes the CPU engine (measured faster: see ``backend`` above)
         if backend == "auto" and pairs is not None:
@@ -315,13 +334,16 @@ class ContinuousMatcher(BatchedApply):
             dg = graph
         else:
             # the engine reads this graph unless it reads the query's relevant subgraph
-            dg = (DynamicGraph(static) if allocator is None or pairs is not None
+            dg = (DynamicGraph(static) if allocator is None or (pairs is not None
+                                                                 and self._keep is None)
                   else DynamicGraph(static, allocator=allocator))
         self._dg = dg
+        if self._keep is not None:
+            self._keep.attach(dg)
         check_direction(self.query, dg.directed, dg.name)
         _check_labels(self.query, dg)
         self._relevant: RelevantSubgraph | None = None
-        if pairs is not None:
+        if pairs is not None and self._keep is None:
             # the engine reads only the edges the query can use (stream/relevant.py)
             g_rel = static if static is not None else dg.snapshot()
             self._relevant = RelevantSubgraph(g_rel, *pairs, **(
@@ -341,7 +363,8 @@ class ContinuousMatcher(BatchedApply):
             from .sequential import SequentialPath
             self._seq = SequentialPath(dg, self._relevant, self.engine, self._plans["count"],
                                        split_from=static if self._relevant is not None
-                                       else None)
+                                       else None,
+                                       trust=None if self._keep is None else self._keep.table)
         self.added = 0
         self.removed = 0
         self.updates_applied = 0
@@ -492,11 +515,23 @@ class ContinuousMatcher(BatchedApply):
         else:
             from .updates import as_updates
             ups = as_updates(updates)
+        return self._apply_routed(ups, counts_only, None)
+
+    def _apply_routed(self, ups: Updates, counts_only: bool, search: np.ndarray | None
+                      ) -> StreamDelta:
+        """A batch on the sequential path (counting on the CPU) or the batch path."""
         if counts_only:
             seq = self._sequential_path()
             if seq is not None:
-                return self._apply_sequential(seq, ups)
-        return self._apply_batch(ups, counts_only)
+                return self._apply_sequential(seq, ups, search)
+        return self._batch(ups, counts_only, search=search)
+
+    def _batch(self, ups: Updates, counts_only: bool, account: bool = True,
+               search: np.ndarray | None = None) -> StreamDelta:
+        """:meth:`_apply_batch`, of the updates that are kept with ``keep="relevant"``."""
+        if self._keep is None:
+            return self._apply_batch(ups, counts_only, account, search)
+        return self._keep.apply_batch(self, ups, counts_only, account, search)
 
     # ------------------------------------------------------ the two paths
     def _sequential_path(self) -> Any:
@@ -514,7 +549,7 @@ class ContinuousMatcher(BatchedApply):
             res = seq.run(ups, self.on_invalid, threads, search)
         if res is None:                 # new vertices, malformed or invalid updates, ...
             t0 = time.perf_counter()
-            out = self._apply_batch(ups, True, search=search)
+            out = self._batch(ups, True, search=search)
             seq.batch_timed(B, time.perf_counter() - t0)
             return out
         plus_c, minus_c = res.plus, res.minus
@@ -526,14 +561,14 @@ class ContinuousMatcher(BatchedApply):
             rest = ups.slice(res.done, B)
             t0 = time.perf_counter()
             try:
-                tail = self._apply_batch(rest, True, account=False,
+                tail = self._batch(rest, True, account=False,
                                          search=None if search is None
                                          else search[res.done:])
             except InputFormatError:
                 # an invalid update in the rest under on_invalid="error": nothing of the
                 # batch may stay applied, and the error names the update in this batch
                 seq.undo(res)
-                self._apply_batch(ups, True)
+                self._batch(ups, True)
                 raise                   # pragma: no cover - the line above raises
             seq.batch_timed(B - res.done, time.perf_counter() - t0)
             plus_c[res.done:] = tail.plus_counts
@@ -581,11 +616,7 @@ class ContinuousMatcher(BatchedApply):
         if search.shape != (len(ups),):
             raise ValueError(f"search must mark each of the batch's {len(ups)} updates, "
                              f"not have shape {search.shape}")
-        if counts_only:
-            seq = self._sequential_path()
-            if seq is not None:
-                return self._apply_sequential(seq, ups, search)
-        return self._apply_batch(ups, counts_only, search=search)
+        return self._apply_routed(ups, counts_only, search)
 
     def _apply_batch(self, ups: Updates, counts_only: bool, account: bool = True,
                      search: np.ndarray | None = None) -> StreamDelta:

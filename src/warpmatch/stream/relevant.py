@@ -1,6 +1,7 @@
 """The query-relevant subgraph: the only edges a labeled query's searches can read.
 
 Map: :func:`relevant_pairs` (which label pairs a query can use) <
+:func:`relevant_edges`, :func:`relevant_graph` (a graph's edges between them) <
 :class:`RelevantSubgraph` (a :class:`~warpmatch.stream.dynamic.DynamicGraph` of
 those edges, fed the relevant part of each batch).
 
@@ -33,7 +34,7 @@ from ..query.model import ANY, Query
 from .dynamic import DynamicGraph
 from .types import InternalBatch, Updates
 
-__all__ = ["RelevantSubgraph", "relevant_pairs"]
+__all__ = ["RelevantSubgraph", "relevant_edges", "relevant_graph", "relevant_pairs"]
 
 
 def relevant_pairs(query: Query, induced: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -66,6 +67,53 @@ def relevant_pairs(query: Query, induced: bool) -> tuple[np.ndarray, np.ndarray]
     return labels, table
 
 
+def relevant_edges(labels: np.ndarray, table: np.ndarray, vl: np.ndarray, src: np.ndarray,
+                   dst: np.ndarray) -> np.ndarray:
+    """Which edges ``src -> dst`` join a relevant label pair (bool per edge).
+
+    ``labels``, ``table``: from :func:`relevant_pairs`; ``vl``: the vertex labels.
+    """
+    L = np.asarray(labels, dtype=np.int64)
+    if L.size == 0 or src.size == 0:
+        return np.zeros(src.size, dtype=bool)
+    vl = np.asarray(vl)
+    ls = vl[src].astype(np.int64)
+    ld = vl[dst].astype(np.int64)
+    i = np.minimum(np.searchsorted(L, ls), L.size - 1)
+    j = np.minimum(np.searchsorted(L, ld), L.size - 1)
+    ok = (L[i] == ls) & (L[j] == ld)
+    ok[ok] = np.asarray(table, dtype=bool)[i[ok], j[ok]]
+    return ok
+
+
+def relevant_graph(graph: Graph, labels: np.ndarray, table: np.ndarray,
+                   keep_ids: bool = True) -> Graph:
+    """``graph`` with only its relevant edges: same vertices and labels.
+
+    Parameters
+    ----------
+    graph : Graph
+    labels, table : numpy.ndarray
+        From :func:`relevant_pairs`.
+    keep_ids : bool, optional
+        Keep the graph's external ids (the default); ``False``: the internal
+        ids ``0..n-1`` are the new graph's ids.
+
+    Returns
+    -------
+    Graph
+        Named ``"<name> (relevant)"``.
+    """
+    src, dst = graph.edges()
+    keep = relevant_edges(labels, table, graph.vertex_labels, src, dst)
+    elab = graph.edge_label_array() if graph.edge_labels is not None else None
+    return Graph.from_edges(src[keep], dst[keep], n=graph.n, vertex_labels=graph.vertex_labels,
+                            edge_labels=None if elab is None else elab[keep],
+                            directed=graph.directed,
+                            ids=graph.ids if keep_ids else None,
+                            name=f"{graph.name} (relevant)", warn=False)
+
+
 class RelevantSubgraph:
     """A dynamic graph of the edges a labeled query can read (module docstring).
 
@@ -89,29 +137,12 @@ class RelevantSubgraph:
                  allocator: Any = np.empty) -> None:
         self.labels = np.asarray(labels, dtype=np.int64)
         self.table = np.asarray(table, dtype=bool)
-        src, dst = graph.edges()
-        keep = self._keep(np.asarray(graph.vertex_labels), src, dst)
-        elab = graph.edge_label_array() if graph.edge_labels is not None else None
-        sub = Graph.from_edges(src[keep], dst[keep], n=graph.n,
-                               vertex_labels=graph.vertex_labels,
-                               edge_labels=None if elab is None else elab[keep],
-                               directed=graph.directed, name=f"{graph.name} (relevant)",
-                               warn=False)
-        self.graph = DynamicGraph(sub, allocator=allocator)
+        self.graph = DynamicGraph(relevant_graph(graph, self.labels, self.table,
+                                                 keep_ids=False), allocator=allocator)
         self.has_edge_labels = self.graph.has_edge_labels
 
     def _keep(self, vl: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Which edges ``src -> dst`` join a relevant label pair."""
-        L = self.labels
-        if L.size == 0 or src.size == 0:
-            return np.zeros(src.size, dtype=bool)
-        ls = vl[src].astype(np.int64)
-        ld = vl[dst].astype(np.int64)
-        i = np.minimum(np.searchsorted(L, ls), L.size - 1)
-        j = np.minimum(np.searchsorted(L, ld), L.size - 1)
-        ok = (L[i] == ls) & (L[j] == ld)
-        ok[ok] = self.table[i[ok], j[ok]]
-        return ok
+        return relevant_edges(self.labels, self.table, vl, src, dst)
 
     def select(self, batch: InternalBatch, labels: np.ndarray) -> tuple[InternalBatch,
                                                                         np.ndarray]:

@@ -211,6 +211,11 @@ class SequentialPath:
         this path edits neither ``graph``'s stores nor reads them ("split"
         mode): :meth:`sync` rebuilds them when someone needs them, and this
         path then keeps them up to date itself. The default is ``None``.
+    trust : numpy.ndarray, optional
+        Without a relevant subgraph: the label-pair table of
+        :func:`~warpmatch.stream.relevant.relevant_pairs`; ``graph`` then is a
+        ``keep="relevant"`` matcher's graph, and an update of an edge the table
+        rules out is taken as valid and dropped (:mod:`warpmatch.stream.keep`).
 
     Attributes
     ----------
@@ -228,8 +233,11 @@ class SequentialPath:
     """
 
     def __init__(self, graph: Any, relevant: Any, engine: Any, plans: Any,
-                 split_from: Any = None) -> None:
+                 split_from: Any = None, trust: np.ndarray | None = None) -> None:
         self.graph = graph
+        #: keep="relevant" (stream/keep.py): ``graph`` is the relevant subgraph, and an
+        #: update of an edge no query edge's labels allow is taken as valid and dropped
+        self.trust = trust is not None and relevant is None
         self.relevant = relevant
         self.engine = engine
         self.plans = plans
@@ -243,6 +251,8 @@ class SequentialPath:
         self._weight = _c(plans.weight, np.int64)
         if relevant is not None:
             self._table = _c(relevant.table, np.bool_)
+        elif self.trust:
+            self._table = _c(trust, np.bool_)
         else:
             self._table = np.zeros((1, 1), np.bool_)
         self._oidx = np.zeros(0, np.int32)
@@ -421,10 +431,8 @@ class SequentialPath:
         """Copy the kernels' used/live/entries back into the stores of both graphs."""
         for g in (dg,) if same else (dg, eg):
             for st in g._stores:
-                meta = st._seq_meta
-                st.used = int(meta[S.M_USED])
-                st.live = int(meta[S.M_LIVE])
-                st.entries = int(meta[S.M_ENTRIES])
+                # (one tolist, not three int() reads: this runs after every kernel call)
+                st.used, st.live, st.entries = st._seq_meta.tolist()
 
     def _table_of(self, eg: Any, mask: np.ndarray) -> np.ndarray:
         """The search's address table: ``eg``'s storage rows, no overlay row at all.
@@ -488,7 +496,7 @@ class SequentialPath:
         mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
         self._tag_block(int(filt.mask.shape[0]))
         self._pack = (*fs, *rs, same, self._table, dg.directed, dg.has_edge_labels, dg.slack,
-                      self.split, *self._set_args(), filt.nq1, filt.lab_idx, filt.qlab,
+                      self.split, self.trust, *self._set_args(), filt.nq1, filt.lab_idx, filt.qlab,
                       filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
                       self.engine._program(self.plans), self._order, self._pair_kind,
                       self._pair_elabel, self._weight, int(self.plans.divisor),
@@ -501,17 +509,22 @@ class SequentialPath:
         """``a, b, op, lab, code, old_lab`` for a batch of ``B`` (views of kept arrays:
         a batch's are read only until the next :meth:`run`)."""
         bufs = self._bufs
-        if bufs is not None and bufs[0] == B:
-            return bufs[2]
+        if bufs is not None:
+            hit = bufs[2].get(B)
+            if hit is not None:
+                return hit
         if bufs is None or bufs[1][0].shape[0] < B:
             n = max(B, 1024)
             whole = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int8),
                      np.empty(n, np.int32), np.empty(n, np.int8), np.empty(n, np.int32))
+            views: dict = {}
         else:
-            whole = bufs[1]
-        views = tuple(x[:B] for x in whole)
+            whole, views = bufs[1], bufs[2]
+        if len(views) >= 4:             # a stream's batches come in a few sizes
+            views.clear()
+        views[B] = tuple(x[:B] for x in whole)
         self._bufs = (B, whole, views)
-        return views
+        return views[B]
 
     # --------------------------------------------------------------- run
     def run(self, ups: Updates, on_invalid: str, threads: int,
@@ -627,22 +640,22 @@ class SequentialPath:
             return None
         if status == S.OVERFLOW:
             raise OverflowError("a delta count times its weight does not fit in int64")
-        done = int(ctl[S.C_NEXT])
+        c = ctl.tolist()                # (Python ints, read once)
+        done = c[S.C_NEXT]
         st = self.stats
         st["runs"] += 1
         st["updates"] += done
-        st["relevant"] += int(ctl[S.C_REL])
-        st["tasks"] += int(ctl[S.C_TASKS])
+        st["relevant"] += c[S.C_REL]
+        st["tasks"] += c[S.C_TASKS]
         if done > 0:
             r = spent / done
             self.rate = r if self.rate is None else 0.5 * (self.rate + r)
         self._search_s += spent
         if self._sp_mode == "auto":
             self._maybe_special()
-        return SeqResult(done, plus, minus, code, int(ctl[S.C_TASKS]),
-                         (a, b, op, lab, code, old_lab, int(ctl[S.C_NET]),
-                          int(ctl[S.C_RNET])), int(ctl[S.C_VALID]), int(ctl[S.C_PLUS]),
-                         int(ctl[S.C_MINUS]))
+        return SeqResult(done, plus, minus, code, c[S.C_TASKS],
+                         (a, b, op, lab, code, old_lab, c[S.C_NET], c[S.C_RNET]),
+                         c[S.C_VALID], c[S.C_PLUS], c[S.C_MINUS])
 
     def undo(self, res: SeqResult) -> None:
         """Take back a batch :meth:`run` applied (its caller found an error after it)."""
@@ -706,7 +719,8 @@ class SequentialPath:
             while len(es) + dels > MAX_LOAD * es.keys.shape[0]:
                 es.grow_for(len(es) + dels)
         S.seq_undo(upto, a, b, op, lab, code, old_lab, *fs, *rs, same, self._table,
-                   dg.directed, dg.has_edge_labels, dg.slack, self.split, *self._set_args(),
+                   dg.directed, dg.has_edge_labels, dg.slack, self.split, self.trust,
+                   *self._set_args(),
                    filt.nq1, filt.lab_idx, filt.qlab, filt.req, filt.cnt, filt.mask)
         self._store_back(dg, eg, same)
         self._pack_key = None             # the stores' meta arrays are _undo's own now
