@@ -240,6 +240,30 @@ def test_labeled_stream_with_declarations(tmp_path: Path) -> None:
     assert j["final_count"] == wm.count(final, "a:1-b:1, b-c:2, c-a", backend="cpu") > 0
 
 
+def test_keep_relevant_equals_keep_all(tmp_path: Path) -> None:
+    # a 2-2 edge no query edge can use: its duplicate insert is an error with --keep all,
+    # trusted (and dropped) with --keep relevant; the counts are the same
+    g = tmp_path / "g.graph"
+    g.write_text("t 1 5\nv 0 1\nv 1 1\nv 2 2\nv 3 2\nv 4 1\ne 0 1\ne 1 2\ne 2 3\n")
+    ups = tmp_path / "u.txt"
+    ups.write_text("v 7 1\n0 2 +\n7 0 +\n7 2 +\n2 3 -\n2 3 +\n4 2 +\n1 2 -\n")
+    q = "a:1-b:1, b-c:2, c-a"
+    for size in ("1", "3"):
+        full = last_json(run("stream", g, q, ups, "--json", "--batch-size", size))
+        mine = last_json(run("stream", g, q, ups, "--json", "--batch-size", size,
+                             "--keep", "relevant"))
+        assert mine["keep"] == "relevant" and full["keep"] == "all"
+        for key in ("initial_count", "final_count", "added", "removed", "updates", "invalid"):
+            assert mine[key] == full[key], key
+        assert full["final_count"] > 0
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 2 +\n2 3 +\n")
+    r = run("stream", g, q, bad, "--json")
+    assert r.exit_code != 0 and "bad.txt:2" in r.output
+    j = last_json(run("stream", g, q, bad, "--json", "--keep", "relevant"))
+    assert j["invalid"] == 0 and j["updates"] == 2
+
+
 def test_edge_labeled_stream_on_tve_g0_without_edges(tmp_path: Path) -> None:
     # issue 16: a t/v/e G0 without 'e' lines is edge-labeled (no edges yet), so an
     # edge-labeled query and stream are accepted, directly and after `convert`

@@ -234,6 +234,10 @@ def _stream_options(f: Callable) -> Callable:
               help="An update inserting an existing edge, deleting a missing one or making "
                    "a self-loop: stop with an error naming its line, or skip it (counted; "
                    "the first one skipped is named on stderr).")
+@click.option("--keep", type=click.Choice(["all", "relevant"]), default="all", show_default=True,
+              help="'relevant': keep only the edges a fully labelled QUERY can read (as "
+                   "RapidFlow does); updates of other edges are taken as valid without a "
+                   "look and cost almost nothing. 'all' keeps and checks the whole graph.")
 @click.option("--update-labels/--no-update-labels", "update_labels", default=None,
               help="Text UPDATES: the 4th field is an edge label / there is no label field "
                    "(a 4th field is the timestamp). Default: a '# columns:' header "
@@ -249,7 +253,7 @@ def _stream_options(f: Callable) -> Callable:
 @_debug_option
 def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: str | None,
            output: str | None,
-           output_format: str | None, counts_only: bool, on_invalid: str,
+           output_format: str | None, counts_only: bool, on_invalid: str, keep: str,
            update_labels: bool | None, updates_format: str | None, threads: int | None,
            workers: int | None, scheduler: str | None, mode: str, induced: bool,
            backend: str, fmt: str | None, directed: bool, vertex_labels: str | None,
@@ -322,7 +326,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     t0 = time.perf_counter()
     with ProgressBar(f"{q.name} (initial count)", percent=True) as init_bar:
         cm = ContinuousMatcher(g, q, mode=mode, induced=induced, backend=backend,
-                               on_invalid=on_invalid,
+                               on_invalid=on_invalid, keep=keep,
                                progress=init_bar if init_bar.enabled else None,
                                **({} if client is None else {"client": client}))
     if client is not None:
@@ -395,6 +399,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             "initial_seconds": round(init_s, 6), "load_seconds": round(load_s, 6),
             "graph": graph, "graph_name": g.name, "query": q.name, "query_dsl": q.to_dsl(),
             "updates_source": updates, "timestamps": has_time, "on_invalid": on_invalid,
+            "keep": keep,
             "max_latency_seconds": None if updates != "-" else latency,
             "output": output, "format": ofmt,
             "rows": None if writer is None else writer.rows,
