@@ -27,7 +27,11 @@ For each workload (a data graph and a query) the script
    ``apply_batches(updates, batch, counts_only=True)``: the CPU engine with
    one thread (``threads=1``, RapidFlow's setting), the CPU engine with all
    cores (``threads=None``) and, where CuPy and a CUDA device are present,
-   the GPU engine;
+   the GPU engine; each also, as ``cpu1-rel``, ``cpuN-rel``, ``gpu-rel``, with
+   ``keep="relevant"`` (:mod:`warpmatch.stream.keep`): only the edges the query
+   can read are kept, and the other updates are taken as valid without a look,
+   which is what RapidFlow does; the default keeps the whole graph and
+   validates every update;
 4. checks the counts **per update**: a second RapidFlow binary (the *check*
    variant, never timed) prints each update's result count, and every
    warpmatch engine's ``plus_counts + minus_counts`` must equal it, update by
@@ -118,8 +122,17 @@ PATTERNS = ("triangle", "4-clique", "diamond", "square", "tailed-triangle", "4-p
 LABELED_GRAPHS = ("yeast", "human", "hprd")
 UNLABELED_GRAPHS = ("email-Eu-core", "powerlaw")
 GROUPS = {"labeled": LABELED_GRAPHS, "unlabeled": UNLABELED_GRAPHS}
-ENGINES = ("cpu1", "cpuN", "gpu")
+#: the engines run by default; each also as ``<engine>-rel``: ``keep="relevant"``, the
+#: matcher keeps only the edges the query can read and takes the other updates as valid
+#: without a look, as RapidFlow does (stream/keep.py)
+DEFAULT_ENGINES = ("cpu1", "cpuN", "gpu")
+ENGINES = DEFAULT_ENGINES + tuple(f"{e}-rel" for e in DEFAULT_ENGINES)
 ENGINE_TITLE = {"cpu1": "CPU-1", "cpuN": "CPU-N", "gpu": "GPU"}
+ENGINE_TITLE.update({f"{e}-rel": f"{t} rel" for e, t in list(ENGINE_TITLE.items())})
+
+
+def _is_gpu(engine: str) -> bool:
+    return engine.startswith("gpu")
 INSERT_FRACTION, DELETE_FRACTION = 0.1, 0.05
 #: the warm-up's updates are applied in this many batches ...
 WARMUP_BATCHES = 8
@@ -171,7 +184,8 @@ def _wm_child(spec_path: str) -> None:
                             if backend == "cpu" else {})
 
     def matcher() -> Any:
-        return wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False, **opts)
+        return wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False,
+                                    keep=spec.get("keep", "all"), **opts)
 
     # warm-up: a separate matcher, the stream's first updates in WARMUP_BATCHES batches
     # (some kernels first run on a later batch); compilation happens here. It stops early
@@ -261,13 +275,14 @@ def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float,
         repeats), ``updates`` (processed), ``per_update`` (numpy array of the
         processed prefix), ``threads``, ``detail``.
     """
-    backend = "gpu" if engine == "gpu" else "cpu"
-    threads = 1 if engine == "cpu1" else None
+    backend = "gpu" if _is_gpu(engine) else "cpu"
+    threads = 1 if engine.startswith("cpu1") else None
     tag = f"wm_{engine}"
     spec = {"graph": str(files["wmg"]), "query": str(files["pickle"]),
             "updates": str(files["npz"]), "backend": backend, "threads": threads,
             "batch": batch, "limit": limit, "warmup": warmup, "repeats": repeats,
             "specialise": specialise,
+            "keep": "relevant" if engine.endswith("-rel") else "all",
             "marker": str(workdir / f"{tag}.marker"), "progress": str(workdir / f"{tag}.prog"),
             "counts": str(workdir / f"{tag}.npy")}
     for k in ("marker", "progress", "counts"):
@@ -766,9 +781,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the streams (make_stream) and of the power-law graph "
                          "(default 1)")
-    ap.add_argument("--engines", default=",".join(ENGINES),
+    ap.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
                     help="warpmatch engines: cpu1 (1 thread), cpuN (all cores), gpu "
-                         "(only where CuPy and a device are present); default all")
+                         "(only where CuPy and a device are present), each also with "
+                         "-rel (keep='relevant': only the edges the query can read are "
+                         "kept, other updates are not validated, as in RapidFlow); "
+                         "default cpu1,cpuN,gpu")
     ap.add_argument("--cpu-batch", type=int, default=4096,
                     help="CPU engines' batch size (default 4096)")
     ap.add_argument("--gpu-batch", type=int, default=4096,
@@ -830,9 +848,10 @@ def main(argv: list[str] | None = None) -> int:
 
     peer = resolve_peer(args.rapidflow, args.rapidflow_src, args.peer_build_dir)
     set_up: set[str] = set()        # engines whose child finished once (kernels compiled)
-    gpu_ok, gpu_why = _gpu_available() if "gpu" in engines else (False, "not selected")
-    if "gpu" in engines and not gpu_ok:
-        engines.remove("gpu")
+    want_gpu = any(_is_gpu(e) for e in engines)
+    gpu_ok, gpu_why = _gpu_available() if want_gpu else (False, "not selected")
+    if want_gpu and not gpu_ok:
+        engines = [e for e in engines if not _is_gpu(e)]
     root = data_root(args.data)
     workloads = build_workloads(args, root)
 
@@ -844,10 +863,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"RapidFlow: {peer.plain} ({peer.note}); one thread; limit {limit:g} s per run")
     how = {"cpu1": "backend=cpu, threads=1", "cpuN": "backend=cpu, threads=None",
            "gpu": "backend=gpu"}
+    how.update({f"{e}-rel": f"{h}, keep='relevant'" for e, h in list(how.items())})
     print("warpmatch engines: " + ", ".join(
-        f"{ENGINE_TITLE[e]} ({how[e]}, batch {args.gpu_batch if e == 'gpu' else args.cpu_batch})"
+        f"{ENGINE_TITLE[e]} ({how[e]}, batch {args.gpu_batch if _is_gpu(e) else args.cpu_batch})"
         for e in engines) + f"; limit {wm_limit:g} s per run, checked between batches")
-    if "gpu" in args.engines.split(",") and not gpu_ok:
+    if want_gpu and not gpu_ok:
         print(f"GPU: skipped ({gpu_why})")
     print(f"stream: make_stream(G, insert_fraction={INSERT_FRACTION}, "
           f"delete_fraction={DELETE_FRACTION}, seed={args.seed}); data: {root}")
@@ -913,7 +933,7 @@ def main(argv: list[str] | None = None) -> int:
                     notes.add(rf["check_note"])
                 wms: dict[str, dict[str, Any]] = {}
                 for e in engines:
-                    batch = args.gpu_batch if e == "gpu" else args.cpu_batch
+                    batch = args.gpu_batch if _is_gpu(e) else args.cpu_batch
                     # an engine's first child may compile numba's kernels from a cold
                     # cache (over 50 s on the H200 host): setup time, never timed
                     setup = setup_limit if e in set_up else max(setup_limit,
