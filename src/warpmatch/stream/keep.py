@@ -65,6 +65,17 @@ def _row_of(e, identity, n, base_ext, base_int, extra_ext, extra_int, decl_ext, 
     return _lookup(decl_ext, decl_idx, e)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _kept(o, a, b, x, labels_ok, la, lb, pair):
+    """Whether an update goes on: unusual (op ``o`` not +1/-1, a self-loop ``a == b``,
+    a bad edge label ``x``, an endpoint not found: row -1) or of an edge a search can
+    read (``pair``: the table's entry for rows ``la``, ``lb``). Scalars only: array
+    arguments would cost reference counting at every update."""
+    odd = (o != 1) & (o != -1) | (a == b)
+    odd |= (x < 0) | (x > 2147483647) | ((x != 0) & (not labels_ok))
+    return odd | (la == -1) | (lb == -1) | ((la >= 0) & (lb >= 0) & pair)
+
+
 @njit(cache=True, nogil=True)
 def kept_updates(src, dst, op, lab, has_lab, labels_ok, identity, n, base_ext, base_int,
                  extra_ext, extra_int, decl_ext, decl_idx, lab_idx, table, out):
@@ -83,44 +94,34 @@ def kept_updates(src, dst, op, lab, has_lab, labels_ok, identity, n, base_ext, b
     flat = table.ravel()
     fast = identity and decl_ext.shape[0] == 0
     for i in range(src.shape[0]):
-        o = op[i]
         a = np.int64(src[i])
         b = np.int64(dst[i])
-        odd = (o != 1) & (o != -1) | (a == b)
-        if has_lab:
-            x = lab[i]
-            odd |= (x < 0) | (x > 2147483647) | ((x != 0) & (not labels_ok))
         if fast:        # (the lookups' code in this loop would make it several times slower)
             la = lab_idx[a] if 0 <= a < n else np.int64(-1)
             lb = lab_idx[b] if 0 <= b < n else np.int64(-1)
         else:
-            la = -1
-            lb = -1
-        both = (la >= 0) & (lb >= 0)
-        keep = odd | (la == -1) | (lb == -1) | (both & flat[max(la, 0) * L + max(lb, 0)])
+            la = np.int64(-1)
+            lb = np.int64(-1)
+        x = lab[i] if has_lab else np.int64(0)
         out[m] = i
-        m += np.int64(keep)
+        m += np.int64(_kept(op[i], a, b, x, labels_ok, la, lb,
+                            flat[max(la, 0) * L + max(lb, 0)]))
     if fast:
         return m
     # ids to look up, or declared vertices: the kept ones again, with the lookups
     k = 0
     for t in range(m):
         i = out[t]
-        o = op[i]
         a = np.int64(src[i])
         b = np.int64(dst[i])
-        odd = (o != 1) & (o != -1) | (a == b)
-        if has_lab:
-            x = lab[i]
-            odd |= (x < 0) | (x > 2147483647) | ((x != 0) & (not labels_ok))
         la = _row_of(a, identity, n, base_ext, base_int, extra_ext, extra_int, decl_ext,
                      decl_idx, lab_idx)
         lb = _row_of(b, identity, n, base_ext, base_int, extra_ext, extra_int, decl_ext,
                      decl_idx, lab_idx)
-        both = (la >= 0) & (lb >= 0)
-        keep = odd | (la == -1) | (lb == -1) | (both & flat[max(la, 0) * L + max(lb, 0)])
+        x = lab[i] if has_lab else np.int64(0)
         out[k] = i
-        k += np.int64(keep)
+        k += np.int64(_kept(op[i], a, b, x, labels_ok, la, lb,
+                            flat[max(la, 0) * L + max(lb, 0)]))
     return k
 
 
