@@ -279,7 +279,7 @@ class ContinuousMatcher(BatchedApply):
     backend : str
         The engine that runs (``"cpu"`` or ``"gpu"``).
     engine : DeltaEngine
-    mode, induced, on_invalid
+    mode, induced, on_invalid, keep
         As given.
     initial_count : int or None
         Matches of ``G_0``.
@@ -562,8 +562,7 @@ class ContinuousMatcher(BatchedApply):
             t0 = time.perf_counter()
             try:
                 tail = self._batch(rest, True, account=False,
-                                         search=None if search is None
-                                         else search[res.done:])
+                                   search=None if search is None else search[res.done:])
             except InputFormatError:
                 # an invalid update in the rest under on_invalid="error": nothing of the
                 # batch may stay applied, and the error names the update in this batch

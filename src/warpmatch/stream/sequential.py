@@ -496,8 +496,8 @@ class SequentialPath:
         mark, lcnt, flag = self._scratch(int(filt.mask.shape[0]))
         self._tag_block(int(filt.mask.shape[0]))
         self._pack = (*fs, *rs, same, self._table, dg.directed, dg.has_edge_labels, dg.slack,
-                      self.split, self.trust, *self._set_args(), filt.nq1, filt.lab_idx, filt.qlab,
-                      filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
+                      self.split, self.trust, *self._set_args(), filt.nq1, filt.lab_idx,
+                      filt.qlab, filt.req, filt.cnt, filt.mask, self._table_of(eg, filt.mask),
                       self.engine._program(self.plans), self._order, self._pair_kind,
                       self._pair_elabel, self._weight, int(self.plans.divisor),
                       bool(self.plans.induced), mark, lcnt, flag, self._sp_addr,
