@@ -1,7 +1,8 @@
 """The query-relevant subgraph: the only edges a labeled query's searches can read.
 
 Map: :func:`relevant_pairs` (which label pairs a query can use) <
-:func:`relevant_edges`, :func:`relevant_graph` (a graph's edges between them) <
+:func:`label_rows`, :func:`relevant_edges`, :func:`relevant_graph` (a graph's edges
+between them) <
 :class:`RelevantSubgraph` (a :class:`~warpmatch.stream.dynamic.DynamicGraph` of
 those edges, fed the relevant part of each batch).
 
@@ -34,7 +35,8 @@ from ..query.model import ANY, Query
 from .dynamic import DynamicGraph
 from .types import InternalBatch, Updates
 
-__all__ = ["RelevantSubgraph", "relevant_edges", "relevant_graph", "relevant_pairs"]
+__all__ = ["RelevantSubgraph", "label_rows", "relevant_edges", "relevant_graph",
+           "relevant_pairs"]
 
 
 def relevant_pairs(query: Query, induced: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -67,21 +69,28 @@ def relevant_pairs(query: Query, induced: bool) -> tuple[np.ndarray, np.ndarray]
     return labels, table
 
 
+def label_rows(labels: np.ndarray, vl: np.ndarray, missing: int = -1) -> np.ndarray:
+    """int64: the row of each label of ``vl`` in ``labels`` (sorted, from
+    :func:`relevant_pairs`), ``missing`` for a label no query vertex has."""
+    L = np.asarray(labels, dtype=np.int64)
+    v = np.asarray(vl, dtype=np.int64)
+    if L.size == 0:
+        return np.full(v.shape[0], missing, np.int64)
+    i = np.minimum(np.searchsorted(L, v), L.size - 1)
+    return np.where(L[i] == v, i, missing).astype(np.int64)
+
+
 def relevant_edges(labels: np.ndarray, table: np.ndarray, vl: np.ndarray, src: np.ndarray,
                    dst: np.ndarray) -> np.ndarray:
     """Which edges ``src -> dst`` join a relevant label pair (bool per edge).
 
     ``labels``, ``table``: from :func:`relevant_pairs`; ``vl``: the vertex labels.
     """
-    L = np.asarray(labels, dtype=np.int64)
-    if L.size == 0 or src.size == 0:
+    if np.asarray(labels).size == 0 or src.size == 0:
         return np.zeros(src.size, dtype=bool)
-    vl = np.asarray(vl)
-    ls = vl[src].astype(np.int64)
-    ld = vl[dst].astype(np.int64)
-    i = np.minimum(np.searchsorted(L, ls), L.size - 1)
-    j = np.minimum(np.searchsorted(L, ld), L.size - 1)
-    ok = (L[i] == ls) & (L[j] == ld)
+    rows = label_rows(labels, vl)
+    i, j = rows[src], rows[dst]
+    ok = (i >= 0) & (j >= 0)
     ok[ok] = np.asarray(table, dtype=bool)[i[ok], j[ok]]
     return ok
 
