@@ -36,6 +36,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from .convert import as_updates
+from .updates import split_batches
 from .types import Updates
 
 __all__ = ["timed_batches", "concat_updates", "item_batches", "stream_batches",
@@ -195,7 +197,6 @@ def item_batches(items: Iterable[Any], batch_size: int, max_latency: float | Non
     declarations, as :func:`~warpmatch.stream.updates.as_updates` reads them; every batch
     carries the declarations seen so far (a declaration is not an update: it takes no
     place in a batch)."""
-    from .updates import as_updates
     seen: list = []
 
     def updates_only() -> Iterator[list]:      # runs in the reader thread
@@ -231,7 +232,6 @@ def stream_batches(updates: Any, batch_size: int,
     """
     import itertools
 
-    from .updates import as_updates, split_batches
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     if max_latency is not None:
@@ -277,7 +277,6 @@ class BatchedApply:
         StreamDelta
             One per batch; update indices are within the batch.
         """
-        from .updates import as_updates, split_batches
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         for batch in split_batches(as_updates(updates), int(batch_size)):

@@ -192,6 +192,13 @@ def _c(a: Any, dt: Any) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dt)
 
 
+def _labels_in(lab: np.ndarray) -> np.ndarray:
+    """A batch's edge labels for :func:`map_updates`: int32 (what the readers give) as
+    they are, since widening them cost a pass over the batch; anything else as int64,
+    which cannot wrap before the kernel checks the range."""
+    return _c(lab, np.int32 if lab.dtype == np.int32 else np.int64)
+
+
 class SequentialPath:
     """Counts-only batches on the CPU, one update at a time (module docstring).
 
@@ -367,9 +374,10 @@ class SequentialPath:
         a, b, op, lab, code, old_lab = self._buffers(FIRST_CALL)
         ids = dg._ids
         empty = np.zeros(0, np.int64)
-        map_updates(empty, empty, np.zeros(0, np.int8), empty, False, dg.has_edge_labels,
-                    ids.identity, dg.n, ids.base_ext, ids.base_int, ids.extra_ext,
-                    ids.extra_int, a, b, op, lab)
+        for labels in (empty, np.zeros(0, np.int32)):    # both label types of _labels_in
+            map_updates(empty, empty, np.zeros(0, np.int8), labels, False, dg.has_edge_labels,
+                        ids.identity, dg.n, ids.base_ext, ids.base_int, ids.extra_ext,
+                        ids.extra_int, a, b, op, lab)
         ctl = np.zeros(S.CTL_SIZE, np.int64)
         S.seq_run(ctl, 0, False, a, b, op, lab, code, old_lab, empty, empty, *self._pack,
                   _NO_MASK)
@@ -574,7 +582,7 @@ class SequentialPath:
         # ops as given when int8 (the readers' dtype), else widened: a cast could wrap
         op_in = ups.op if ups.op.dtype == np.int8 else _c(ups.op, np.int64)
         if not map_updates(_c(ups.src, np.int64), _c(ups.dst, np.int64), _c(op_in, op_in.dtype),
-                           _c(ups.label, np.int64) if has_lab else _NO_LABELS,
+                           _labels_in(ups.label) if has_lab else _NO_LABELS,
                            has_lab, dg.has_edge_labels, ids.identity, dg.n, ids.base_ext,
                            ids.base_int, ids.extra_ext, ids.extra_int, a, b, op, lab):
             return None
