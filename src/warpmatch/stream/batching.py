@@ -37,8 +37,8 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from .convert import as_updates
-from .updates import split_batches
 from .types import Updates
+from .updates import split_batches
 
 __all__ = ["timed_batches", "concat_updates", "item_batches", "stream_batches",
            "parse_duration", "BatchedApply"]
