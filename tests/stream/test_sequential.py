@@ -343,6 +343,113 @@ def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
     assert state(cm) == before and cm.updates_applied == 0
 
 
+class _Slowed:
+    """Record the batch path ``factor`` times slower than it ran (or faster, below 1)."""
+
+    def __init__(self, seq, factor):
+        self.real, self.factor, self.sizes = seq.batch_timed, factor, []
+        seq.batch_timed = self
+
+    def __call__(self, size, seconds):
+        self.sizes.append(size)
+        self.real(size, seconds * self.factor)
+
+
+@pytest.mark.parametrize("on_invalid", ["error", "skip"])
+@pytest.mark.parametrize("slower", [True, False])
+def test_untimed_batch_path_gets_a_bounded_trial(monkeypatch, on_invalid, slower):
+    """Before the batch path was timed it takes a trial slice of the rest of a heavy batch
+    (PROBE_CALL updates here); the rest goes to the faster path. A batch path slower than
+    this one (made so) leaves the rest here: several threads cost one slice more than one.
+    Deltas, skip reasons and the stores equal one thread's on the batch path."""
+    oracle, ups = known_stream(21, False, 3, 2, invalid=on_invalid == "skip", B=80)
+    g0 = oracle.graph()
+    q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
+    monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
+    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
+    monkeypatch.setattr(SQ, "PROBE_CALL", 15)
+    kw = dict(backend="cpu", on_invalid=on_invalid)
+    cm2 = ContinuousMatcher(g0, q, threads=2, **kw)
+    cm1 = ContinuousMatcher(g0, q, threads=1, sequential=False, **kw)
+    spy = _Slowed(cm2._seq, 1e6 if slower else 1e-6)
+    got, want = counts(cm2, ups, 80), counts(cm1, ups, 80)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+    assert got[3] == want[3]
+    seq = cm2._seq
+    if slower:      # probe, trial, the rest here
+        assert spy.sizes == [15] and seq.stats["updates"] == 80 - 15
+        assert seq.stats["runs"] == 2
+    else:           # probe, trial, the rest on the batch path
+        assert spy.sizes == [15, 80 - 30] and seq.stats["updates"] == 15
+    assert state(cm2) == state(cm1) and cm2.count == cm1.count
+
+
+@pytest.mark.parametrize("where", [20, 40, 79])
+@pytest.mark.parametrize("slower", [True, False])
+def test_error_after_a_trial_changes_nothing(monkeypatch, where, slower):
+    """An invalid update under on_invalid="error" in the trial slice (20) or in the part
+    after it (40, 79; on either path): nothing of the batch stays applied, the error
+    equals the batch path's, and the matcher goes on exactly."""
+    oracle, ups = known_stream(22, False, 3, 2, invalid=False, B=80)
+    g0 = oracle.graph()
+    q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
+    monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
+    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
+    monkeypatch.setattr(SQ, "PROBE_CALL", 15)
+    src, dst, op, lab = ups.src.copy(), ups.dst.copy(), ups.op.copy(), ups.label.copy()
+    touched = {oracle.key(x, y) for x, y in zip(src[:where - 1].tolist(),
+                                                 dst[:where - 1].tolist())}
+    (a, b), el = next((e, lb) for e, lb in oracle.edges.items() if e not in touched)
+    # an untouched edge of G_0 deleted twice: the second delete is invalid
+    src[where - 1:where + 1], dst[where - 1:where + 1] = a, b
+    op[where - 1:where + 1], lab[where - 1:where + 1] = -1, el
+    bad = Updates(src, dst, op, lab)
+    kw = dict(backend="cpu")
+    ok = ContinuousMatcher(g0, q, threads=1, sequential=False, **kw)
+    with pytest.raises(InputFormatError) as e_ok:
+        ok.apply(bad, counts_only=True)
+    cm = ContinuousMatcher(g0, q, threads=2, **kw)
+    _Slowed(cm._seq, 1e6 if slower else 1e-6)
+    dry, real_dry = [], cm._seq.dry_run
+    cm._seq.dry_run = lambda u, o: dry.append(real_dry(u, o)) or dry[-1]
+    before = state(cm)
+    with pytest.raises(InputFormatError) as e:
+        cm.apply(bad, counts_only=True)
+    assert len(dry) == 1 and (dry[0] is None) == (where == 20)     # the trial slice's
+    assert str(e.value) == str(e_ok.value)
+    assert state(cm) == before and cm.updates_applied == 0
+    assert cm._seq.stats["updates"] == 0
+    ref = ContinuousMatcher(g0, q, threads=1, sequential=False, **kw)
+    got, want = counts(cm, ups, 80), counts(ref, ups, 80)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+    assert state(cm) == state(ref)
+
+
+def test_overflow_after_a_trial_changes_nothing(monkeypatch):
+    """An overflow in the part after the trial slice takes back that part, the slice the
+    batch path applied (by the dry run's record) and the probe."""
+    oracle, ups = known_stream(23, False, 3, 2, invalid=False, B=80)
+    q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
+    monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
+    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
+    monkeypatch.setattr(SQ, "PROBE_CALL", 15)
+    cm = ContinuousMatcher(oracle.graph(), q, backend="cpu", threads=2)
+    _Slowed(cm._seq, 1e6)
+    before = state(cm)
+    real, calls = SQ.S.seq_run, []
+
+    def overflowing(ctl, *args):        # calls: the probe, the dry run, the rest
+        calls.append(1)
+        status = real(ctl, *args)
+        return SQ.S.OVERFLOW if len(calls) == 3 else status
+    monkeypatch.setattr(SQ.S, "seq_run", overflowing)
+    with pytest.raises(OverflowError):
+        cm.apply(ups, counts_only=True)
+    assert len(calls) == 3
+    monkeypatch.undo()
+    assert state(cm) == before and cm._seq.stats["updates"] == 0 and cm.updates_applied == 0
+
+
 def test_paths_alternate_listing_counting_and_new_vertices():
     """Listing batches and batches with new vertices take the batch path; the counting
     batches in between take the sequential path; the live count stays exact."""
@@ -374,8 +481,8 @@ def test_sequential_can_be_turned_off_and_is_cpu_only():
 
 
 def test_path_choice_with_threads():
-    """One thread: always this path. Several: a batch estimated above UNTIMED_FACTOR x
-    PARALLEL_S tries the batch path once, then the faster per update is taken (above
+    """One thread: always this path. Several: never a whole batch to an untimed batch path
+    (a bounded trial slice first); once timed, the faster per update is taken (above
     PARALLEL_S), the other again every REPROBE."""
     g = wm.Graph.from_edges([0, 1], [1, 2])
     seq = ContinuousMatcher(g, "triangle", backend="cpu")._sequential_path()
@@ -386,7 +493,10 @@ def test_path_choice_with_threads():
     assert not seq.prefers_batch(int(SQ.UNTIMED_FACTOR * SQ.PARALLEL_S / 1e-6) - 1, 4)
     heavy = int(SQ.PARALLEL_S / 1e-6) * 10
     assert not seq.prefers_batch(heavy, 1)
-    assert seq.prefers_batch(heavy, 4)                                # batch path unmeasured
+    # unmeasured: the batch begins here and the matcher tries a bounded slice
+    assert not seq.prefers_batch(heavy, 4)
+    assert seq.trial_size(10**9) == int(SQ.PARALLEL_S / 1e-6)
+    assert seq.trial_size(10) == 10 and seq.trial_size(1) == 1
     seq.batch_timed(100, 100 * 0.5e-6)                                # measured faster
     picks = [seq.prefers_batch(heavy, 4) for _ in range(2 * SQ.REPROBE)]
     assert picks.count(False) == 2 and picks.count(True) == 2 * SQ.REPROBE - 2

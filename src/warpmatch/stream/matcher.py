@@ -219,6 +219,10 @@ def _check_labels(query: Query, graph: DynamicGraph) -> None:
                          f"labels or read a graph with edge labels")
 
 
+class _Retake(Exception):
+    """A later part of a batch the sequential path began cannot be applied by it."""
+
+
 class ContinuousMatcher(BatchedApply):
     """Per-update deltas of a query's matches over a stream of edge updates.
 
@@ -558,22 +562,10 @@ class ContinuousMatcher(BatchedApply):
         if res.done < B:
             # several threads, and the rest of the batch is heavy: the batch path shares
             # its searches between them
-            rest = ups.slice(res.done, B)
-            t0 = time.perf_counter()
-            try:
-                tail = self._batch(rest, True, account=False,
-                                   search=None if search is None else search[res.done:])
-            except InputFormatError:
-                # an invalid update in the rest under on_invalid="error": nothing of the
-                # batch may stay applied, and the error names the update in this batch
-                seq.undo(res)
-                self._batch(ups, True)
-                raise                   # pragma: no cover - the line above raises
-            seq.batch_timed(B - res.done, time.perf_counter() - t0)
-            plus_c[res.done:] = tail.plus_counts
-            minus_c[res.done:] = tail.minus_counts
-            valid[res.done:] = tail.valid
-            reasons[res.done:] = tail.reasons
+            whole = self._rest_of_batch(seq, ups, res, search, plus_c, minus_c, valid,
+                                        reasons)
+            if whole is not None:       # taken back and given whole to the batch path
+                return whole
             added, removed = int(plus_c.sum()), int(minus_c.sum())
         else:
             added, removed = res.added, res.removed     # the kernel's sums
@@ -582,6 +574,72 @@ class ContinuousMatcher(BatchedApply):
         self.updates_applied += B
         return StreamDelta(plus_c, minus_c, added, removed, None, None, None, None, valid,
                            reasons, ups, list(self.query.names))
+
+    def _rest_of_batch(self, seq: Any, ups: Updates, res: Any, search: np.ndarray | None,
+                       plus: np.ndarray, minus: np.ndarray, valid: np.ndarray,
+                       reasons: list[str]) -> StreamDelta | None:
+        """Apply and count the updates the sequential path left (``res.done..B-1``),
+        filling ``plus``, ``minus``, ``valid`` and ``reasons`` in place (``None``), or
+        take the batch back and return the batch path's delta of all of it.
+
+        The batch path takes the rest; before it was ever timed, only a trial
+        slice of about :data:`~warpmatch.stream.sequential.PARALLEL_S` of
+        sequential work (:meth:`~.sequential.SequentialPath.trial_size`), after
+        which the rest goes to whichever path was faster per update. So a batch
+        path slower than one thread costs one slice, not the rest of the batch.
+        Each applied part keeps an undo record (the batch path's slice gets one
+        from :meth:`~.sequential.SequentialPath.dry_run`): an invalid update
+        under ``on_invalid="error"`` or an overflow in a later part leaves
+        nothing of the batch applied, and the error names the update in the
+        whole batch (the batch path, given it all, raises it).
+        """
+        B = len(ups)
+        threads = self.engine.threads_used()
+        taken = [seq.detach(res)]       # what is applied, in order
+        d = res.done
+
+        def part(stop: int) -> tuple[Updates, np.ndarray | None]:
+            return ups.slice(d, stop), None if search is None else search[d:stop]
+
+        try:
+            while d < B:
+                k = seq.trial_size(B - d)
+                sub, srch = part(B if k is None else d + k)
+                rec = None
+                if k is not None and k < B - d:
+                    rec = seq.dry_run(sub, self.on_invalid)
+                    if rec is None:     # an update the sequential path cannot apply
+                        raise _Retake
+                t0 = time.perf_counter()
+                tail = self._batch(sub, True, account=False, search=srch)
+                seq.batch_timed(len(sub), time.perf_counter() - t0)
+                stop = d + len(sub)
+                plus[d:stop], minus[d:stop] = tail.plus_counts, tail.minus_counts
+                valid[d:stop] = tail.valid
+                reasons[d:stop] = tail.reasons
+                d = stop
+                if rec is not None:
+                    taken.append(rec)
+                if d < B and not seq.batch_faster():
+                    sub, srch = part(B)
+                    r = seq.run(sub, self.on_invalid, threads, srch)
+                    if r is None:
+                        raise _Retake
+                    stop = d + r.done
+                    plus[d:stop], minus[d:stop] = r.plus[:r.done], r.minus[:r.done]
+                    valid[d:stop] = r.code[:r.done] == 0
+                    reasons[d:stop] = r.reasons(sub)[:r.done]
+                    taken.append(seq.detach(r))
+                    d = stop
+        except (InputFormatError, OverflowError, _Retake) as err:
+            # nothing of the batch may stay applied; an invalid update is reported by the
+            # batch path over the whole batch, so that the error names its place in it
+            for rec in reversed(taken):
+                seq.undo(rec)
+            if isinstance(err, OverflowError):
+                raise
+            return self._batch(ups, True, search=search)
+        return None
 
     def apply_share(self, updates: Any, search: np.ndarray, counts_only: bool = False
                     ) -> StreamDelta:

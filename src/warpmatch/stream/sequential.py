@@ -23,7 +23,10 @@ batches on the CPU engine whose updates all name known vertices with
 well-formed ops and labels (anything else goes to the batch path, which also
 raises the errors). With several threads, a batch whose sequential work is
 estimated above :data:`PARALLEL_S` goes to the batch path when that is
-measured faster: its searches run in parallel.
+measured faster: its searches run in parallel. Until it was measured, the
+batch path gets a bounded trial slice within a batch
+(:meth:`SequentialPath.trial_size`), never a whole untimed batch, so that
+several threads cost at most that slice more than one.
 
 What differs from RapidFlow (beyond :mod:`warpmatch.stream._seq_kernels`):
 
@@ -48,7 +51,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -160,6 +163,10 @@ class SeqResult:
         Valid updates among ``0..done-1``.
     added, removed : int
         ``plus.sum()`` and ``minus.sum()``.
+    counted : bool
+        Whether the path's :attr:`~SequentialPath.stats` count these updates
+        (``False`` for :meth:`SequentialPath.dry_run`'s record of a slice the
+        batch path applied).
     """
 
     done: int
@@ -171,6 +178,7 @@ class SeqResult:
     valid: int = -1
     added: int = 0
     removed: int = 0
+    counted: bool = True
 
     def reasons(self, ups: Updates) -> list[str]:
         """The batch path's skip messages for the invalid updates among ``0..done-1``."""
@@ -608,6 +616,8 @@ class SequentialPath:
             size = min(B, FIRST_CALL if threads <= 1 else PROBE_CALL)   # still switch
         else:
             size = max(1, int(CALL_S / max(rate, 1e-9)))
+            if threads > 1 and self.batch_rate is None:
+                size = min(size, max(PROBE_CALL, int(PARALLEL_S / max(rate, 1e-9))))
         kept = False                    # False: whatever was applied is taken back
         status = S.DONE
         try:
@@ -669,7 +679,8 @@ class SequentialPath:
         """Take back a batch :meth:`run` applied (its caller found an error after it)."""
         if res.done == 0:
             return
-        self.stats["updates"] -= res.done
+        if res.counted:
+            self.stats["updates"] -= res.done
         a, b, op, lab, code, old_lab, net, rnet = res.undo_state
         dg = self.graph
         same = self.relevant is None
@@ -681,20 +692,67 @@ class SequentialPath:
             eg.edited_in_place(-rnet)
         filt.synced(eg)
 
+    def detach(self, res: SeqResult, counted: bool = True) -> SeqResult:
+        """``res`` with copies of its arrays, so that :meth:`undo` can still take it back
+        after later :meth:`run` calls (which reuse the kept batch arrays)."""
+        if res.done == 0:
+            return replace(res, counted=counted)
+        a, b, op, lab, code, old_lab, net, rnet = res.undo_state
+        kept = tuple(x[:res.done].copy() for x in (a, b, op, lab, code, old_lab))
+        return replace(res, code=kept[4], undo_state=(*kept, net, rnet), counted=counted)
+
+    def dry_run(self, ups: Updates, on_invalid: str) -> SeqResult | None:
+        """What applying ``ups`` would edit, as an :meth:`undo` record, leaving nothing
+        applied: the batch path can then apply ``ups`` and still be taken back.
+
+        The updates are applied without a search and taken back at once; the
+        path's rate, counters and search time stay as they were. ``None``: as
+        :meth:`run` (an update this path leaves to the batch path).
+        """
+        saved = (self.rate, dict(self.stats), self._search_s)
+        try:
+            res = self.run(ups, on_invalid, 1, np.zeros(len(ups), np.bool_))
+            if res is None:
+                return None
+            rec = self.detach(res, counted=False)
+            self.undo(rec)
+            return rec
+        finally:
+            self.rate, self.stats, self._search_s = saved
+
     # ------------------------------------------------------ path choice
+    def trial_size(self, rest: int) -> int | None:
+        """Updates of a first, bounded trial of the batch path within a batch (about
+        :data:`PARALLEL_S` of this path's estimated work, at least :data:`PROBE_CALL`),
+        or ``None`` once the batch path was timed: a batch path slower than this one
+        then costs at most that slice, where a whole untimed rest could cost more
+        than the thread it was meant to beat."""
+        if self.batch_rate is not None:
+            return None
+        rate = max(self.rate or 0.0, 1e-9)
+        return min(rest, max(PROBE_CALL, int(PARALLEL_S / rate)))
+
+    def batch_faster(self) -> bool:
+        """Whether the batch path was measured faster per update than this one."""
+        return (self.batch_rate is not None and self.rate is not None
+                and self.batch_rate < self.rate)
+
     def prefers_batch(self, size: int, threads: int) -> bool:
         """Whether a batch of ``size`` updates should go to the batch path instead.
 
-        Only with several threads and sequential work estimated above
-        :data:`PARALLEL_S` (:data:`UNTIMED_FACTOR` times that before the batch path
-        was ever timed): then the batch path is tried once, and from then on
-        the path with the smaller measured time per update is taken, the other
-        one again every :data:`REPROBE` batches (a stream's work changes).
+        Only with several threads, sequential work estimated above
+        :data:`PARALLEL_S` and the batch path timed: the path with the smaller
+        measured time per update is taken, the other one again every
+        :data:`REPROBE` batches (a stream's work changes). Before the batch path
+        was timed, a batch begins here and the caller tries the batch path on a
+        bounded slice (:meth:`trial_size`) where the rest is estimated above
+        :data:`UNTIMED_FACTOR` times :data:`PARALLEL_S`.
         """
-        if threads <= 1 or self.rate is None or self.rate * size <= PARALLEL_S:
+        if (threads <= 1 or self.rate is None or self.batch_rate is None
+                or self.rate * size <= PARALLEL_S):
+            # never timed: :meth:`run` begins the batch and the matcher tries the batch
+            # path on a bounded slice of the rest (:meth:`trial_size`)
             return False
-        if self.batch_rate is None:
-            return self._worth_batch(self.rate, size)
         self._skipped += 1
         if self._skipped >= REPROBE:
             self._skipped = 0
