@@ -283,32 +283,45 @@ def test_exception_between_calls_leaves_the_batch_unapplied(monkeypatch):
 
 
 # ------------------------------------------------------------------ room, threads, mixing
-def test_rows_move_when_the_edge_array_is_full():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_move_when_the_edge_array_is_full(monkeypatch, threads):
     """A hub that gains many edges: its row moves again and again, the edge array grows
-    between kernel calls (ROOM_* statuses), on the graph and the relevant subgraph."""
-    n = 1500
-    vl = [0] + [1] * (n - 1)
-    g = wm.Graph.from_edges([0, 1], [1, 2], n=n, vertex_labels=vl)
+    between kernel calls (ROOM_* statuses), on the graph and the relevant subgraph. With
+    two threads and the batch path worth it from the second look on, the rest goes to
+    it only where split mode's first pass applied none of it: a stop for room mid-call
+    leaves the call's irrelevant updates past ``C_NEXT`` applied (handing them on was
+    "insert of an existing edge" on this valid stream)."""
+    looks = []
+    if threads > 1:
+        monkeypatch.setattr(SQ, "PROBE_CALL", 10**6)
+        monkeypatch.setattr(SQ.SequentialPath, "_worth_batch",
+                            lambda self, rate, rest: looks.append(1) or len(looks) > 1)
+    n, n2 = 1500, 300
+    vl = [0] + [1] * (n - 1) + [2] * n2     # label-2 edges: no query edge reads them
+    g = wm.Graph.from_edges([0, 1, n], [1, 2, n + 1], n=n + n2, vertex_labels=vl)
     q = Query.parse("a:0-b:1, b-c:1")
-    hub = Updates(np.zeros(n - 3, np.int64), np.arange(3, n, dtype=np.int64),
-                  np.ones(n - 3, np.int8))
-    ring = Updates(np.arange(3, n - 1, dtype=np.int64), np.arange(4, n, dtype=np.int64),
-                   np.ones(n - 4, np.int8))
-    both = Updates(np.concatenate([hub.src, ring.src]), np.concatenate([hub.dst, ring.dst]),
-                   np.concatenate([hub.op, ring.op]))
-    kw = dict(backend="cpu", threads=1)
-    for slack in (0.0, 0.25):
-        from warpmatch.stream.dynamic import DynamicGraph
-        dg = DynamicGraph(g, slack=slack)
-        cm = ContinuousMatcher(dg, q, **kw)
-        assert cm._relevant is not None
+    src = np.concatenate([np.zeros(n - 3), np.arange(3, n - 1), np.arange(n + 1, n + n2 - 1)])
+    dst = np.concatenate([np.arange(3, n), np.arange(4, n), np.arange(n + 2, n + n2)])
+    mix = np.random.default_rng(3).permutation(src.size)       # hub, ring, irrelevant
+    both = Updates(src[mix].astype(np.int64), dst[mix].astype(np.int64),
+                   np.ones(src.size, np.int8))
+    from warpmatch.stream.dynamic import DynamicGraph
+    # a DynamicGraph of the caller's: no split mode; the matcher's own graph: split mode
+    for slack in ((0.0, 0.25) if threads == 1 else (None,)):
+        cm = ContinuousMatcher(g if slack is None else DynamicGraph(g, slack=slack), q,
+                               backend="cpu", threads=threads)
+        dg = cm._dg
+        assert cm._relevant is not None and cm._seq.split == (slack is None)
         v0 = (dg.storage_version, cm._relevant.graph.storage_version)
         p, m, *_ = counts(cm, both, 1000)
         assert (dg.storage_version, cm._relevant.graph.storage_version) != v0
-        assert cm._seq.stats["updates"] == len(both)
+        if threads == 1:
+            assert cm._seq.stats["updates"] == len(both)
         assert cm.count == wm.count(cm.graph.snapshot(), q)
-        ref = ContinuousMatcher(g, q, sequential=False, **kw)
+        ref = ContinuousMatcher(g, q, backend="cpu", threads=1, sequential=False)
         assert np.array_equal(p, counts(ref, both, 1000)[0])
+        assert state(cm) == state(ref)
+        looks.clear()
 
 
 def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
@@ -343,6 +356,41 @@ def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
     assert state(cm) == before and cm.updates_applied == 0
 
 
+P, D = SQ.S.PAUSED, SQ.S.DONE
+
+
+@pytest.mark.parametrize("budget_s, clock, calls", [
+    (10.0, True, [(D, 60)]),                    # light: one call
+    (0.0, True, [(P, 10), (D, 10), (D, 40)]),   # heavy: pause, the trial's dry run, the rest
+    (10.0, False, [(P, 10), (D, 60)])])         # no clock: pause, then on here
+def test_first_batch_probe_pauses_only_when_heavy(monkeypatch, budget_s, clock, calls):
+    """With threads, a first batch runs in one kernel call unless its first PROBE_CALL
+    updates took longer than the rest could afford (PAUSED, after which the rest may go
+    to the batch path); without a clock it always pauses there. (The batch path is made
+    slower than this one, so the rest comes back after its trial slice.)"""
+    oracle, ups = known_stream(24, False, 0, 0, invalid=False, B=60)
+    monkeypatch.setattr(SQ, "PARALLEL_S", budget_s)
+    monkeypatch.setattr(SQ, "PROBE_CALL", 10)
+    if not clock:
+        monkeypatch.setattr(SQ, "_CLOCK", (0, 0))
+    cm = ContinuousMatcher(oracle.graph(), "triangle", backend="cpu", threads=2,
+                           on_invalid="skip")
+    ref = ContinuousMatcher(oracle.graph(), "triangle", backend="cpu", threads=1,
+                            sequential=False, on_invalid="skip")
+    real, seen = SQ.S.seq_run, []
+
+    def counted(ctl, *args):
+        status = real(ctl, *args)
+        seen.append((status, int(ctl[SQ.S.C_NEXT])))
+        return status
+    monkeypatch.setattr(SQ.S, "seq_run", counted)
+    _Slowed(cm._seq, 1e6)               # the batch path, if tried, is slower: back here
+    got, want = counts(cm, ups, 60), counts(ref, ups, 60)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
+    assert [x for x in seen if x != (D, 0)] == calls     # (the warm-up's empty calls)
+    assert state(cm) == state(ref)
+
+
 class _Slowed:
     """Record the batch path ``factor`` times slower than it ran (or faster, below 1)."""
 
@@ -366,7 +414,6 @@ def test_untimed_batch_path_gets_a_bounded_trial(monkeypatch, on_invalid, slower
     g0 = oracle.graph()
     q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
     monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
-    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
     monkeypatch.setattr(SQ, "PROBE_CALL", 15)
     kw = dict(backend="cpu", on_invalid=on_invalid)
     cm2 = ContinuousMatcher(g0, q, threads=2, **kw)
@@ -394,7 +441,6 @@ def test_error_after_a_trial_changes_nothing(monkeypatch, where, slower):
     g0 = oracle.graph()
     q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
     monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
-    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
     monkeypatch.setattr(SQ, "PROBE_CALL", 15)
     src, dst, op, lab = ups.src.copy(), ups.dst.copy(), ups.op.copy(), ups.label.copy()
     touched = {oracle.key(x, y) for x, y in zip(src[:where - 1].tolist(),
@@ -431,7 +477,6 @@ def test_overflow_after_a_trial_changes_nothing(monkeypatch):
     oracle, ups = known_stream(23, False, 3, 2, invalid=False, B=80)
     q = labeled_query(4, False, 3, UNDIRECTED, 1, 1)
     monkeypatch.setattr(SQ, "PARALLEL_S", 0.0)
-    monkeypatch.setattr(SQ, "FIRST_CALL", 10)
     monkeypatch.setattr(SQ, "PROBE_CALL", 15)
     cm = ContinuousMatcher(oracle.graph(), q, backend="cpu", threads=2)
     _Slowed(cm._seq, 1e6)

@@ -65,14 +65,18 @@ from .filter import _mask_of
 #: :func:`seq_run`'s status: every update done; a row must move and the edge array of
 #: store ``ROOM_*`` lacks room (``ctl[C_ROOM]`` slots); an invalid update under
 #: ``on_invalid="error"`` (``ctl[C_NEXT]`` is its index); an int64 overflow
-DONE, ROOM_FULL_OUT, ROOM_FULL_IN, ROOM_REL_OUT, ROOM_REL_IN, INVALID, OVERFLOW, ROOM_SET = \
-    range(8)
+DONE, ROOM_FULL_OUT, ROOM_FULL_IN, ROOM_REL_OUT, ROOM_REL_IN, INVALID, OVERFLOW, ROOM_SET, \
+    PAUSED = range(9)
 #: slots of the control array ``ctl`` (int64): the next update to process, room
 #: needed, updates applied (valid), net edge change of the whole graph and of the
 #: relevant subgraph, relevant updates, tasks searched, how far the irrelevant pass got,
-#: the sums of ``plus`` and ``minus`` (int64, wrapping as numpy's sum does)
-C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS, C_IRR, C_PLUS, C_MINUS = range(10)
-CTL_SIZE = 10
+#: the sums of ``plus`` and ``minus`` (int64, wrapping as numpy's sum does); the probe
+#: (:func:`seq_run`'s ``PAUSED``): 1 + the update index at which the time is looked at
+#: (0: none), the deadline there (the clock's ns), the address of ``clock_gettime`` (0:
+#: none, pause there whatever the time) and its clock id, and two slots for its timespec
+(C_NEXT, C_ROOM, C_VALID, C_NET, C_RNET, C_REL, C_TASKS, C_IRR, C_PLUS, C_MINUS, C_PROBE,
+ C_BUDGET, C_CLOCK, C_CLOCK_ID, C_TS) = range(15)
+CTL_SIZE = 17
 #: ``code`` of an update no call has reached yet (the caller's initial value)
 NOT_DONE = 127
 #: slots of a store's ``meta`` array (int64): used slots, live (allocated) slots,
@@ -288,6 +292,15 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
 
 
 # ------------------------------------------------------------------ the run
+@njit(cache=True, nogil=True, inline="always")
+def _now_ns(ctl):
+    """Monotonic nanoseconds by ``clock_gettime`` at address ``ctl[C_CLOCK]`` (nonzero),
+    written into ``ctl[C_TS:C_TS + 2]``; by address, so the cached kernel needs no
+    ctypes object (which would keep it out of numba's disk cache)."""
+    call_i64x4(ctl[C_CLOCK], ctl[C_CLOCK_ID], ctl.ctypes.data + 8 * C_TS, 0, 0)
+    return ctl[C_TS] * 1_000_000_000 + ctl[C_TS + 1]
+
+
 @njit(cache=True, nogil=True)
 def _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, rel_table,
                      lab_idx, directed, es_keys, es_vals, es_meta, relq):
@@ -402,7 +415,7 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     for :func:`seq_undo`), ``plus[i]``/``minus[i]``; advances ``ctl[C_NEXT]``
     past every update it finished. Returns a status (``DONE``, ``ROOM_*`` with
     the slots in ``ctl[C_ROOM]``, ``ROOM_SET``, ``INVALID`` with ``ctl[C_NEXT]``
-    at the invalid update, ``OVERFLOW``). Nothing of the update at
+    at the invalid update, ``OVERFLOW``, ``PAUSED``: the probe, below). Nothing of the update at
     ``ctl[C_NEXT]`` is applied when it returns, except on ``OVERFLOW`` found
     after its edit (then ``ctl[C_NEXT]`` is past it); on ``INVALID`` and
     ``OVERFLOW`` the caller takes back every update whose ``code`` is ``OK``
@@ -413,6 +426,14 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     update's endpoints), 0 where the packed program's interpreter searches it;
     ``sp_tag`` (two int64s: the address and row stride of their tag block) is
     the compiled searches' scratch, passed on as their fourth argument.
+
+    The probe: with ``ctl[C_PROBE] = p + 1``, the run stops before update ``p``
+    (``PAUSED``, ``ctl[C_NEXT]`` there; in split mode before the first relevant
+    update at or past ``p``, the irrelevant ones being done) when the clock is past
+    ``ctl[C_BUDGET]`` (ns) by then, and goes on otherwise:
+    the caller learns whether a batch is heavy enough for the batch path's threads
+    without the cost of a second call for every light one. With no clock
+    (``ctl[C_CLOCK] == 0``) it always stops there.
 
     ``srch`` (bool per update, or empty for all) marks the updates whose deltas
     are searched; the others are validated and applied only (a replica's share,
@@ -452,118 +473,139 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     limit = i1                          # the relevant updates run up to here
     stop_status = DONE
     nrel = 0
+    probe = ctl[C_PROBE] - 1                # pause there if the run is late (PAUSED)
     relq = np.empty(0, np.int64)
+    seg_hi = i1
     if split:
         relq = np.empty(max(np.int64(0), i1 - ctl[C_NEXT]), np.int64)
-        st, limit, nrel = _irrelevant_pass(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code,
-                                           old_lab, rel_table, lab_idx, directed, es_keys,
-                                           es_vals, es_meta, relq)
-        if st == ROOM_SET:
-            return ROOM_SET
-        stop_status = st
-    t = 0
-    i = ctl[C_NEXT] - 1
-    while True:
-        if split:                           # the relevant updates only
-            if t >= nrel:
-                break
-            i = relq[t]
-            t += 1
-        else:
-            i += 1
-            if i >= i1:
-                break
-        a = np.int64(u_a[i])
-        b = np.int64(u_b[i])
-        ins = u_op[i] > 0
-        la = lab_idx[a]
-        lb = lab_idx[b]
-        if trust and a != b and not (la >= 0 and lb >= 0 and rel_table[la, lb]):
-            code[i] = OK                    # taken as valid and dropped (keep="relevant")
-            ctl[C_VALID] += 1
-            ctl[C_NEXT] = i + 1
-            continue
-        rel = same or split or (la >= 0 and lb >= 0 and rel_table[la, lb])
-        # ---- validation against the whole graph, in arrival order
-        if a == b:
-            code[i] = SELF_LOOP
-        else:
-            if not split:
-                _q, found = _find(f_os, f_od, f_on, a, b)
-            else:                           # the relevant subgraph holds every such edge
-                _q, found = _find(r_os, r_od, r_on, a, b)
-            code[i] = (EXISTS if found else OK) if ins else (OK if found else MISSING)
-        if code[i] != OK:
-            if error_mode:
-                ctl[C_NEXT] = i
-                return INVALID
-            ctl[C_NEXT] = i + 1
-            continue
-        if ins:
-            if not split:
-                st, need = _edge_room(a, b, f_od, f_oc, f_on, f_om, f_id, f_ic, f_in, f_im,
-                                      directed, slack)
-                if st >= 0:
+        if ctl[C_NEXT] <= probe < i1:
+            # split mode looks at the time between two passes at the probe, so that a
+            # pause leaves no irrelevant update past it applied (the rest may go to the
+            # batch path)
+            seg_hi = probe
+    while True:                         # split mode with a probe: two segments
+        if split:
+            st, limit, nrel = _irrelevant_pass(ctl, seg_hi, error_mode, u_a, u_b, u_op,
+                                               u_lab, code, old_lab, rel_table, lab_idx,
+                                               directed, es_keys, es_vals, es_meta, relq)
+            if st == ROOM_SET:
+                return ROOM_SET
+            stop_status = st
+        t = 0
+        i = ctl[C_NEXT] - 1
+        while True:
+            if split:                           # the relevant updates only
+                if t >= nrel:
+                    break
+                i = relq[t]
+                t += 1
+            else:
+                i += 1
+                if i >= i1:
+                    break
+            if probe >= 0 and i >= probe and not split:
+                probe = -1
+                if ctl[C_CLOCK] == 0 or _now_ns(ctl) > ctl[C_BUDGET]:
                     ctl[C_NEXT] = i
-                    ctl[C_ROOM] = need
-                    return ROOM_FULL_OUT + st
-            if rel and not same:
-                st, need = _edge_room(a, b, r_od, r_oc, r_on, r_om, r_id, r_ic, r_in, r_im,
-                                      directed, slack)
-                if st >= 0:
+                    return PAUSED
+            a = np.int64(u_a[i])
+            b = np.int64(u_b[i])
+            ins = u_op[i] > 0
+            la = lab_idx[a]
+            lb = lab_idx[b]
+            if trust and a != b and not (la >= 0 and lb >= 0 and rel_table[la, lb]):
+                code[i] = OK                    # taken as valid and dropped (keep="relevant")
+                ctl[C_VALID] += 1
+                ctl[C_NEXT] = i + 1
+                continue
+            rel = same or split or (la >= 0 and lb >= 0 and rel_table[la, lb])
+            # ---- validation against the whole graph, in arrival order
+            if a == b:
+                code[i] = SELF_LOOP
+            else:
+                if not split:
+                    _q, found = _find(f_os, f_od, f_on, a, b)
+                else:                           # the relevant subgraph holds every such edge
+                    _q, found = _find(r_os, r_od, r_on, a, b)
+                code[i] = (EXISTS if found else OK) if ins else (OK if found else MISSING)
+            if code[i] != OK:
+                if error_mode:
                     ctl[C_NEXT] = i
-                    ctl[C_ROOM] = need
-                    return ROOM_REL_OUT + st
-        # ---- searches that read the state before the edit
-        kind_before = 0 if ins else 1      # the plans that read the state before the edit
-        want = srch.size == 0 or srch[i]
-        if want and rel and (induced or not ins):
-            bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
-                T, pg, i, kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
-                flag, ls, cbuf, aoff, aent, pbuf, ctl)
-            if bad:
-                ctl[C_NEXT] = i
-                return OVERFLOW
-        # ---- the edit: whole graph, relevant subgraph, filter
-        if ins:
-            if not split:
-                _edge_insert(a, b, u_lab[i], f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id,
-                             f_ic, f_in, f_il, f_im, has_elab, slack)
-            if rel and not same:
-                _edge_insert(a, b, u_lab[i], r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id,
-                             r_ic, r_in, r_il, r_im, has_elab, slack)
-            ctl[C_NET] += 1
-        else:
-            if not split:
-                old_lab[i] = _edge_delete(a, b, f_os, f_od, f_on, f_ol, f_om, f_is, f_id, f_in,
-                                          f_il, f_im, has_elab)
-            if rel and not same:
-                lab_r = _edge_delete(a, b, r_os, r_od, r_on, r_ol, r_om, r_is, r_id, r_in,
-                                     r_il, r_im, has_elab)
-                if split:
-                    old_lab[i] = lab_r
-            ctl[C_NET] -= 1
-        ctl[C_VALID] += 1
-        sgn = 1 if ins else -1
-        if rel:
-            _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, fcnt, mask)
-            ctl[C_REL] += 1
-            ctl[C_RNET] += sgn
-            # ---- searches that read the state after the edit
-            if want and (ins or induced):
+                    return INVALID
+                ctl[C_NEXT] = i + 1
+                continue
+            if ins:
+                if not split:
+                    st, need = _edge_room(a, b, f_od, f_oc, f_on, f_om, f_id, f_ic, f_in, f_im,
+                                          directed, slack)
+                    if st >= 0:
+                        ctl[C_NEXT] = i
+                        ctl[C_ROOM] = need
+                        return ROOM_FULL_OUT + st
+                if rel and not same:
+                    st, need = _edge_room(a, b, r_od, r_oc, r_on, r_om, r_id, r_ic, r_in, r_im,
+                                          directed, slack)
+                    if st >= 0:
+                        ctl[C_NEXT] = i
+                        ctl[C_ROOM] = need
+                        return ROOM_REL_OUT + st
+            # ---- searches that read the state before the edit
+            kind_before = 0 if ins else 1      # the plans that read the state before the edit
+            want = srch.size == 0 or srch[i]
+            if want and rel and (induced or not ins):
                 bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
-                    T, pg, i, 1 - kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
+                    T, pg, i, kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
                     flag, ls, cbuf, aoff, aent, pbuf, ctl)
                 if bad:
-                    ctl[C_NEXT] = i + 1     # applied: the caller's undo takes it back
+                    ctl[C_NEXT] = i
                     return OVERFLOW
-            if divisor != 1:
-                plus[i] //= divisor
-                minus[i] //= divisor
-            ctl[C_PLUS] += plus[i]
-            ctl[C_MINUS] += minus[i]
-        ctl[C_NEXT] = i + 1
-    ctl[C_NEXT] = limit                     # (split: the irrelevant ones are done too)
+            # ---- the edit: whole graph, relevant subgraph, filter
+            if ins:
+                if not split:
+                    _edge_insert(a, b, u_lab[i], f_os, f_od, f_oc, f_on, f_ol, f_om, f_is, f_id,
+                                 f_ic, f_in, f_il, f_im, has_elab, slack)
+                if rel and not same:
+                    _edge_insert(a, b, u_lab[i], r_os, r_od, r_oc, r_on, r_ol, r_om, r_is, r_id,
+                                 r_ic, r_in, r_il, r_im, has_elab, slack)
+                ctl[C_NET] += 1
+            else:
+                if not split:
+                    old_lab[i] = _edge_delete(a, b, f_os, f_od, f_on, f_ol, f_om, f_is, f_id, f_in,
+                                              f_il, f_im, has_elab)
+                if rel and not same:
+                    lab_r = _edge_delete(a, b, r_os, r_od, r_on, r_ol, r_om, r_is, r_id, r_in,
+                                         r_il, r_im, has_elab)
+                    if split:
+                        old_lab[i] = lab_r
+                ctl[C_NET] -= 1
+            ctl[C_VALID] += 1
+            sgn = 1 if ins else -1
+            if rel:
+                _nlf_edge(a, b, sgn, directed, nq1, lab_idx, qlab, req, fcnt, mask)
+                ctl[C_REL] += 1
+                ctl[C_RNET] += sgn
+                # ---- searches that read the state after the edit
+                if want and (ins or induced):
+                    bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
+                        T, pg, i, 1 - kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
+                        flag, ls, cbuf, aoff, aent, pbuf, ctl)
+                    if bad:
+                        ctl[C_NEXT] = i + 1     # applied: the caller's undo takes it back
+                        return OVERFLOW
+                if divisor != 1:
+                    plus[i] //= divisor
+                    minus[i] //= divisor
+                ctl[C_PLUS] += plus[i]
+                ctl[C_MINUS] += minus[i]
+            ctl[C_NEXT] = i + 1
+        ctl[C_NEXT] = limit                 # (split: the irrelevant ones are done too)
+        if split and seg_hi < i1 and limit == seg_hi and stop_status == DONE:
+            probe = -1                      # at the probe, every update before it done
+            if ctl[C_CLOCK] == 0 or _now_ns(ctl) > ctl[C_BUDGET]:
+                return PAUSED
+            seg_hi = i1
+            continue
+        break
     alive = (M_.size + pos_.size + end_.size + gen_.size + gov_.size + hiv_.size + glen_.size
              + err_.size + ls_.size + rows_.size)
     return stop_status + 0 * alive

@@ -73,7 +73,11 @@ __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 # PARALLEL_S: estimated sequential seconds above which several threads take the batch
 # path; CALL_S: seconds one kernel call aims at (Ctrl-C and SIGTERM are served between
 # calls): the CPU engine's own rules (stream/cpu.py)
-#: updates of the first call, before any rate was measured (one thread; several threads)
+#: updates of the first call, before any rate was measured; with several threads the
+#: kernel looks at the time after PROBE_CALL of them and pauses (a second call) only if
+#: the rest looks heavy enough for the batch path: a pause on every first batch cost
+#: ~40 us (yeast 4-vertex queries, one 1,878-update batch, H200 host: 0.47-0.52 ms with
+#: 16 threads against 0.41-0.47 with one)
 FIRST_CALL = 4096
 PROBE_CALL = 256
 #: batches left to the batch path before this path is tried again
@@ -194,6 +198,25 @@ class SeqResult:
 _NO_MASK = np.zeros(0, np.bool_)
 #: ``map_updates``' labels when the batch has none
 _NO_LABELS = np.zeros(0, np.int64)
+
+
+def _clock() -> tuple[int, int]:
+    """``clock_gettime``'s address and ``CLOCK_MONOTONIC`` for the kernel's probe
+    (``(0, 0)`` where the C library has none: the probe then always pauses)."""
+    try:
+        import ctypes
+        fn = ctypes.CDLL(None).clock_gettime
+        return int(ctypes.cast(fn, ctypes.c_void_p).value or 0), int(time.CLOCK_MONOTONIC)
+    except (OSError, AttributeError, TypeError):
+        return 0, 0
+
+
+_CLOCK = _clock()
+
+
+def _now_ns() -> int:
+    """The kernel probe's clock, read here (0 without one)."""
+    return time.clock_gettime_ns(_CLOCK[1]) if _CLOCK[0] else 0
 
 
 def _c(a: Any, dt: Any) -> np.ndarray:
@@ -378,7 +401,7 @@ class SequentialPath:
         """Call both kernels once on no update, so that numba loads them from its cache
         (or compiles them: tens of seconds on a fresh install) while the matcher is
         built, not in the first batch: that batch's latency and a stream's measured rate
-        are then the work's own. Nothing is read or changed."""
+        are then the work's own (the thread pool likewise). Nothing is read or changed."""
         a, b, op, lab, code, old_lab = self._buffers(FIRST_CALL)
         ids = dg._ids
         empty = np.zeros(0, np.int64)
@@ -389,6 +412,9 @@ class SequentialPath:
         ctl = np.zeros(S.CTL_SIZE, np.int64)
         S.seq_run(ctl, 0, False, a, b, op, lab, code, old_lab, empty, empty, *self._pack,
                   _NO_MASK)
+        # with several threads, the first batch asks for them: numba starts its thread
+        # pool on that first question, here rather than inside the batch
+        self.engine.threads_used()
 
     # ------------------------------------------------------------- split mode
     @property
@@ -612,8 +638,14 @@ class SequentialPath:
         srch = _NO_MASK if search is None else _c(search, np.bool_)
         rate = self.rate
         spent = 0.0
-        if rate is None:                # a small first call with threads: a heavy batch can
-            size = min(B, FIRST_CALL if threads <= 1 else PROBE_CALL)   # still switch
+        probe = 0
+        ctl[S.C_CLOCK], ctl[S.C_CLOCK_ID] = _CLOCK
+        if rate is None:
+            size = min(B, FIRST_CALL)
+            if threads > 1 and B > PROBE_CALL:
+                # a heavy first batch can still switch: the kernel looks at the time after
+                # PROBE_CALL updates and pauses if the rest looks worth the threads
+                probe = PROBE_CALL
         else:
             size = max(1, int(CALL_S / max(rate, 1e-9)))
             if threads > 1 and self.batch_rate is None:
@@ -623,8 +655,17 @@ class SequentialPath:
         try:
             while ctl[S.C_NEXT] < B:
                 nxt = int(ctl[S.C_NEXT])
-                if threads > 1 and nxt > 0 and self._worth_batch(spent / nxt, B - nxt):
-                    break               # the rest is worth the batch path's threads
+                if (threads > 1 and nxt > 0 and nxt >= ctl[S.C_IRR]
+                        and self._worth_batch(spent / nxt, B - nxt)):
+                    # the rest is worth the batch path's threads (and split mode's first
+                    # pass applied none of it: a row or the edge set needed room)
+                    break
+                if probe:               # the deadline counts from the batch's first call
+                    ctl[S.C_PROBE] = nxt + probe + 1
+                    ctl[S.C_BUDGET] = _now_ns() + self._probe_budget(probe, B - nxt - probe)
+                    probe = 0
+                elif ctl[S.C_PROBE] and ctl[S.C_NEXT] >= ctl[S.C_PROBE] - 1:
+                    ctl[S.C_PROBE] = 0  # passed (or paused there): no more
                 t0 = time.perf_counter()
                 status = S.seq_run(ctl, min(B, nxt + size), error_mode, a, b, op, lab, code,
                                    old_lab, plus, minus, *pack, srch)
@@ -639,7 +680,7 @@ class SequentialPath:
                 if status == S.ROOM_SET:
                     self.edgeset.grow()
                     pack = self._args(dg, eg, filt)     # the table's arrays are new
-                elif status != S.DONE:  # a row must move: make room in that store
+                elif status not in (S.DONE, S.PAUSED):     # a row must move: make room
                     g = dg if status in (S.ROOM_FULL_OUT, S.ROOM_FULL_IN) else eg
                     st = g._out if status in (S.ROOM_FULL_OUT, S.ROOM_REL_OUT) else g._in
                     if st.ensure_edges(int(ctl[S.C_ROOM])):
@@ -758,6 +799,15 @@ class SequentialPath:
             self._skipped = 0
             return self.batch_rate >= self.rate
         return self.batch_rate < self.rate
+
+    def _probe_budget(self, probe: int, rest: int) -> int:
+        """Nanoseconds within which ``probe`` updates leave ``rest`` on this path: the
+        time above which :meth:`_worth_batch` would send ``rest`` to the batch path."""
+        if self.batch_rate is None:
+            per = UNTIMED_FACTOR * PARALLEL_S / max(rest, 1)
+        else:
+            per = max(PARALLEL_S / max(rest, 1), self.batch_rate)
+        return int(min(probe * per * 1e9, 2**62))
 
     def _worth_batch(self, rate: float, rest: int) -> bool:
         """Whether ``rest`` updates at ``rate`` s each should leave this path for the batch
