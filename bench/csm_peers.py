@@ -271,7 +271,11 @@ def _wm_child(spec_path: str) -> None:
             jit_retimed = jit
             continue
         jit_kept += jit
-        reps.append({"seconds": seconds, "updates": done, "timed_out": timed_out})
+        rep_info = {"seconds": seconds, "updates": done, "timed_out": timed_out}
+        seq = getattr(cm, "_seq", None)
+        if seq is not None:     # which CPU path took the updates (the rest: the batch path)
+            rep_info["sequential_updates"] = seq.stats["updates"]
+        reps.append(rep_info)
         if rep == 0:
             first = counts[:done].copy()
         elif not np.array_equal(counts[:done], first[:done]):
