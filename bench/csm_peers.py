@@ -483,7 +483,27 @@ def build_workloads(args: argparse.Namespace, root: Path) -> list[Workload]:
     return out
 
 
-def prepare_graph(wl: Workload, seed: int, workdir: Path) -> tuple[Any, dict[str, Path], int,
+def stream_passes(ups: Any, passes: int) -> Any:
+    """``passes`` passes of ``ups`` in one stream: the stream, its inverse (the last update
+    first, each insert a delete and each delete an insert of the same edge and label),
+    the stream again, ... Every pass is valid where the stream is (the inverse takes the
+    graph back to ``G_0``), so per-update counts stay comparable on both sides."""
+    from warpmatch.stream.types import Updates
+    if passes <= 1:
+        return ups
+    fwd = (ups.src, ups.dst, ups.op, ups.label)
+    inv = (ups.src[::-1], ups.dst[::-1], -ups.op[::-1],
+           None if ups.label is None else ups.label[::-1])
+    parts = [fwd if k % 2 == 0 else inv for k in range(passes)]
+
+    def cat(i: int) -> np.ndarray:
+        return np.concatenate([p[i] for p in parts])
+    return Updates(cat(0), cat(1), cat(2).astype(np.int8),
+                   None if ups.label is None else cat(3).astype(np.int32), source=ups.source)
+
+
+def prepare_graph(wl: Workload, seed: int, workdir: Path, passes: int = 1
+                  ) -> tuple[Any, dict[str, Path], int,
                                                                    dict[str, Any]]:
     """Load the graph, derive the stream, write the files both sides read."""
     import warnings
@@ -496,6 +516,7 @@ def prepare_graph(wl: Workload, seed: int, workdir: Path) -> tuple[Any, dict[str
         warnings.simplefilter("ignore", InputCleanupWarning)    # reported in the graph line
         g = wl.load()
     g0, ups = make_stream(g, INSERT_FRACTION, DELETE_FRACTION, seed)
+    ups = stream_passes(ups, passes)
     files = {"wmg": workdir / "g0.wmg", "graph": workdir / "g0.rf.graph",
              "stream": workdir / "stream.rf.txt", "npz": workdir / "updates.npz"}
     save_binary(g0, files["wmg"])
@@ -513,7 +534,7 @@ def prepare_graph(wl: Workload, seed: int, workdir: Path) -> tuple[Any, dict[str
     info = {"graph": g.name, "vertices": g.n, "edges": g.num_edges, "g0_edges": g0.num_edges,
             "dropped_self_loops": int(g.report.self_loops),
             "dropped_duplicates": int(g.report.duplicates),
-            "updates": len(ups), "inserts": int((ups.op > 0).sum()),
+            "updates": len(ups), "passes": passes, "inserts": int((ups.op > 0).sum()),
             "deletes": int((ups.op < 0).sum()), "prepare_s": time.perf_counter() - t0,
             "labeled": g.vertex_labels is not None, "edge_labeled": g.edge_labels is not None,
             "connect_isolated_in_g0": isolated, "reconnect_emptied": reconnect}
@@ -804,6 +825,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--powerlaw-edges", type=float, default=1e7,
                     help="about this many undirected edges in the generated R-MAT graph "
                          "(default 1e7)")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="the stream, its inverse (last update first, inserts and deletes "
+                         "swapped), the stream again, ...: this many passes in one stream, "
+                         "for both sides (default 1; more measure past a matcher's first "
+                         "milliseconds on short streams such as hprd's)")
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the streams (make_stream) and of the power-law graph "
                          "(default 1)")
@@ -896,7 +922,9 @@ def main(argv: list[str] | None = None) -> int:
     if want_gpu and not gpu_ok:
         print(f"GPU: skipped ({gpu_why})")
     print(f"stream: make_stream(G, insert_fraction={INSERT_FRACTION}, "
-          f"delete_fraction={DELETE_FRACTION}, seed={args.seed}); data: {root}")
+          f"delete_fraction={DELETE_FRACTION}, seed={args.seed})"
+          + (f", {args.passes} passes (stream, inverse, ...)" if args.passes > 1 else "")
+          + f"; data: {root}")
     print()
 
     rows: list[dict[str, Any]] = []
@@ -920,7 +948,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             gdir = base / wl.graph
             gdir.mkdir(parents=True, exist_ok=True)
-            g, files, n, ginfo = prepare_graph(wl, args.seed, gdir)
+            g, files, n, ginfo = prepare_graph(wl, args.seed, gdir, args.passes)
             desc = wl.note
             ginfo["description"] = desc
             dropped = ginfo["dropped_self_loops"] + ginfo["dropped_duplicates"]
