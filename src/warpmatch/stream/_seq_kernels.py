@@ -415,8 +415,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
     for :func:`seq_undo`), ``plus[i]``/``minus[i]``; advances ``ctl[C_NEXT]``
     past every update it finished. Returns a status (``DONE``, ``ROOM_*`` with
     the slots in ``ctl[C_ROOM]``, ``ROOM_SET``, ``INVALID`` with ``ctl[C_NEXT]``
-    at the invalid update, ``OVERFLOW``, ``PAUSED``: the probe, below). Nothing of the update at
-    ``ctl[C_NEXT]`` is applied when it returns, except on ``OVERFLOW`` found
+    at the invalid update, ``OVERFLOW``, ``PAUSED``: the probe, below). Nothing of the
+    update at ``ctl[C_NEXT]`` is applied when it returns, except on ``OVERFLOW`` found
     after its edit (then ``ctl[C_NEXT]`` is past it); on ``INVALID`` and
     ``OVERFLOW`` the caller takes back every update whose ``code`` is ``OK``
     with :func:`seq_undo`.
@@ -587,8 +587,8 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
                 # ---- searches that read the state after the edit
                 if want and (ins or induced):
                     bad, gbuf, cbuf, aoff, aent, pbuf = _searches(
-                        T, pg, i, 1 - kind_before, upd, mask, plan, plus, minus, scr, gbuf, mark, lcnt,
-                        flag, ls, cbuf, aoff, aent, pbuf, ctl)
+                        T, pg, i, 1 - kind_before, upd, mask, plan, plus, minus, scr, gbuf,
+                        mark, lcnt, flag, ls, cbuf, aoff, aent, pbuf, ctl)
                     if bad:
                         ctl[C_NEXT] = i + 1     # applied: the caller's undo takes it back
                         return OVERFLOW
