@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ._seq_batch import _lookup
 from .relevant import label_rows
-from .sequential import _c, _lookup
+from .sequential import _c
 from .types import Updates
 
 __all__ = ["KeepRelevant", "kept_updates", "KEEP_MODES"]

@@ -1,9 +1,10 @@
 """The sequential CPU path of continuous matching: updates applied and matched one by one.
 
-Map: :func:`map_updates` (external ids -> internal, the batch's stateless checks,
-one numba pass) < :class:`SequentialPath` (:meth:`~SequentialPath.run`: the kernel
-calls of :mod:`warpmatch.stream._seq_kernels`, room for moved rows, undo,
-bookkeeping of the stores and the filter) < :class:`SeqResult`.
+Map: :class:`SequentialPath` (:meth:`~SequentialPath.run`: the kernel calls of
+:mod:`warpmatch.stream._seq_kernels` on a batch :func:`~._seq_batch.map_updates`
+mapped, room for moved rows, undo and dry runs, bookkeeping of the stores and the
+filter; the path choice with several threads and the first batch's probe) <
+:class:`~._seq_batch.SeqResult`.
 
 The batch path (:mod:`warpmatch.stream.cpu`) matches all updates of a batch at
 once over a timestamped overlay, which pays off when a batch's searches are
@@ -51,21 +52,18 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from numba import njit
-
-from ..engine._cpu_kernels import _lower_bound
 
 from . import _seq_kernels as S
 from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
+from ._seq_batch import SeqResult, map_updates
 from ._seq_compile import SpecialPlans, compile_plans
 from .cpu import CALL_S, PARALLEL_S, SPECIALISE_AFTER_S
-from ._checks import skip_reason
 from .types import Updates
 
 __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
@@ -95,103 +93,6 @@ LOCAL_ONLY_ABOVE_K = 8
 #: largest edge set split mode builds (a graph whose irrelevant edges need more keeps
 #: editing its adjacency rows in place instead: no second copy of a huge graph)
 SPLIT_MAX_BYTES = 1 << 30
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lookup(keys, vals, x):
-    """``vals[i]`` where ``keys[i] == x`` in the sorted ``keys``, else -1."""
-    i = _lower_bound(keys, 0, keys.shape[0], x)
-    return vals[i] if i < keys.shape[0] and keys[i] == x else -1
-
-
-@njit(cache=True, nogil=True)
-def map_updates(src, dst, op, lab, has_lab, labels_ok, identity, n, base_ext, base_int,
-                extra_ext, extra_int, out_a, out_b, out_op, out_lab):
-    """Internal ids, ops and labels of a batch; False if an update needs the batch path.
-
-    The batch path handles (and reports) what this one does not: an unknown
-    or negative vertex id (a new vertex), an op other than +1/-1, a negative
-    label, one above int32, or a nonzero label where the graph has none
-    (``labels_ok`` False).
-    """
-    for i in range(src.shape[0]):
-        o = op[i]
-        if o != 1 and o != -1:
-            return False
-        if has_lab:
-            x = lab[i]
-            if x < 0 or x > 2147483647 or (x != 0 and not labels_ok):
-                return False
-            out_lab[i] = x
-        else:
-            out_lab[i] = 0
-        out_op[i] = o
-        for side in range(2):
-            e = src[i] if side == 0 else dst[i]
-            if identity:
-                v = e if 0 <= e < n else -1
-            else:
-                v = _lookup(base_ext, base_int, e)
-                if v < 0:
-                    v = _lookup(extra_ext, extra_int, e)
-            if v < 0:
-                return False
-            if side == 0:
-                out_a[i] = v
-            else:
-                out_b[i] = v
-    return True
-
-
-@dataclass
-class SeqResult:
-    """What :meth:`SequentialPath.run` did with a batch.
-
-    Attributes
-    ----------
-    done : int
-        Updates handled (``0..done-1``); the caller gives the rest, if any, to
-        the batch path.
-    plus, minus : numpy.ndarray
-        int64 per-update counts of the whole batch (zero past ``done``).
-    code : numpy.ndarray
-        int8 validation code per update (0 valid; past ``done`` meaningless).
-    tasks : int
-        Delta searches run.
-    undo_state : tuple
-        What :meth:`SequentialPath.undo` needs to take the batch back.
-
-        ``code`` and the arrays of ``undo_state`` are views of the path's kept
-        batch arrays: valid until its next :meth:`~SequentialPath.run`.
-    valid : int
-        Valid updates among ``0..done-1``.
-    added, removed : int
-        ``plus.sum()`` and ``minus.sum()``.
-    counted : bool
-        Whether the path's :attr:`~SequentialPath.stats` count these updates
-        (``False`` for :meth:`SequentialPath.dry_run`'s record of a slice the
-        batch path applied).
-    """
-
-    done: int
-    plus: np.ndarray
-    minus: np.ndarray
-    code: np.ndarray
-    tasks: int
-    undo_state: tuple = ()
-    valid: int = -1
-    added: int = 0
-    removed: int = 0
-    counted: bool = True
-
-    def reasons(self, ups: Updates) -> list[str]:
-        """The batch path's skip messages for the invalid updates among ``0..done-1``."""
-        out = [""] * len(ups)
-        if self.valid == self.done:     # (the common case: no scan of the codes)
-            return out
-        for i in np.flatnonzero(self.code[:self.done]).tolist():
-            out[i] = skip_reason(int(self.code[i]), ups, i)
-        return out
 
 
 #: ``seq_run``'s ``srch`` when every update is searched
