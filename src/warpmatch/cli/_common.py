@@ -177,6 +177,20 @@ class _SignalGuard:
                 signal.signal(sig, handler)
 
 
+def _quiet_teardown() -> None:
+    """After an interruption, hide what objects a library left half-built raise while the
+    interpreter shuts down: llvmlite's, interrupted while numba compiled, can fail in
+    their ``__del__`` ("Exception ignored in: ObjectRef.__del__ ... 'PassBuilder' object
+    has no attribute '_as_parameter_'") after the one line a stopped command prints. At
+    exit only, so that a caller's process (tests through ``CliRunner``) keeps its hook
+    until then."""
+    import atexit
+
+    def quiet() -> None:
+        sys.unraisablehook = lambda info: None
+    atexit.register(quiet)
+
+
 class WarpmatchGroup(click.Group):
     """The top-level group; its :meth:`main` is where every error becomes one line.
 
@@ -220,6 +234,7 @@ class WarpmatchGroup(click.Group):
                 click.echo(f"{chr(13) if stderr_is_terminal() else ''}warpmatch: {e.message}",
                            err=True)
                 code = 128 + e.signum
+                _quiet_teardown()
             except click.ClickException as e:
                 ctx = getattr(e, "ctx", None)
                 where = ctx.command_path if ctx is not None else "warpmatch"
@@ -229,6 +244,7 @@ class WarpmatchGroup(click.Group):
             except (click.Abort, KeyboardInterrupt):   # SIGINT outside the main thread
                 click.echo("warpmatch: interrupted", err=True)
                 code = 128 + signal.SIGINT
+                _quiet_teardown()
             except (WarpmatchError, OSError, ValueError, KeyError, TypeError) as e:
                 # OSError covers missing/unreadable files; ValueError/KeyError/TypeError
                 # come from bad user values that slipped past our own checks
