@@ -74,7 +74,7 @@ __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 #: updates of the first call, before any rate was measured; with several threads the
 #: kernel looks at the time after PROBE_CALL of them and pauses (a second call) only if
 #: the rest looks heavy enough for the batch path: a pause on every first batch cost
-#: ~40 us (yeast 4-vertex queries, one 1,878-update batch, H200 host: 0.47-0.52 ms with
+#: ~40 us (yeast 4-vertex queries, one 1,878-update batch, H200 host: 0.44-0.52 ms with
 #: 16 threads against 0.41-0.47 with one)
 FIRST_CALL = 4096
 PROBE_CALL = 256
