@@ -356,6 +356,18 @@ def test_heavy_batch_goes_to_the_batch_path_with_threads(monkeypatch):
     assert state(cm) == before and cm.updates_applied == 0
 
 
+class _Slowed:
+    """Record the batch path ``factor`` times slower than it ran (or faster, below 1)."""
+
+    def __init__(self, seq, factor):
+        self.real, self.factor, self.sizes = seq.batch_timed, factor, []
+        seq.batch_timed = self
+
+    def __call__(self, size, seconds):
+        self.sizes.append(size)
+        self.real(size, seconds * self.factor)
+
+
 P, D = SQ.S.PAUSED, SQ.S.DONE
 
 
@@ -389,18 +401,6 @@ def test_first_batch_probe_pauses_only_when_heavy(monkeypatch, budget_s, clock, 
     assert all(np.array_equal(x, y) for x, y in zip(got[:3], want[:3]))
     assert [x for x in seen if x != (D, 0)] == calls     # (the warm-up's empty calls)
     assert state(cm) == state(ref)
-
-
-class _Slowed:
-    """Record the batch path ``factor`` times slower than it ran (or faster, below 1)."""
-
-    def __init__(self, seq, factor):
-        self.real, self.factor, self.sizes = seq.batch_timed, factor, []
-        seq.batch_timed = self
-
-    def __call__(self, size, seconds):
-        self.sizes.append(size)
-        self.real(size, seconds * self.factor)
 
 
 @pytest.mark.parametrize("on_invalid", ["error", "skip"])

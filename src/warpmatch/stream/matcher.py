@@ -595,11 +595,18 @@ class ContinuousMatcher(BatchedApply):
         """
         B = len(ups)
         threads = self.engine.threads_used()
-        taken = [seq.detach(res)]       # what is applied, in order
+        taken = [res]                   # what is applied, in order
+        live = [0]                      # those whose arrays are still the path's own
         d = res.done
 
         def part(stop: int) -> tuple[Updates, np.ndarray | None]:
             return ups.slice(d, stop), None if search is None else search[d:stop]
+
+        def own() -> None:
+            # before the path runs again: it reuses the arrays of its last undo record
+            for j in live:
+                taken[j] = seq.detach(taken[j])
+            live.clear()
 
         try:
             while d < B:
@@ -607,6 +614,7 @@ class ContinuousMatcher(BatchedApply):
                 sub, srch = part(B if k is None else d + k)
                 rec = None
                 if k is not None and k < B - d:
+                    own()
                     rec = seq.dry_run(sub, self.on_invalid)
                     if rec is None:     # an update the sequential path cannot apply
                         raise _Retake
@@ -622,6 +630,7 @@ class ContinuousMatcher(BatchedApply):
                     taken.append(rec)
                 if d < B and not seq.batch_faster():
                     sub, srch = part(B)
+                    own()
                     r = seq.run(sub, self.on_invalid, threads, srch)
                     if r is None:
                         raise _Retake
@@ -629,7 +638,8 @@ class ContinuousMatcher(BatchedApply):
                     plus[d:stop], minus[d:stop] = r.plus[:r.done], r.minus[:r.done]
                     valid[d:stop] = r.code[:r.done] == 0
                     reasons[d:stop] = r.reasons(sub)[:r.done]
-                    taken.append(seq.detach(r))
+                    taken.append(r)
+                    live.append(len(taken) - 1)
                     d = stop
         except (InputFormatError, OverflowError, _Retake) as err:
             # nothing of the batch may stay applied; an invalid update is reported by the

@@ -701,21 +701,22 @@ class SequentialPath:
             return self.batch_rate >= self.rate
         return self.batch_rate < self.rate
 
-    def _probe_budget(self, probe: int, rest: int) -> int:
-        """Nanoseconds within which ``probe`` updates leave ``rest`` on this path: the
-        time above which :meth:`_worth_batch` would send ``rest`` to the batch path."""
+    def _leave_rate(self, rest: int) -> float:
+        """Seconds per update above which ``rest`` updates should leave this path for the
+        batch path's threads: the rest's work above :data:`PARALLEL_S` and the batch
+        path measured faster, or, never timed, the work above :data:`UNTIMED_FACTOR`
+        times :data:`PARALLEL_S`. The one rule of :meth:`_worth_batch` and the probe."""
         if self.batch_rate is None:
-            per = UNTIMED_FACTOR * PARALLEL_S / max(rest, 1)
-        else:
-            per = max(PARALLEL_S / max(rest, 1), self.batch_rate)
-        return int(min(probe * per * 1e9, 2**62))
+            return UNTIMED_FACTOR * PARALLEL_S / max(rest, 1)
+        return max(PARALLEL_S / max(rest, 1), self.batch_rate)
+
+    def _probe_budget(self, probe: int, rest: int) -> int:
+        """Nanoseconds within which ``probe`` updates leave ``rest`` on this path."""
+        return int(min(probe * self._leave_rate(rest) * 1e9, 2**62))
 
     def _worth_batch(self, rate: float, rest: int) -> bool:
-        """Whether ``rest`` updates at ``rate`` s each should leave this path for the batch
-        path's threads (measured faster, or never timed and far above PARALLEL_S)."""
-        if self.batch_rate is None:
-            return rate * rest > UNTIMED_FACTOR * PARALLEL_S
-        return rate * rest > PARALLEL_S and self.batch_rate < rate
+        """Whether ``rest`` updates at ``rate`` s each should leave this path."""
+        return rate > self._leave_rate(rest)
 
     def batch_timed(self, size: int, seconds: float) -> None:
         """Record the batch path's time for ``size`` updates (an average per update)."""
