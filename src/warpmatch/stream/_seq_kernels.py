@@ -293,6 +293,25 @@ def _searches(T, pg, i, kind, upd, mask, plan, plus, minus, scr, gbuf, mark, cnt
 
 # ------------------------------------------------------------------ the run
 @njit(cache=True, nogil=True, inline="always")
+def _trusted_run(i, hi, u_a, u_b, code, lab_idx, rel_table):
+    """The first update at or after ``i`` (before ``hi``) that is a self-loop or
+    relevant by ``rel_table``; the ones before it get ``code`` ``OK`` (trust mode: taken
+    as valid and dropped)."""
+    while i < hi:
+        a = u_a[i]
+        b = u_b[i]
+        if a == b:
+            break
+        la = lab_idx[a]
+        lb = lab_idx[b]
+        if la >= 0 and lb >= 0 and rel_table[la, lb]:
+            break
+        code[i] = OK
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _now_ns(ctl):
     """Monotonic nanoseconds by ``clock_gettime`` at address ``ctl[C_CLOCK]`` (nonzero),
     written into ``ctl[C_TS:C_TS + 2]``; by address, so the cached kernel needs no
@@ -514,9 +533,16 @@ def seq_run(ctl, i1, error_mode, u_a, u_b, u_op, u_lab, code, old_lab, plus, min
             la = lab_idx[a]
             lb = lab_idx[b]
             if trust and a != b and not (la >= 0 and lb >= 0 and rel_table[la, lb]):
-                code[i] = OK                    # taken as valid and dropped (keep="relevant")
-                ctl[C_VALID] += 1
-                ctl[C_NEXT] = i + 1
+                # taken as valid and dropped (keep="relevant"), with the run of such updates
+                # after it, in a loop of its own: most of a labeled query's stream (hprd
+                # rw-sparse-4: 5,228 of 5,250) goes here, and the main loop's stores to
+                # ``ctl`` per update cost ~20 ns each (2-core box)
+                j = _trusted_run(i + 1, i1 if probe < 0 or probe <= i else min(i1, probe),
+                                 u_a, u_b, code, lab_idx, rel_table)
+                code[i] = OK
+                ctl[C_VALID] += j - i
+                ctl[C_NEXT] = j
+                i = j - 1
                 continue
             rel = same or split or (la >= 0 and lb >= 0 and rel_table[la, lb])
             # ---- validation against the whole graph, in arrival order
