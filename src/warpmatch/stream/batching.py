@@ -276,11 +276,30 @@ class BatchedApply:
         ------
         StreamDelta
             One per batch; update indices are within the batch.
+
+        Notes
+        -----
+        With ``counts_only`` on the CPU engine's sequential path, consecutive
+        batches are counted in one run and then yielded one by one
+        (:mod:`warpmatch.stream._fused`): the deltas are the same, and what
+        was not yielded yet is taken back before anything else reads or
+        changes the matcher (stopping early included).
         """
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        for batch in split_batches(as_updates(updates), int(batch_size)):
+        ups = as_updates(updates)
+        fused = self._fused_batches(ups, int(batch_size)) if counts_only else None
+        if fused is not None:
+            yield from fused
+            return
+        for batch in split_batches(ups, int(batch_size)):
             yield self.apply(batch, counts_only)
+
+    def _fused_batches(self, ups: Updates, batch_size: int) -> Iterator[Any] | None:
+        """Counts-only batches of ``ups`` yielded from runs of several (``None``: the
+        matcher has no such runs; :class:`~warpmatch.stream.matcher.ContinuousMatcher`
+        has, on its sequential path)."""
+        return None
 
     def apply_stream(self, updates: Any, batch_size: int = 1024,
                      max_latency: float | str | None = None,

@@ -301,6 +301,9 @@ class ContinuousMatcher(BatchedApply):
         The backend cannot run here.
     """
 
+    #: a fused run's batches not yet yielded (:meth:`_settle` takes them back)
+    _pending: Any = None
+
     def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
                  induced: bool = False, backend: str = "auto", on_invalid: str = "error",
                  count_initial: bool = True, progress: Any = False, keep: str = "all",
@@ -455,6 +458,7 @@ class ContinuousMatcher(BatchedApply):
         (:mod:`warpmatch.stream.sequential`, split mode); reading this
         attribute brings it up to date first (once, ``O(edges)``).
         """
+        self._settle()
         seq = getattr(self, "_seq", None)
         if seq is not None and seq.split:
             seq.sync()
@@ -519,7 +523,25 @@ class ContinuousMatcher(BatchedApply):
         else:
             from .updates import as_updates
             ups = as_updates(updates)
+        if self._pending is not None:
+            self._settle()
         return self._apply_routed(ups, counts_only, None)
+
+    def _settle(self) -> None:
+        """Take back what a fused run of :meth:`apply_batches` applied beyond the
+        batches it yielded (:mod:`warpmatch.stream._fused`), before anything else
+        reads or changes the graph."""
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            pending.settle()
+
+    def _fused_batches(self, ups: Updates, batch_size: int) -> Any:
+        seq = self._sequential_path()
+        if seq is None or len(ups.new_vertex_ids):     # (declarations: batch by batch)
+            return None
+        from ._fused import fused_batches
+        return fused_batches(self, seq, ups, batch_size)
 
     def _apply_routed(self, ups: Updates, counts_only: bool, search: np.ndarray | None
                       ) -> StreamDelta:
@@ -679,6 +701,7 @@ class ContinuousMatcher(BatchedApply):
         """
         from .updates import as_updates
         ups = as_updates(updates)
+        self._settle()
         search = np.asarray(search, dtype=bool)
         if search.shape != (len(ups),):
             raise ValueError(f"search must mark each of the batch's {len(ups)} updates, "

@@ -471,7 +471,8 @@ class SequentialPath:
 
     # --------------------------------------------------------------- run
     def run(self, ups: Updates, on_invalid: str, threads: int,
-            search: np.ndarray | None = None) -> SeqResult | None:
+            search: np.ndarray | None = None, stop_after: float | None = None,
+            min_done: int = 0) -> SeqResult | None:
         """Apply and match ``ups`` in place, or return ``None`` (the batch path takes it).
 
         Parameters
@@ -490,6 +491,13 @@ class SequentialPath:
         search : numpy.ndarray, optional
             bool per update: search only the marked updates' deltas (the others
             are applied with 0 and 0). The default, ``None``, searches all.
+        stop_after : float, optional
+            Seconds of kernel time after which the run stops between two kernel
+            calls, once ``min_done`` updates are done (a fused run of
+            :mod:`warpmatch.stream._fused` whose work was not estimated yet).
+            The default, ``None``: no such stop.
+        min_done : int, optional
+            See ``stop_after``. The default is 0.
 
         Returns
         -------
@@ -556,10 +564,13 @@ class SequentialPath:
         try:
             while ctl[S.C_NEXT] < B:
                 nxt = int(ctl[S.C_NEXT])
-                if (threads > 1 and nxt > 0 and nxt >= ctl[S.C_IRR]
-                        and self._worth_batch(spent / nxt, B - nxt)):
-                    # the rest is worth the batch path's threads (and split mode's first
-                    # pass applied none of it: a row or the edge set needed room)
+                if nxt > 0 and nxt >= ctl[S.C_IRR] and (
+                        (threads > 1 and self._worth_batch(spent / nxt, B - nxt))
+                        or (stop_after is not None and nxt >= min_done
+                            and spent > stop_after)):
+                    # the rest is worth the batch path's threads, or the caller's time is
+                    # up (and split mode's first pass applied none of the rest: a row or
+                    # the edge set needed room)
                     break
                 if probe:               # the deadline counts from the batch's first call
                     ctl[S.C_PROBE] = nxt + probe + 1
