@@ -1,9 +1,10 @@
 """``apply_batches(..., counts_only=True)`` on the sequential CPU path: several batches per run.
 
 Map: :func:`fused_batches` (the generator: runs of whole batches, yielded one by one)
-< :class:`Pending` (what a run applied beyond the batches yielded so far, and how to
-take it back: :meth:`Pending.settle`) < :func:`_part_net` (the edge counts of a taken
-back part).
+< :func:`_deltas` (each batch's delta, from what the run computed once) and
+:class:`Pending` (what a run applied beyond the batches yielded so far;
+:meth:`Pending.settle` takes it back with
+:meth:`~warpmatch.stream.sequential.SequentialPath.undo`).
 
 The sequential path (:mod:`warpmatch.stream.sequential`) counts updates one at a time,
 so how a stream is cut into batches changes nothing but the fixed cost of each call:
@@ -33,7 +34,6 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ._checks import skip_reason
 from .types import Updates
 
 __all__ = ["fused_batches", "Pending", "FUSE_S"]
@@ -57,45 +57,9 @@ class Pending:
         """Take back the updates ``at..done-1`` (idempotent). Valid only before the
         path's next run, which reuses the arrays the record points into: every call
         that can run it settles first (:meth:`ContinuousMatcher._settle`)."""
-        if self.settled:
-            return
-        self.settled = True
-        seq, res, at = self.seq, self.res, self.at
-        done = res.done
-        if at >= done:
-            return
-        a, b, op, lab, code, old_lab = res.undo_state[:6]
-        part = tuple(x[at:done] for x in (a, b, op, lab, code, old_lab))
-        dg = seq.graph
-        same = seq.relevant is None
-        eg = dg if same else seq.relevant.graph
-        filt = seq.engine.filter_for(seq.plans, eg)
-        net, rnet = _part_net(seq, filt, *part[:3], part[4], same)
-        seq._undo(*part, done - at, filt, dg, eg, same)
-        dg.edited_in_place(-net)
-        if not same:
-            eg.edited_in_place(-rnet)
-        filt.synced(eg)
-        if res.counted:
-            seq.stats["updates"] -= done - at
-
-
-def _part_net(seq: Any, filt: Any, a: np.ndarray, b: np.ndarray, op: np.ndarray,
-              code: np.ndarray, same: bool) -> tuple[int, int]:
-    """The net edge change of a part of a run, of the whole graph and of the relevant
-    subgraph, as :func:`~warpmatch.stream._seq_kernels.seq_run` counts it: every valid
-    update (with ``trust``, only the relevant ones: the others change nothing), and
-    the relevant ones (every one when ``same``)."""
-    valid = code == 0
-    la = filt.lab_idx[a]
-    lb = filt.lab_idx[b]
-    ok = (la >= 0) & (lb >= 0)
-    rel = np.zeros(a.shape[0], dtype=bool)
-    rel[ok] = seq._table[la[ok], lb[ok]]
-    sgn = op.astype(np.int64)
-    net = int(sgn[valid & rel].sum() if seq.trust else sgn[valid].sum())
-    rnet = int(sgn[valid].sum() if same else sgn[valid & rel].sum())
-    return net, rnet
+        if not self.settled:
+            self.settled = True
+            self.seq.undo(self.res, self.at)
 
 
 def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
@@ -107,17 +71,13 @@ def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
     from .matcher import StreamDelta
     starts = np.arange(0, keep, batch)
     valid = res.code[:keep] == 0
-    bad = np.flatnonzero(~valid)
     added = np.add.reduceat(res.plus[:keep], starts).tolist()
     removed = np.add.reduceat(res.minus[:keep], starts).tolist()
     names = cm.query.names
     for j, lo in enumerate(starts.tolist()):
         hi = min(keep, lo + batch)
         part = ups.slice(pos + lo, pos + hi)
-        reasons = [""] * (hi - lo)
-        if bad.size:
-            for i in bad[np.searchsorted(bad, lo):np.searchsorted(bad, hi)].tolist():
-                reasons[i - lo] = skip_reason(int(res.code[i]), part, i - lo)
+        reasons = res.reasons(part, lo)
         cm.added += added[j]
         cm.removed += removed[j]
         cm.updates_applied += hi - lo
@@ -169,7 +129,7 @@ def fused_batches(cm: Any, seq: Any, ups: Updates, batch: int) -> Iterator[Any]:
             if keep < res.done:
                 # left early (several threads, a heavy rest): its whole batches stay, the
                 # rest goes batch by batch (and may use the batch path's threads)
-                Pending(seq, res, keep).settle()
+                seq.undo(res, keep)
         if keep:
             pending = Pending(seq, res, 0)
             cm._pending = pending

@@ -24,7 +24,7 @@ from ..engine._cpu_kernels import _lower_bound
 from ._checks import skip_reason
 from .types import Updates
 
-__all__ = ["SeqResult", "map_updates"]
+__all__ = ["SeqResult", "map_updates", "part_net"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -115,11 +115,34 @@ class SeqResult:
     removed: int = 0
     counted: bool = True
 
-    def reasons(self, ups: Updates) -> list[str]:
-        """The batch path's skip messages for the invalid updates among ``0..done-1``."""
+    def reasons(self, ups: Updates, lo: int = 0) -> list[str]:
+        """The batch path's skip messages for the invalid updates among ``0..done-1``;
+        with ``lo``, of the updates ``lo..lo+len(ups)-1``, the batch ``ups`` (a fused
+        run's batch, :mod:`warpmatch.stream._fused`)."""
         out = [""] * len(ups)
         if self.valid == self.done:     # (the common case: no scan of the codes)
             return out
-        for i in np.flatnonzero(self.code[:self.done]).tolist():
-            out[i] = skip_reason(int(self.code[i]), ups, i)
+        code = self.code[lo:min(lo + len(ups), self.done)]
+        for i in np.flatnonzero(code).tolist():
+            out[i] = skip_reason(int(code[i]), ups, i)
         return out
+
+
+def part_net(a: np.ndarray, b: np.ndarray, op: np.ndarray, code: np.ndarray,
+             lab_idx: np.ndarray, table: np.ndarray, trust: bool, same: bool
+             ) -> tuple[int, int]:
+    """The net edge change of some updates of a run, of the whole graph and of the
+    relevant subgraph, as :func:`~warpmatch.stream._seq_kernels.seq_run` counts it
+    (``ctl[C_NET]``, ``ctl[C_RNET]``): every valid update (with ``trust``, only the
+    relevant ones by ``table``: the others change nothing), and the relevant ones
+    (every one when ``same``)."""
+    valid = code == 0
+    la = lab_idx[a]
+    lb = lab_idx[b]
+    ok = (la >= 0) & (lb >= 0)
+    rel = np.zeros(a.shape[0], dtype=bool)
+    rel[ok] = table[la[ok], lb[ok]]
+    sgn = op.astype(np.int64)
+    net = int(sgn[valid & rel].sum() if trust else sgn[valid].sum())
+    rnet = int(sgn[valid].sum() if same else sgn[valid & rel].sum())
+    return net, rnet

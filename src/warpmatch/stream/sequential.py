@@ -61,7 +61,7 @@ import numpy as np
 from . import _seq_kernels as S
 from ._cpu_rows import has_path, view_table
 from ._edgeset import MAX_LOAD, EdgeSet
-from ._seq_batch import SeqResult, map_updates
+from ._seq_batch import SeqResult, map_updates, part_net
 from ._seq_compile import SpecialPlans, compile_plans
 from .cpu import CALL_S, PARALLEL_S, SPECIALISE_AFTER_S
 from .types import Updates
@@ -628,18 +628,24 @@ class SequentialPath:
                          (a, b, op, lab, code, old_lab, c[S.C_NET], c[S.C_RNET]),
                          c[S.C_VALID], c[S.C_PLUS], c[S.C_MINUS])
 
-    def undo(self, res: SeqResult) -> None:
-        """Take back a batch :meth:`run` applied (its caller found an error after it)."""
-        if res.done == 0:
+    def undo(self, res: SeqResult, start: int = 0) -> None:
+        """Take back a batch :meth:`run` applied (its caller found an error after it), or
+        its updates from ``start`` on (a fused run's batches not yielded,
+        :mod:`warpmatch.stream._fused`)."""
+        if res.done <= start:
             return
         if res.counted:
-            self.stats["updates"] -= res.done
+            self.stats["updates"] -= res.done - start
         a, b, op, lab, code, old_lab, net, rnet = res.undo_state
         dg = self.graph
         same = self.relevant is None
         eg = dg if same else self.relevant.graph
         filt = self.engine.filter_for(self.plans, eg)
-        self._undo(a, b, op, lab, code, old_lab, res.done, filt, dg, eg, same)
+        if start:
+            a, b, op, lab, code, old_lab = (x[start:res.done]
+                                            for x in (a, b, op, lab, code, old_lab))
+            net, rnet = part_net(a, b, op, code, filt.lab_idx, self._table, self.trust, same)
+        self._undo(a, b, op, lab, code, old_lab, res.done - start, filt, dg, eg, same)
         dg.edited_in_place(-net)
         if not same:
             eg.edited_in_place(-rnet)
