@@ -180,6 +180,24 @@ def test_stdin_equals_file_and_batch_size_does_not_matter(stream_files, tmp_path
     assert first["updates_source"] == "-"
 
 
+def test_counts_only_file_fused_equals_stdin_per_batch(stream_files, tmp_path: Path) -> None:
+    # a file goes through apply_batches (several batches per run on the CPU engine's
+    # sequential path); stdin applies each batch as it is read: same per-update rows
+    data = stream_files["ups"].read_bytes()
+    rows = []
+    for src, bs, inp in ((stream_files["ups"], 7, None), ("-", 1, data)):
+        o = tmp_path / f"c{len(rows)}.jsonl"
+        j = last_json(run("stream", stream_files["g0"], "tailed-triangle", src, "--batch-size",
+                          bs, "--counts-only", "-o", o, "--json", "--backend", "cpu",
+                          input=inp))
+        rows.append(([json.loads(line) for line in o.read_text().splitlines()], j))
+    (a, ja), (b, jb) = rows
+    assert len(a) == ja["updates"] > 100 and a == b
+    assert ja["batches"] == -(-ja["updates"] // 7)
+    for k in ("final_count", "added", "removed"):
+        assert ja[k] == jb[k], k
+
+
 def test_on_invalid_error_and_skip(stream_files, tmp_path: Path) -> None:
     g0 = wm.read_graph(stream_files["g0"])
     s, d = g0.edges()

@@ -204,3 +204,20 @@ def test_a_run_left_early_keeps_its_whole_batches(fuse_all, monkeypatch):
     for a, b in zip(got[:3], want[:3]):
         assert np.array_equal(a, b)
     assert any(left) and cm.count == ref.count and state(cm) == state(ref)
+
+
+def test_all_valid_batches_make_their_reasons_when_read():
+    # StreamDelta.counts(reasons=None): the list of "" is made on first read; copies and
+    # pickles of such a delta behave like any other
+    import copy
+    import pickle
+    cm, ref, ups = pair(3, False, 0, 0, invalid=False)
+    deltas = list(cm.apply_batches(ups, 16, counts_only=True))
+    assert all("reasons" not in d.__dict__ for d in deltas)      # (not made yet)
+    for d in deltas:
+        for x in (d, copy.copy(d), pickle.loads(pickle.dumps(d))):
+            assert x.reasons == [""] * len(d) and x.valid.all()
+            np.testing.assert_array_equal(x.plus_counts, d.plus_counts)
+        assert d.reasons is d.reasons                           # made once, then kept
+    with pytest.raises(AttributeError, match="no attribute 'rows'"):
+        deltas[0].rows

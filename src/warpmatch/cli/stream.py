@@ -6,7 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import click
 
@@ -302,6 +302,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     to_stdout = output is not None and check_output_target(output, ofmt, as_json)
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     q = as_query(query, g)
+    ups = None
     if updates == "-":
         total = None
         latency = None
@@ -346,8 +347,15 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             writer = DeltaWriter(sink, ofmt, q.names, counts_only)
             stack.callback(writer.close)       # before the rename (or the cleanup)
         bar = stack.enter_context(ProgressBar(q.name, unit="updates", total=total))
-        for batch in batches:
-            delta = cm.apply(batch, counts_only=not want_rows)
+        if ups is not None:
+            # a file's stream is known whole: apply_batches may count several of its
+            # batches in one run (the CPU engine's sequential path), each still yielded
+            # with its own delta, in order
+            pairs: Iterator[tuple[Any, Any]] = zip(
+                batches, cm.apply_batches(ups, batch_size, counts_only=not want_rows))
+        else:                                   # stdin: each batch as soon as it is read
+            pairs = ((b, cm.apply(b, counts_only=not want_rows)) for b in batches)
+        for batch, delta in pairs:
             if writer is not None:
                 writer.write(delta, n_upd, batch.time)
             valid = delta.valid

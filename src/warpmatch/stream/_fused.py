@@ -62,13 +62,26 @@ class Pending:
             self.seq.undo(self.res, self.at)
 
 
+def _delta_of() -> Any:
+    """:meth:`StreamDelta.counts <warpmatch.stream.matcher.StreamDelta.counts>` (the
+    matcher imports this module: looked up on first use, then kept)."""
+    global _COUNTS
+    if _COUNTS is None:
+        from .matcher import StreamDelta
+        _COUNTS = StreamDelta.counts
+    return _COUNTS
+
+
+_COUNTS: Any = None
+
+
 def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
             ) -> Iterator[tuple[int, Any]]:
     """``(hi, delta)`` of each batch of a run's first ``keep`` updates (``ups[pos:]``),
     counted in ``cm`` as it is produced. What every batch needs is computed once per
     run: a yielded batch costs a few µs, not the tens a numpy call each would add up to
     at batches of 64."""
-    from .matcher import StreamDelta
+    counts = _delta_of()
     starts = np.arange(0, keep, batch)
     valid = res.code[:keep] == 0
     added = np.add.reduceat(res.plus[:keep], starts).tolist()
@@ -77,12 +90,12 @@ def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
     for j, lo in enumerate(starts.tolist()):
         hi = min(keep, lo + batch)
         part = ups.slice(pos + lo, pos + hi)
-        reasons = res.reasons(part, lo)
+        reasons = res.reasons(part, lo, blank=True)
         cm.added += added[j]
         cm.removed += removed[j]
         cm.updates_applied += hi - lo
-        yield hi, StreamDelta(res.plus[lo:hi], res.minus[lo:hi], added[j], removed[j], None,
-                              None, None, None, valid[lo:hi], reasons, part, list(names))
+        yield hi, counts(res.plus[lo:hi], res.minus[lo:hi], added[j], removed[j],
+                         valid[lo:hi], reasons, part, list(names))
 
 
 def fused_batches(cm: Any, seq: Any, ups: Updates, batch: int) -> Iterator[Any]:

@@ -115,13 +115,15 @@ class SeqResult:
     removed: int = 0
     counted: bool = True
 
-    def reasons(self, ups: Updates, lo: int = 0) -> list[str]:
+    def reasons(self, ups: Updates, lo: int = 0, blank: bool = False) -> list[str] | None:
         """The batch path's skip messages for the invalid updates among ``0..done-1``;
         with ``lo``, of the updates ``lo..lo+len(ups)-1``, the batch ``ups`` (a fused
-        run's batch, :mod:`warpmatch.stream._fused`)."""
-        out = [""] * len(ups)
+        run's batch, :mod:`warpmatch.stream._fused`). With ``blank``, ``None`` where all
+        of them are valid (for :meth:`StreamDelta.counts
+        <warpmatch.stream.matcher.StreamDelta.counts>`)."""
         if self.valid == self.done:     # (the common case: no scan of the codes)
-            return out
+            return None if blank else [""] * len(ups)
+        out = [""] * len(ups)
         code = self.code[lo:min(lo + len(ups), self.done)]
         for i in np.flatnonzero(code).tolist():
             out[i] = skip_reason(int(code[i]), ups, i)

@@ -71,12 +71,14 @@ __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 # PARALLEL_S: estimated sequential seconds above which several threads take the batch
 # path; CALL_S: seconds one kernel call aims at (Ctrl-C and SIGTERM are served between
 # calls): the CPU engine's own rules (stream/cpu.py)
-#: updates of the first call, before any rate was measured; with several threads the
-#: kernel looks at the time after PROBE_CALL of them and pauses (a second call) only if
-#: the rest looks heavy enough for the batch path: a pause on every first batch cost
-#: ~40 us (yeast 4-vertex queries, one 1,878-update batch, H200 host: 0.44-0.52 ms with
-#: 16 threads against 0.41-0.47 with one)
-FIRST_CALL = 4096
+#: updates of the first call, before any rate was measured (a fused run's first two
+#: batches of 4,096 in one call: a second call cost 25-40 µs on a fresh matcher, hprd's
+#: 5,250-update stream, a 2-core box); with several threads the kernel looks at the time
+#: after PROBE_CALL of them and pauses (a second call) only if the rest looks heavy
+#: enough for the batch path: a pause on every first batch cost ~40 us (yeast 4-vertex
+#: queries, one 1,878-update batch, H200 host: 0.44-0.52 ms with 16 threads against
+#: 0.41-0.47 with one)
+FIRST_CALL = 8192
 PROBE_CALL = 256
 #: batches left to the batch path before this path is tried again
 REPROBE = 16

@@ -55,6 +55,10 @@ INSERT = np.int8(1)
 DELETE = np.int8(-1)
 
 
+#: the per-update fields of :class:`Updates` that may be ``None``
+_OPTIONAL = ("label", "time", "line", "index")
+
+
 @dataclass(frozen=True, eq=False)
 class Updates:
     """A sequence of edge updates in the graph file's id space (external ids).
@@ -100,11 +104,21 @@ class Updates:
 
     def slice(self, start: int, stop: int) -> "Updates":
         """Updates ``start:stop`` (a batch); vertex declarations are kept whole."""
-        def cut(a: np.ndarray | None) -> np.ndarray | None:
-            return None if a is None else a[start:stop]
-        return Updates(self.src[start:stop], self.dst[start:stop], self.op[start:stop],
-                       cut(self.label), cut(self.time), cut(self.line), self.source,
-                       self.new_vertex_ids, self.new_vertex_labels, cut(self.index))
+        # the fields copied and the arrays cut, not the dataclass's __init__ (one
+        # object.__setattr__ a field): a stream's batches are cut by the thousand, and
+        # the sequential path's whole batch costs tens of µs (0.9 µs against 4.6 here)
+        new = object.__new__(Updates)
+        d = new.__dict__
+        d.update(self.__dict__)
+        s = slice(start, stop)
+        d["src"] = self.src[s]
+        d["dst"] = self.dst[s]
+        d["op"] = self.op[s]
+        for name in _OPTIONAL:
+            a = d[name]
+            if a is not None:
+                d[name] = a[s]
+        return new
 
     def take(self, index: np.ndarray) -> "Updates":
         """The updates at positions ``index`` (ascending), in order; declarations kept whole.
