@@ -180,7 +180,12 @@ class NlfFilter:
         self.K = ndir * self.nq1
         self.cnt = np.zeros((0, self.K), dtype=np.int64)
         self.mask = np.zeros(0, dtype=np.uint64)
-        self.lab_idx = np.zeros(0, dtype=np.int64)
+        # the label index per vertex in one byte while the query's labels allow: the
+        # sequential kernel reads it for every update (is the edge relevant?), and at
+        # 8 bytes a vertex hprd's 9,460 took 20-25 µs of cache misses on a fresh
+        # matcher's 5,250-update stream (75 KB against 9.5 KB; a 2-core box)
+        self._lab_dt = np.int8 if self.nq1 <= 128 else np.int32
+        self.lab_idx = np.zeros(0, dtype=self._lab_dt)
         self.n = 0
         self._graph: Any = None
         self._state: int | None = None
@@ -199,7 +204,7 @@ class NlfFilter:
         cnt[:cap] = self.cnt
         mask = np.zeros(new, dtype=np.uint64)
         mask[:cap] = self.mask
-        lab = np.full(new, -1, dtype=np.int64)
+        lab = np.full(new, -1, dtype=self._lab_dt)
         lab[:cap] = self.lab_idx
         self.cnt, self.mask, self.lab_idx = cnt, mask, lab
 
