@@ -75,6 +75,17 @@ def _delta_of() -> Any:
 _COUNTS: Any = None
 
 
+def _sums(x: np.ndarray, keep: int, starts: range, total: int, whole: bool) -> list[int]:
+    """Per batch sums of the counts ``x[:keep]`` (batches at ``starts``); ``total`` is the
+    run's sum over all it did (``whole``: that is ``x[:keep]``). Counts are never negative,
+    so a run without a match needs no pass over them (hprd's streams mostly)."""
+    if total == 0:
+        return [0] * len(starts)
+    if whole and len(starts) == 1:
+        return [total]
+    return np.add.reduceat(x[:keep], np.asarray(starts, dtype=np.int64)).tolist()
+
+
 def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
             ) -> Iterator[tuple[int, Any]]:
     """``(hi, delta)`` of each batch of a run's first ``keep`` updates (``ups[pos:]``),
@@ -82,12 +93,12 @@ def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
     run: a yielded batch costs a few µs, not the tens a numpy call each would add up to
     at batches of 64."""
     counts = _delta_of()
-    starts = np.arange(0, keep, batch)
+    starts = range(0, keep, batch)
     valid = res.code[:keep] == 0
-    added = np.add.reduceat(res.plus[:keep], starts).tolist()
-    removed = np.add.reduceat(res.minus[:keep], starts).tolist()
+    added = _sums(res.plus, keep, starts, res.added, keep == res.done)
+    removed = _sums(res.minus, keep, starts, res.removed, keep == res.done)
     names = cm.query.names
-    for j, lo in enumerate(starts.tolist()):
+    for j, lo in enumerate(starts):
         hi = min(keep, lo + batch)
         part = ups.slice(pos + lo, pos + hi)
         reasons = res.reasons(part, lo, blank=True)
