@@ -63,12 +63,12 @@ class Pending:
 
 
 def _delta_of() -> Any:
-    """:meth:`StreamDelta.counts <warpmatch.stream.matcher.StreamDelta.counts>` (the
+    """:meth:`StreamDelta._counts <warpmatch.stream.matcher.StreamDelta._counts>` (the
     matcher imports this module: looked up on first use, then kept)."""
     global _COUNTS
     if _COUNTS is None:
         from .matcher import StreamDelta
-        _COUNTS = StreamDelta.counts
+        _COUNTS = StreamDelta._counts
     return _COUNTS
 
 

@@ -119,8 +119,8 @@ class SeqResult:
         """The batch path's skip messages for the invalid updates among ``0..done-1``;
         with ``lo``, of the updates ``lo..lo+len(ups)-1``, the batch ``ups`` (a fused
         run's batch, :mod:`warpmatch.stream._fused`). With ``blank``, ``None`` where all
-        of them are valid (for :meth:`StreamDelta.counts
-        <warpmatch.stream.matcher.StreamDelta.counts>`)."""
+        of them are valid (for :meth:`StreamDelta._counts
+        <warpmatch.stream.matcher.StreamDelta._counts>`)."""
         if self.valid == self.done:     # (the common case: no scan of the codes)
             return None if blank else [""] * len(ups)
         out = [""] * len(ups)

@@ -106,12 +106,12 @@ class StreamDelta:
         return self.added - self.removed
 
     @classmethod
-    def counts(cls, plus_counts: np.ndarray, minus_counts: np.ndarray, added: int,
+    def _counts(cls, plus_counts: np.ndarray, minus_counts: np.ndarray, added: int,
                removed: int, valid: np.ndarray, reasons: list[str] | None, updates: Updates,
                columns: list[str]) -> "StreamDelta":
         """A ``counts_only`` delta (no rows), without the frozen dataclass's
-        ``__init__`` (one ``object.__setattr__`` a field: 2.3 µs against 0.7 here, paid
-        by every batch of a fused run). ``reasons=None``: every update is valid, and
+        ``__init__`` (one ``object.__setattr__`` a field: about twice the time of this,
+        paid by every batch of a fused run). ``reasons=None``: every update is valid, and
         the list of empty strings is made when it is first read (a list of 4,096 made
         and freed: 3.4 µs, more than the rest of the delta)."""
         new = object.__new__(cls)
@@ -124,7 +124,7 @@ class StreamDelta:
         return new
 
     def __getattr__(self, name: str) -> Any:
-        # only for an attribute not set: a counts() delta's reasons, all "", made now
+        # only for an attribute not set: a _counts() delta's reasons, all "", made now
         if name == "reasons" and "plus_counts" in self.__dict__:
             out = [""] * len(self)
             self.__dict__["reasons"] = out
@@ -620,7 +620,7 @@ class ContinuousMatcher(BatchedApply):
         self.added += added
         self.removed += removed
         self.updates_applied += B
-        return StreamDelta.counts(plus_c, minus_c, added, removed, valid, reasons, ups,
+        return StreamDelta._counts(plus_c, minus_c, added, removed, valid, reasons, ups,
                                   list(self.query.names))
 
     def _rest_of_batch(self, seq: Any, ups: Updates, res: Any, search: np.ndarray | None,

@@ -72,8 +72,8 @@ __all__ = ["SequentialPath", "SeqResult", "map_updates", "PARALLEL_S", "CALL_S"]
 # path; CALL_S: seconds one kernel call aims at (Ctrl-C and SIGTERM are served between
 # calls): the CPU engine's own rules (stream/cpu.py)
 #: updates of the first call, before any rate was measured (a fused run's first two
-#: batches of 4,096 in one call: a second call cost 25-40 µs on a fresh matcher, hprd's
-#: 5,250-update stream, a 2-core box); with several threads the kernel looks at the time
+#: batches of 4,096 in one call: on a fresh matcher a call of no update at all took
+#: 33-37 µs, a 2-core box, hprd's query); with several threads the kernel looks at the time
 #: after PROBE_CALL of them and pauses (a second call) only if the rest looks heavy
 #: enough for the batch path: a pause on every first batch cost ~40 us (yeast 4-vertex
 #: queries, one 1,878-update batch, H200 host: 0.44-0.52 ms with 16 threads against

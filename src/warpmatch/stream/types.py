@@ -106,7 +106,7 @@ class Updates:
         """Updates ``start:stop`` (a batch); vertex declarations are kept whole."""
         # the fields copied and the arrays cut, not the dataclass's __init__ (one
         # object.__setattr__ a field): a stream's batches are cut by the thousand, and
-        # the sequential path's whole batch costs tens of µs (0.9 µs against 4.6 here)
+        # the sequential path's whole batch costs tens of µs (2.1 µs against 4.6, 2-core box)
         new = object.__new__(Updates)
         d = new.__dict__
         d.update(self.__dict__)
