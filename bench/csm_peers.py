@@ -117,8 +117,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rapidflow_peer import (  # noqa: E402  (bench/ is not a package)
-    Peer, rapidflow_runs, resolve_peer, rf_query_problem, write_rf_graph, write_rf_query,
-    write_rf_stream)
+    Peer, on_cpus, rapidflow_runs, resolve_peer, rf_query_problem, write_rf_graph,
+    write_rf_query, write_rf_stream)
 
 #: the named patterns of the unlabeled workloads (``warpmatch patterns``)
 PATTERNS = ("triangle", "4-clique", "diamond", "square", "tailed-triangle", "4-path", "house")
@@ -291,8 +291,10 @@ def _wm_child(spec_path: str) -> None:
 
 def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float, grace: float,
                   setup_limit: float, warmup: int, repeats: int, workdir: Path,
-                  n_updates: int, specialise: str = "always") -> dict[str, Any]:
-    """Time one warpmatch engine on a workload in a child process.
+                  n_updates: int, specialise: str = "always",
+                  cpus: set[int] | None = None) -> dict[str, Any]:
+    """Time one warpmatch engine on a workload in a child process (on ``cpus`` only, if
+    given: ``--pin-cpu``).
 
     Returns
     -------
@@ -320,7 +322,8 @@ def run_warpmatch(files: dict[str, Path], engine: str, batch: int, limit: float,
     killed = None
     with open(out_p, "wb") as out, open(err_p, "wb") as err:
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--_wm-child",
-                                 str(spec_p)], stdout=out, stderr=err)
+                                 str(spec_p)], stdout=out, stderr=err,
+                                preexec_fn=on_cpus(cpus))
         marker = Path(spec["marker"])
         try:
             while proc.poll() is None:
@@ -866,6 +869,10 @@ def main(argv: list[str] | None = None) -> int:
                          "'always' (default) compiles them in the untimed warm-up, as a "
                          "long-running process has them; 'never' times the plan-interpreting "
                          "kernel")
+    ap.add_argument("--pin-cpu", type=int, default=None, metavar="CPU",
+                    help="run RapidFlow and every one-thread warpmatch engine on this CPU "
+                         "only (the CPU-N engines on all): the same core and memory node "
+                         "for both sides of a ratio (default: no pinning)")
     ap.add_argument("--json", metavar="FILE", help="write the raw results as JSON")
     args = ap.parse_args(argv)
     t_all = time.perf_counter()
@@ -883,6 +890,14 @@ def main(argv: list[str] | None = None) -> int:
     for e in engines:
         if e not in ENGINES:
             ap.error(f"--engines: unknown {e!r}; known: {', '.join(ENGINES)}")
+    pin = None
+    if args.pin_cpu is not None:
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.pin_cpu not in allowed:
+            ap.error(f"--pin-cpu {args.pin_cpu}: not a CPU this process may run on "
+                     f"({', '.join(map(str, allowed))})")
+        pin = {args.pin_cpu}
+        print(f"pinned: RapidFlow and the one-thread engines run on CPU {args.pin_cpu} only")
     limit = float(args.time_limit)
     wm_limit = float(args.wm_time_limit) if args.wm_time_limit is not None else limit
     grace_rf = args.grace if args.grace is not None else max(30.0, limit / 2)
@@ -978,7 +993,8 @@ def main(argv: list[str] | None = None) -> int:
                 write_rf_query(qfiles["query"], q)
                 with open(qfiles["pickle"], "wb") as f:
                     pickle.dump(q, f)
-                rf = rapidflow_runs(peer, qfiles, args.repeats, limit, grace_rf, qdir, n)
+                rf = rapidflow_runs(peer, qfiles, args.repeats, limit, grace_rf, qdir, n,
+                                    cpus=pin)
                 _log(f"[{label}] RapidFlow: {rf['status']}"
                      + (f" {rf['seconds']:.3f} s, count {rf['count']:,}" if rf["status"] == "ok"
                         else f" ({rf.get('detail')})")
@@ -993,7 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
                     setup = setup_limit if e in set_up else max(setup_limit,
                                                                   COLD_SETUP_S)
                     r = run_warpmatch(qfiles, e, batch, wm_limit, grace_wm, setup,
-                                      args.warmup, args.repeats, qdir, n, args.specialise)
+                                      args.warmup, args.repeats, qdir, n, args.specialise,
+                                      cpus=None if e.startswith("cpuN") else pin)
                     if r["status"] == "ok":
                         set_up.add(e)
                     wms[e] = r

@@ -317,8 +317,19 @@ _RE_COUNT = re.compile(r"^Result count:\s*(\d+)", re.M)
 _RE_UPDATES = re.compile(r"^Updates num:\s*(\d+)", re.M)
 
 
+def on_cpus(cpus: set[int] | None) -> Any:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` that keeps the child (and its
+    threads) on ``cpus``, or ``None`` (no pinning): ``--pin-cpu`` of the benchmarks, so
+    that a one-thread peer and warpmatch run on the same core and memory node."""
+    if not cpus:
+        return None
+    want = set(cpus)
+    return lambda: os.sched_setaffinity(0, want)
+
+
 def run_rapidflow(binary: Path, graph_f: Path, query_f: Path, stream_f: Path, limit: float,
-                  grace: float, workdir: Path, check: bool = False) -> dict[str, Any]:
+                  grace: float, workdir: Path, check: bool = False,
+                  cpus: set[int] | None = None) -> dict[str, Any]:
     """Run RapidFlow once and parse its summary.
 
     Parameters
@@ -334,6 +345,8 @@ def run_rapidflow(binary: Path, graph_f: Path, query_f: Path, stream_f: Path, li
         Its working directory and where its output is kept.
     check : bool, optional
         Parse the check variant's per-update lines.
+    cpus : set of int, optional
+        Run it on these CPUs only (:func:`on_cpus`); the default, ``None``: anywhere.
 
     Returns
     -------
@@ -347,7 +360,8 @@ def run_rapidflow(binary: Path, graph_f: Path, query_f: Path, stream_f: Path, li
     cmd = [str(binary), "-d", str(graph_f), "-q", str(query_f), "-u", str(stream_f),
            "-num", "MAX", "-time_limit", str(max(1, math.ceil(limit)))]
     with open(out_p, "wb") as out, open(err_p, "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir,
+                                preexec_fn=on_cpus(cpus))
         try:
             rc = proc.wait(timeout=limit + grace)
             killed = False
@@ -388,12 +402,14 @@ def run_rapidflow(binary: Path, graph_f: Path, query_f: Path, stream_f: Path, li
 
 
 def rapidflow_runs(peer: Peer, files: dict[str, Path], repeats: int, limit: float,
-                   grace: float, workdir: Path, n_updates: int) -> dict[str, Any]:
-    """The timed runs (median of ``repeats``) and, if they finished, one check run."""
+                   grace: float, workdir: Path, n_updates: int,
+                   cpus: set[int] | None = None) -> dict[str, Any]:
+    """The timed runs (median of ``repeats``; on ``cpus`` if given) and, if they
+    finished, one check run."""
     runs = []
     for _ in range(repeats):
         r = run_rapidflow(peer.plain, files["graph"], files["query"], files["stream"], limit,
-                          grace, workdir)
+                          grace, workdir, cpus=cpus)
         runs.append(r)
         if r["status"] != "ok":
             break
