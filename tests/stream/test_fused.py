@@ -207,7 +207,7 @@ def test_a_run_left_early_keeps_its_whole_batches(fuse_all, monkeypatch):
 
 
 def test_all_valid_batches_make_their_reasons_when_read():
-    # StreamDelta.counts(reasons=None): the list of "" is made on first read; copies and
+    # StreamDelta._counts(reasons=None): the list of "" is made on first read; copies and
     # pickles of such a delta behave like any other
     import copy
     import pickle

@@ -34,6 +34,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .matcher import StreamDelta
 from .types import Updates
 
 __all__ = ["fused_batches", "Pending", "FUSE_S"]
@@ -62,19 +63,6 @@ class Pending:
             self.seq.undo(self.res, self.at)
 
 
-def _delta_of() -> Any:
-    """:meth:`StreamDelta._counts <warpmatch.stream.matcher.StreamDelta._counts>` (the
-    matcher imports this module: looked up on first use, then kept)."""
-    global _COUNTS
-    if _COUNTS is None:
-        from .matcher import StreamDelta
-        _COUNTS = StreamDelta._counts
-    return _COUNTS
-
-
-_COUNTS: Any = None
-
-
 def _sums(x: np.ndarray, keep: int, starts: range, total: int, whole: bool) -> list[int]:
     """Per batch sums of the counts ``x[:keep]`` (batches at ``starts``); ``total`` is the
     run's sum over all it did (``whole``: that is ``x[:keep]``). Counts are never negative,
@@ -92,7 +80,7 @@ def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
     counted in ``cm`` as it is produced. What every batch needs is computed once per
     run: a yielded batch costs a few µs, not the tens a numpy call each would add up to
     at batches of 64."""
-    counts = _delta_of()
+    all_valid = res.valid == res.done     # (then no reasons to look up)
     starts = range(0, keep, batch)
     valid = res.code[:keep] == 0
     added = _sums(res.plus, keep, starts, res.added, keep == res.done)
@@ -101,12 +89,12 @@ def _deltas(cm: Any, res: Any, ups: Updates, pos: int, keep: int, batch: int
     for j, lo in enumerate(starts):
         hi = min(keep, lo + batch)
         part = ups.slice(pos + lo, pos + hi)
-        reasons = res.reasons(part, lo, blank=True)
+        reasons = None if all_valid else res.reasons(part, lo)
         cm.added += added[j]
         cm.removed += removed[j]
         cm.updates_applied += hi - lo
-        yield hi, counts(res.plus[lo:hi], res.minus[lo:hi], added[j], removed[j],
-                         valid[lo:hi], reasons, part, list(names))
+        yield hi, StreamDelta._counts(res.plus[lo:hi], res.minus[lo:hi], added[j],
+                                      removed[j], valid[lo:hi], reasons, part, list(names))
 
 
 def fused_batches(cm: Any, seq: Any, ups: Updates, batch: int) -> Iterator[Any]:

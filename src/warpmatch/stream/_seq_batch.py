@@ -115,15 +115,13 @@ class SeqResult:
     removed: int = 0
     counted: bool = True
 
-    def reasons(self, ups: Updates, lo: int = 0, blank: bool = False) -> list[str] | None:
+    def reasons(self, ups: Updates, lo: int = 0) -> list[str]:
         """The batch path's skip messages for the invalid updates among ``0..done-1``;
         with ``lo``, of the updates ``lo..lo+len(ups)-1``, the batch ``ups`` (a fused
-        run's batch, :mod:`warpmatch.stream._fused`). With ``blank``, ``None`` where all
-        of them are valid (for :meth:`StreamDelta._counts
-        <warpmatch.stream.matcher.StreamDelta._counts>`)."""
-        if self.valid == self.done:     # (the common case: no scan of the codes)
-            return None if blank else [""] * len(ups)
+        run's batch, :mod:`warpmatch.stream._fused`)."""
         out = [""] * len(ups)
+        if self.valid == self.done:     # (the common case: no scan of the codes)
+            return out
         code = self.code[lo:min(lo + len(ups), self.done)]
         for i in np.flatnonzero(code).tolist():
             out[i] = skip_reason(int(code[i]), ups, i)
