@@ -226,3 +226,23 @@ def test_an_interrupt_swallowed_by_a_c_callback_is_raised_again() -> None:
     assert info.value.signum == signal.SIGTERM and time.monotonic() - t0 < 1
     assert sys.unraisablehook is hook
     assert signal.getsignal(signal.SIGTERM) is not guard._handler
+
+
+def test_quiet_teardown_hides_llvmlite_del_errors_at_once(monkeypatch) -> None:
+    # after an interruption, a half-built llvmlite object's __del__ can fail before the
+    # exit (as the interrupted frames go): hidden at once; anything else still reported
+    import atexit
+    from types import SimpleNamespace
+
+    from llvmlite.binding import ffi
+
+    from warpmatch.cli import _common
+
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    monkeypatch.setattr(atexit, "register", lambda f: f)    # (not this test process's exit)
+    _common._quiet_teardown()
+    ours = SimpleNamespace(object=test_quiet_teardown_hides_llvmlite_del_errors_at_once)
+    sys.unraisablehook(SimpleNamespace(object=ffi.OutputString.__del__))
+    sys.unraisablehook(ours)
+    assert seen == [ours]

@@ -178,13 +178,21 @@ class _SignalGuard:
 
 
 def _quiet_teardown() -> None:
-    """After an interruption, hide what objects a library left half-built raise while the
-    interpreter shuts down: llvmlite's, interrupted while numba compiled, can fail in
-    their ``__del__`` ("Exception ignored in: ObjectRef.__del__ ... 'PassBuilder' object
-    has no attribute '_as_parameter_'") after the one line a stopped command prints. At
-    exit only, so that a caller's process (tests through ``CliRunner``) keeps its hook
-    until then."""
+    """After an interruption, hide what objects a library left half-built raise when they
+    are freed: llvmlite's, interrupted while numba compiled, can fail in their
+    ``__del__`` ("Exception ignored in: ObjectRef.__del__ ... 'PassBuilder' object has no
+    attribute '_as_parameter_'", or ``OutputString.__del__`` with no ``_ptr``) after the
+    one line a stopped command prints: at once for llvmlite's ``__del__`` (such an object
+    can be freed as the interrupted call's frames go, before the exit), for everything at
+    exit, so that a caller's process (tests through ``CliRunner``) keeps the rest of its
+    hook until then."""
     import atexit
+    previous = sys.unraisablehook
+
+    def llvmlite_quiet(info: Any) -> None:
+        if not str(getattr(info.object, "__module__", "")).startswith("llvmlite"):
+            previous(info)
+    sys.unraisablehook = llvmlite_quiet
 
     def quiet() -> None:
         sys.unraisablehook = lambda info: None
