@@ -246,3 +246,49 @@ def test_quiet_teardown_hides_llvmlite_del_errors_at_once(monkeypatch) -> None:
     sys.unraisablehook(SimpleNamespace(object=ffi.OutputString.__del__))
     sys.unraisablehook(ours)
     assert seen == [ours]
+
+
+def test_an_interrupted_process_keeps_its_frames_and_skips_the_teardown(monkeypatch,
+                                                                        capsys) -> None:
+    # a signal during numba's compile can leave an llvmlite wrapper whose native object was
+    # already handed on; freeing it frees that twice (SIGABRT/SIGSEGV instead of 130): the
+    # interrupted frames are kept and the process ends with os._exit once output is flushed
+    import click
+
+    from warpmatch.cli import _common
+
+    class Exited(Exception):
+        pass
+
+    def fake_exit(code: int) -> None:
+        raise Exited(code)
+
+    class Witness:                 # stands for the half-built wrapper in the stopped frame
+        freed = False
+
+        def __del__(self) -> None:
+            Witness.freed = True
+
+    def stopped() -> None:
+        witness = Witness()        # noqa: F841 - only its frame holds it
+        raise _common.Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(_common, "_INTERRUPTED", [])
+    monkeypatch.setattr(_common, "_quiet_teardown", lambda: None)
+    monkeypatch.setattr(_common.os, "_exit", fake_exit)
+    monkeypatch.setitem(_common.cli.commands, "stopped", click.Command("stopped",
+                                                                       callback=stopped))
+    with pytest.raises(Exited) as info:
+        _common.main(["stopped"])
+    assert info.value.args == (130,)
+    assert capsys.readouterr().err == "warpmatch: interrupted\n"
+    import gc
+    gc.collect()
+    assert not Witness.freed and len(_common._INTERRUPTED) == 1
+
+    # a command that ends normally still exits through sys.exit (and its teardown)
+    monkeypatch.setitem(_common.cli.commands, "fine", click.Command("fine",
+                                                                    callback=lambda: None))
+    with pytest.raises(SystemExit) as done:
+        _common.main(["fine"])
+    assert done.value.code == 0

@@ -177,6 +177,23 @@ class _SignalGuard:
                 signal.signal(sig, handler)
 
 
+#: the exceptions of interrupted commands, kept (with their tracebacks, so the frames and
+#: what they hold) until the process ends: see :func:`_hold_interrupted`
+_INTERRUPTED: list[BaseException] = []
+
+
+def _hold_interrupted(exc: BaseException) -> None:
+    """Keep ``exc``'s frames alive, so that objects an interruption left half-built are never
+    freed (:func:`main` then ends the process without finalizers).
+
+    A signal that lands while numba compiles can stop llvmlite between handing a native
+    object to another and marking it as handed on; freeing its Python wrapper then frees
+    the native object twice ("free(): double free detected", SIGABRT or SIGSEGV instead of
+    exit status 130: 1 of 80 interrupted first runs on the 2-core box). The wrapper lives in
+    the interrupted frames, which the traceback holds."""
+    _INTERRUPTED.append(exc)
+
+
 def _quiet_teardown() -> None:
     """After an interruption, hide what objects a library left half-built raise when they
     are freed: llvmlite's, interrupted while numba compiled, can fail in their
@@ -242,6 +259,7 @@ class WarpmatchGroup(click.Group):
                 click.echo(f"{chr(13) if stderr_is_terminal() else ''}warpmatch: {e.message}",
                            err=True)
                 code = 128 + e.signum
+                _hold_interrupted(e)
                 _quiet_teardown()
             except click.ClickException as e:
                 ctx = getattr(e, "ctx", None)
@@ -249,9 +267,10 @@ class WarpmatchGroup(click.Group):
                 hint = f" (see '{where} --help')" if isinstance(e, click.UsageError) else ""
                 click.echo(f"{where}: error: {_one_line(e.format_message())}{hint}", err=True)
                 code = e.exit_code
-            except (click.Abort, KeyboardInterrupt):   # SIGINT outside the main thread
+            except (click.Abort, KeyboardInterrupt) as e:   # SIGINT outside the main thread
                 click.echo("warpmatch: interrupted", err=True)
                 code = 128 + signal.SIGINT
+                _hold_interrupted(e)
                 _quiet_teardown()
             except (WarpmatchError, OSError, ValueError, KeyError, TypeError) as e:
                 # OSError covers missing/unreadable files; ValueError/KeyError/TypeError
@@ -278,8 +297,23 @@ class WarpmatchGroup(click.Group):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``warpmatch`` console script (and ``python -m warpmatch``)."""
-    cli.main(args=argv, prog_name="warpmatch")
+    """Entry point of the ``warpmatch`` console script (and ``python -m warpmatch``).
+
+    An interrupted command's process ends with :func:`os._exit` once its output is
+    flushed: the interpreter's own teardown would free what the interruption left
+    half-built (:func:`_hold_interrupted`). Nothing else is lost: temporary files are
+    removed and bars closed as the interruption unwinds, before this point.
+    """
+    held = len(_INTERRUPTED)
+    code = cli.main(args=argv, prog_name="warpmatch", standalone_mode=False)
+    if len(_INTERRUPTED) > held:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):   # a closed pipe: nothing more can reach it
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 # -------------------------------------------------------------- shared bits
