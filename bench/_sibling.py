@@ -7,6 +7,7 @@ reads ``bench/NAME.py`` by path, once per process.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -20,6 +21,9 @@ def load(name: str) -> ModuleType:
     if mod is None:
         spec = importlib.util.spec_from_file_location(f"wm_bench_{name}", HERE / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
+        # registered first, as importlib's own recipe does: dataclasses (and pickle)
+        # look their module up in sys.modules while it executes
+        sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
         _MODULES[name] = mod
     return mod

@@ -30,6 +30,9 @@
 #   PART_ARGS, PART_LIMIT (s)      arguments of bench/partition.py (partitioned vs zero-copy
 #                                  vs unified memory), which runs only when PART_ARGS is set
 #                                  (a pymetis wheel in .whl/ for METIS parts)
+#   LAT_ARGS, LAT_LIMIT (s)        arguments of bench/latency.py (latency at Poisson arrival
+#                                  rates, max-latency batches vs fixed ones), which runs only
+#                                  when LAT_ARGS is set
 # Everything written under $OUT ends up in $OUT/logs.tgz (the device tool returns at most 8
 # files) next to summary.txt; KEEP_FILES=1 leaves the files as they are.
 set -o pipefail
@@ -107,9 +110,13 @@ show_csm() {
 show_part() {
   grep '^#' "$OUT/part.err" | tail -40; tail -8 "$OUT/part.err" | grep -v '^#'; cat "$OUT/part.log"
 }
+show_lat() {
+  sed -n '/^latency mean/,$p' "$OUT/lat.log"; tail -5 "$OUT/lat.err"
+}
 [ -n "$DIST_ARGS" ] && bench_stage dist distributed.py "$DIST_ARGS" "${DIST_LIMIT:-400}" show_dist
 [ -n "$CSM_ARGS" ] && bench_stage csm csm_peers.py "$CSM_ARGS" "${CSM_LIMIT:-400}" show_csm
 [ -n "$PART_ARGS" ] && bench_stage part partition.py "$PART_ARGS" "${PART_LIMIT:-400}" show_part
+[ -n "$LAT_ARGS" ] && bench_stage lat latency.py "$LAT_ARGS" "${LAT_LIMIT:-400}" show_lat
 echo; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # the device tool brings back at most 8 files from $OUT: pack the logs, JSON and profiles
 # into one archive (unpack with: tar xzf logs.tgz)

@@ -303,6 +303,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     q = as_query(query, g)
     ups = None
+    due: list[Any] = []                         # each stdin batch's arrival times
     if updates == "-":
         total = None
         latency = None
@@ -313,7 +314,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint="--max-latency") from None
         batches = iter_update_batches("-", batch_size, labels=update_labels, fmt=updates_format,
-                                      max_latency=latency)
+                                      max_latency=latency, arrivals=due.append)
     else:
         if max_latency is not None:
             raise click.UsageError("--max-latency applies to UPDATES read from stdin ('-'); a "
@@ -335,6 +336,8 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     initial = int(cm.initial_count)
     init_s = time.perf_counter() - t0
     want_rows = output is not None and not counts_only
+    from ..stream.latency import LatencyStats
+    lat = LatencyStats()
     n_upd = added = removed = invalid = ins = dels = nbatch = 0
     has_time = False
     first_skipped = ""                         # where and why, for the warning at the end
@@ -347,14 +350,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             writer = DeltaWriter(sink, ofmt, q.names, counts_only)
             stack.callback(writer.close)       # before the rename (or the cleanup)
         bar = stack.enter_context(ProgressBar(q.name, unit="updates", total=total))
-        if ups is not None:
-            # a file's stream is known whole: apply_batches may count several of its
-            # batches in one run (the CPU engine's sequential path), each still yielded
-            # with its own delta, in order
-            pairs: Iterator[tuple[Any, Any]] = zip(
-                batches, cm.apply_batches(ups, batch_size, counts_only=not want_rows))
-        else:                                   # stdin: each batch as soon as it is read
-            pairs = ((b, cm.apply(b, counts_only=not want_rows)) for b in batches)
+        pairs = _timed_pairs(cm, ups, batches, batch_size, not want_rows, due, lat)
         for batch, delta in pairs:
             if writer is not None:
                 writer.write(delta, n_upd, batch.time)
@@ -389,6 +385,8 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
                + (f", {invalid:,} invalid skipped" if invalid else "")
                + f"; {seconds:.3f} s, {rate:,.0f} updates/s (batch size {batch_size:,}, "
                  f"{nbatch:,} batch{'' if nbatch == 1 else 'es'})", err=to_stdout)
+    if updates == "-" and n_upd:
+        click.echo(f"  {lat.line()} (from each update's arrival)", err=to_stdout)
     click.echo(f"  in {_graph_line(g)}; backend {backend_name}; set-up and initial count "
                f"{init_s:.3f} s", err=to_stdout)
     if writer is not None:
@@ -409,12 +407,39 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             "updates_source": updates, "timestamps": has_time, "on_invalid": on_invalid,
             "keep": keep,
             "max_latency_seconds": None if updates != "-" else latency,
+            # seconds per update from its arrival (stdin: when its chunk was read; a file:
+            # when the stream began) to its batch's start (response) and deltas (latency)
+            "latency": {**lat.summary(), "arrival": "read" if updates == "-" else "start"},
             "output": output, "format": ofmt,
             "rows": None if writer is None else writer.rows,
             "columns": None if writer is None else writer.columns,
             "semantics": describe_count(final, mode, induced, q.name),
             **({"distributed": cm.stats} if client is not None else {}),
         })
+
+
+def _timed_pairs(cm: Any, ups: Any, batches: Iterator[Any], batch_size: int,
+                 counts_only: bool, due: list, lat: Any) -> Iterator[tuple[Any, Any]]:
+    """``(batch, delta)`` of the stream in order, each batch's times counted in ``lat``.
+
+    A file's stream is known whole: ``apply_batches`` may count several of its batches
+    in one run (the CPU engine's sequential path), each still yielded with its own
+    delta; its updates all arrived when the stream began. From stdin each batch is
+    applied as soon as it is read, and ``due`` holds its arrival times (the reader's)."""
+    if ups is not None:
+        deltas = cm.apply_batches(ups, batch_size, counts_only=counts_only)
+        began = time.perf_counter()
+        for batch in batches:
+            started = time.perf_counter()
+            delta = next(deltas)
+            lat.record_uniform(began, len(batch), started, time.perf_counter())
+            yield batch, delta
+        return
+    for batch in batches:
+        started = time.perf_counter()
+        delta = cm.apply(batch, counts_only=counts_only)
+        lat.record(due.pop(), started, time.perf_counter())
+        yield batch, delta
 
 
 @cli.command("stream-gen", context_settings=CONTEXT_SETTINGS)

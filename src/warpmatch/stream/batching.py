@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from .convert import as_updates
+from .latency import LatencyStats
 from .types import Updates
 from .updates import split_batches
 
@@ -121,7 +122,8 @@ def _reader(source: Iterable[Any], q: "queue.Queue[Any]", stop: threading.Event)
 
 def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | None,
                   size: Callable[[Any], int], combine: Callable[[list], Any],
-                  cut: Callable[[Any, int, int], Any]) -> Iterator[Any]:
+                  cut: Callable[[Any, int, int], Any],
+                  arrivals: Callable[[np.ndarray], None] | None = None) -> Iterator[Any]:
     """Cut a stream of pieces into batches that close on size or on time.
 
     Parameters
@@ -138,6 +140,11 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
     size, combine, cut
         ``size(piece)`` updates in a piece; ``combine(pieces)`` one batch of
         several; ``cut(batch, lo, hi)`` its updates ``lo..hi-1``.
+    arrivals : callable, optional
+        Called with each batch's arrival times (``time.perf_counter()`` when
+        the reader thread got each update's piece, one float per update) just
+        before the batch is yielded, in the caller's thread
+        (:class:`~warpmatch.stream.latency.LatencyStats` measures from them).
 
     Yields
     ------
@@ -152,8 +159,13 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
                           name="warpmatch-batches")
     th.start()
     held: list = []            # pieces not handed on yet
+    times: list = []           # their updates' arrival times (with ``arrivals``)
     count = 0                  # their updates
     oldest = 0.0               # when the first of them arrived
+
+    def arrived() -> np.ndarray:
+        return times[0] if len(times) == 1 else np.concatenate(times)
+
     try:
         while True:
             timeout = None
@@ -162,11 +174,15 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
             try:
                 t, piece = q.get(timeout=timeout)
             except queue.Empty:              # the oldest update has waited long enough
+                if arrivals is not None:
+                    arrivals(arrived())
                 yield combine(held)
-                held, count = [], 0
+                held, times, count = [], [], 0
                 continue
             if piece is _END or isinstance(piece, BaseException):
                 if held:
+                    if arrivals is not None:
+                        arrivals(arrived())
                     yield combine(held)
                 if isinstance(piece, BaseException):
                     raise piece
@@ -177,14 +193,20 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
             if not held:
                 oldest = t
             held.append(piece)
+            if arrivals is not None:
+                times.append(np.full(n, t))
             count += n
             if count >= batch_size:
                 whole = combine(held)
+                at = arrived() if arrivals is not None else None
                 lo = 0
                 while count - lo >= batch_size:
+                    if at is not None:
+                        arrivals(at[lo:lo + batch_size])
                     yield cut(whole, lo, lo + batch_size)
                     lo += batch_size
                 held = [cut(whole, lo, count)] if lo < count else []
+                times = [at[lo:count]] if at is not None and lo < count else []
                 count -= lo
                 oldest = t if held else 0.0
     finally:
@@ -192,7 +214,8 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
 
 
 def item_batches(items: Iterable[Any], batch_size: int, max_latency: float | None,
-                 source: str = "<iterator>") -> Iterator[Updates]:
+                 source: str = "<iterator>",
+                 arrivals: Callable[[np.ndarray], None] | None = None) -> Iterator[Updates]:
     """:func:`timed_batches` of update tuples ``(u, v, op[, label])`` and ``("v", id, label)``
     declarations, as :func:`~warpmatch.stream.updates.as_updates` reads them; every batch
     carries the declarations seen so far (a declaration is not an update: it takes no
@@ -210,7 +233,7 @@ def item_batches(items: Iterable[Any], batch_size: int, max_latency: float | Non
         return [x for p in parts for x in p]
 
     for batch in timed_batches(updates_only(), batch_size, max_latency, len, combine,
-                               lambda b, lo, hi: b[lo:hi]):
+                               lambda b, lo, hi: b[lo:hi], arrivals):
         yield as_updates(list(seen) + batch, source=source)
 
 
@@ -219,8 +242,9 @@ def _is_decl(x: Any) -> bool:
         x[0].lower() == "v"
 
 
-def stream_batches(updates: Any, batch_size: int,
-                   max_latency: float | None = None) -> Iterator[Updates]:
+def stream_batches(updates: Any, batch_size: int, max_latency: float | None = None,
+                   arrivals: Callable[[np.ndarray], None] | None = None
+                   ) -> Iterator[Updates]:
     """Batches of ``updates``, whatever form they come in (see
     :meth:`~warpmatch.stream.matcher.ContinuousMatcher.apply_stream`).
 
@@ -229,6 +253,9 @@ def stream_batches(updates: Any, batch_size: int,
     iterable of :class:`Updates` pieces (what a reader yields) or of update
     tuples and ``("v", id, label)`` declarations is read as it comes, in
     batches that close on size or, with ``max_latency``, on time.
+    ``arrivals`` is called with each batch's arrival times before it is
+    yielded (:func:`timed_batches`); a stream given whole arrived at once,
+    when this generator started.
     """
     import itertools
 
@@ -237,7 +264,11 @@ def stream_batches(updates: Any, batch_size: int,
     if max_latency is not None:
         max_latency = parse_duration(max_latency)
     if isinstance(updates, (Updates, dict, tuple, np.ndarray)) or hasattr(updates, "column_names"):
-        yield from split_batches(as_updates(updates), int(batch_size))
+        t0 = time.perf_counter()
+        for batch in split_batches(as_updates(updates), int(batch_size)):
+            if arrivals is not None:
+                arrivals(np.full(len(batch), t0))
+            yield batch
         return
     it = iter(updates)
     try:
@@ -247,9 +278,9 @@ def stream_batches(updates: Any, batch_size: int,
     rest = itertools.chain([first], it)
     if isinstance(first, Updates):
         yield from timed_batches(rest, int(batch_size), max_latency, len, concat_updates,
-                                 lambda u, lo, hi: u.slice(lo, hi))
+                                 lambda u, lo, hi: u.slice(lo, hi), arrivals)
     else:
-        yield from item_batches(rest, int(batch_size), max_latency)
+        yield from item_batches(rest, int(batch_size), max_latency, arrivals=arrivals)
 
 
 class BatchedApply:
@@ -259,6 +290,17 @@ class BatchedApply:
 
     def apply(self, updates: Any, counts_only: bool = False) -> Any:  # pragma: no cover
         raise NotImplementedError
+
+    @property
+    def latency(self) -> LatencyStats:
+        """Response time and latency of every update :meth:`apply_stream` has handled
+        (from when it reached warpmatch to when its batch began, and to when its deltas
+        were ready): p50, p99, max and mean, throughput and the busy fraction in
+        ``latency.summary()``. Cumulative over calls; ``latency.clear()`` starts anew."""
+        stats = self.__dict__.get("_latency")
+        if stats is None:
+            stats = self._latency = LatencyStats()
+        return stats
 
     def apply_batches(self, updates: Any, batch_size: int,
                       counts_only: bool = False) -> Iterator[Any]:
@@ -328,6 +370,7 @@ class BatchedApply:
         ------
         StreamDelta
             One per batch; the results do not depend on where batches close.
+            Each batch's response time and latency go to :attr:`latency`.
 
         Examples
         --------
@@ -337,5 +380,10 @@ class BatchedApply:
         >>> [d.added for d in cm.apply_stream(iter([(0, 2, "+"), (2, 3, "+")]), 1)]
         [6, 0]
         """
-        for batch in stream_batches(updates, batch_size, max_latency):
-            yield self.apply(batch, counts_only)
+        stats = self.latency
+        due: list[np.ndarray] = []
+        for batch in stream_batches(updates, batch_size, max_latency, due.append):
+            started = time.perf_counter()
+            delta = self.apply(batch, counts_only)
+            stats.record(due.pop(), started, time.perf_counter())
+            yield delta

@@ -49,8 +49,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -192,7 +193,9 @@ def read_updates(path: PathLike, *, labels: bool | None = None,
 def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None = None,
                         fmt: str | None = None, chunk_bytes: int = 1 << 20,
                         stream: BinaryIO | None = None,
-                        max_latency: float | None = None) -> Iterator[Updates]:
+                        max_latency: float | None = None,
+                        arrivals: Callable[[np.ndarray], None] | None = None
+                        ) -> Iterator[Updates]:
     """Read an update stream in batches of ``batch_size`` updates.
 
     Text from stdin (``path="-"``) or from ``stream`` is read chunk by chunk,
@@ -219,6 +222,11 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
         waiting for ``batch_size`` of them; :mod:`warpmatch.stream.batching`).
         The default, ``None``, closes batches on size only. Files are read
         whole, so their batches are full anyway.
+    arrivals : callable, optional
+        Called with each batch's arrival times (``time.perf_counter()``, one
+        per update: when its chunk of a text stream was read; for a file or
+        a Parquet stream, when it had been read whole) just before the batch
+        is yielded (:class:`~warpmatch.stream.latency.LatencyStats`).
 
     Yields
     ------
@@ -243,7 +251,7 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
             ups = _read_table_bytes(stream.read(), source, f)
         else:
             ups = read_updates(path, labels=labels, fmt=f)
-        yield from split_batches(ups, batch_size)
+        yield from _arrived_whole(split_batches(ups, batch_size), arrivals)
         return
     fh = stream if stream is not None else _stdin_binary()
     head = b""
@@ -263,15 +271,30 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
                     break
                 parts.append(got.encode("utf-8") if isinstance(got, str) else got)
             data = b"".join(parts)
-            yield from split_batches(_read_table_bytes(data, source, "parquet"), batch_size)
+            yield from _arrived_whole(
+                split_batches(_read_table_bytes(data, source, "parquet"), batch_size), arrivals)
             return
-    if max_latency is None:
+    if max_latency is None and arrivals is None:
         yield from _stream_text(fh, source, labels, batch_size, chunk_bytes, head)
         return
+    # (arrival times are taken as the reader thread gets each chunk: timed_batches, which
+    # closes on size only without max_latency)
     from .batching import concat_updates, timed_batches
     yield from timed_batches(_stream_text(fh, source, labels, None, chunk_bytes, head),
-                             batch_size, float(max_latency), len, concat_updates,
-                             lambda u, lo, hi: u.slice(lo, hi))
+                             batch_size, None if max_latency is None else float(max_latency),
+                             len, concat_updates, lambda u, lo, hi: u.slice(lo, hi), arrivals)
+
+
+def _arrived_whole(batches: Iterator[Updates],
+                   arrivals: Callable[[np.ndarray], None] | None) -> Iterator[Updates]:
+    """``batches`` of a stream read whole: every update arrived when the first batch was
+    ready (told to ``arrivals`` before each batch)."""
+    t0 = None
+    for batch in batches:
+        if arrivals is not None:
+            t0 = time.perf_counter() if t0 is None else t0
+            arrivals(np.full(len(batch), t0))
+        yield batch
 
 
 def split_batches(updates: Updates, batch_size: int) -> Iterator[Updates]:

@@ -1,0 +1,226 @@
+"""Latency of continuous matching at a given arrival rate (issue 17 item 4; DCSM §5's setting).
+
+A power-law graph (R-MAT, ``--edges``) becomes ``G_0`` and a stream
+(:func:`warpmatch.stream.generate.make_stream`: 10% of the edges inserted, 5% deleted).
+The stream is replayed into :meth:`~warpmatch.ContinuousMatcher.apply_stream` by a
+producer that hands each update over at its Poisson arrival time (``--rates``; ``max``: the
+whole stream at once), once per mode, each on a fresh matcher of the same query:
+
+- ``latency``: batches of ``--batch`` that also close when their oldest update has waited
+  ``--max-latency`` (the mode of issue 17 item 1);
+- ``greedy``: the same with ``max_latency=0``: a batch is whatever arrived while the
+  previous one was matched (at most ``--batch``), so an idle matcher takes an update at
+  once and a busy one gets larger batches;
+- ``fixed-128`` and ``fixed-4096``: batches that close on size only (and at the end), as
+  ``apply_batches`` cuts a stream.
+
+Per mode: mean, p50, p99 and max latency (from each update's scheduled arrival to the end
+of its batch's ``apply``: when its deltas are ready) and the throughput (updates over the
+time from the first arrival to the last result), plus the library's own response time
+(:attr:`~warpmatch.ContinuousMatcher.latency`, from when the update reached warpmatch).
+Every mode's per-update counts are compared with the first mode's: a mismatch is printed
+and makes the exit status 1.
+
+Usage::
+
+    python bench/latency.py --edges 1e6 --backend cpu                  # any machine
+    python bench/latency.py --edges 1e7 --backend gpu --json $OUT/latency.json
+
+How it differs from DCSM's evaluation: no pipelining or multi-version store yet (the
+``latency`` mode closes batches on time, and each batch is matched after the previous
+one), so at high rates the three modes differ only by their batch sizes; the R-MAT graph
+stands in for DCSM's real graphs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _sibling import load  # noqa: E402 - bench/_sibling.py: sibling benchmarks by path
+
+QUERIES = ("triangle", "square", "diamond", "house")
+RATES = ("1e3", "1e4", "1e5", "1e6", "max")
+
+
+def schedule(n: int, rate: float, seed: int) -> np.ndarray:
+    """Arrival offsets (seconds from the start) of ``n`` updates of a Poisson stream of
+    ``rate`` updates/s; all 0.0 for ``rate = inf`` (the whole stream at once)."""
+    if not math.isfinite(rate):
+        return np.zeros(n)
+    gaps = np.random.default_rng(seed).exponential(1.0 / rate, n)
+    return np.cumsum(gaps)
+
+
+def producer(ups: Any, offsets: np.ndarray, t0: list[float]) -> Iterator[Any]:
+    """``ups`` in pieces, each handed over once its updates' arrival times have come
+    (``t0[0]``: the start, set when the first piece is asked for). Sleeps between pieces,
+    so the reader thread leaves the GIL to the matcher."""
+    n = len(ups)
+    t0.append(time.perf_counter())
+    start = t0[0]
+    i = 0
+    while i < n:
+        now = time.perf_counter() - start
+        j = int(np.searchsorted(offsets, now, side="right"))
+        if j > i:
+            yield ups.slice(i, j)
+            i = j
+            continue
+        time.sleep(min(max(offsets[i] - now, 0.0), 0.002))
+
+
+def run_mode(g0: Any, query: str, ups: Any, offsets: np.ndarray, backend: str, batch: int,
+             max_latency: float | None, limit: float) -> dict[str, Any]:
+    """Replay ``ups`` at ``offsets`` into a fresh matcher; latencies and counts. Stops
+    after the batch that ends ``limit`` seconds after the start (``cut``: the updates
+    matched by then are measured)."""
+    import warpmatch as wm
+    cm = wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False)
+    t0: list[float] = []
+    done_at, sizes, plus, minus = [], [], [], []
+    cut = False
+    for d in cm.apply_stream(producer(ups, offsets, t0), batch, max_latency=max_latency,
+                             counts_only=True):
+        done_at.append(time.perf_counter())
+        sizes.append(len(d))
+        plus.append(np.asarray(d.plus_counts))
+        minus.append(np.asarray(d.minus_counts))
+        if done_at[-1] - t0[0] > limit and sum(sizes) < len(ups):
+            cut = True
+            break
+    n = int(sum(sizes))
+    done = np.repeat(np.array(done_at), sizes)
+    lat = done - (t0[0] + offsets[:n])
+    span = done_at[-1] - t0[0]
+    lib = cm.latency.summary()
+    return {
+        "batches": len(sizes), "updates": n, "cut": cut,
+        "latency_mean": float(lat.mean()), "latency_p50": float(np.percentile(lat, 50)),
+        "latency_p99": float(np.percentile(lat, 99)), "latency_max": float(lat.max()),
+        "throughput": float(sum(sizes) / span) if span > 0 else float("inf"),
+        "response_p50": lib["response"]["p50"], "response_p99": lib["response"]["p99"],
+        "busy_fraction": lib["busy_fraction"],
+        "_plus": np.concatenate(plus), "_minus": np.concatenate(minus),
+    }
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1e3:.3g}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--edges", type=float, default=1e6,
+                    help="about this many undirected edges in the R-MAT graph (default 1e6)")
+    ap.add_argument("--queries", default=",".join(QUERIES))
+    ap.add_argument("--rates", default=",".join(RATES),
+                    help="arrival rates, updates/s, comma-separated; 'max': all at once")
+    ap.add_argument("--seconds", type=float, default=1.0,
+                    help="replay length per rate (updates = rate x seconds, at most the "
+                         "stream; default 1)")
+    ap.add_argument("--max-updates", type=int, default=200_000,
+                    help="updates per run at most (default 200000)")
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"))
+    ap.add_argument("--batch", type=int, default=4096,
+                    help="the latency mode's batch size (default 4096)")
+    ap.add_argument("--max-latency", default="1ms", help="the latency mode's (default 1ms)")
+    ap.add_argument("--time-limit", type=float, default=20.0,
+                    help="seconds per run, after which it stops at the next batch and "
+                         "reports the updates matched so far (default 20)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=None, help="write every measurement here")
+    args = ap.parse_args(argv)
+
+    import warpmatch as wm
+    from warpmatch.stream.batching import parse_duration
+    from warpmatch.stream.generate import make_stream
+
+    t = time.perf_counter()
+    graph, desc = load("csm_peers").powerlaw_graph(args.edges, args.seed)
+    g0, stream = make_stream(graph, 0.1, 0.05, seed=args.seed)
+    print(f"graph {desc}: {graph.n:,} vertices, {graph.num_edges:,} edges; stream {len(stream):,} "
+          f"updates; {time.perf_counter() - t:.1f} s", flush=True)
+    max_lat = parse_duration(args.max_latency)
+    modes = [("latency", args.batch, max_lat), ("greedy", args.batch, 0.0),
+             ("fixed-128", 128, None), ("fixed-4096", 4096, None)]
+    rates = [float("inf") if r.strip() == "max" else float(r) for r in args.rates.split(",")]
+    results: list[dict[str, Any]] = []
+    bad = 0
+    for query in [q.strip() for q in args.queries.split(",") if q.strip()]:
+        # warm-up: compiles the kernels on a separate matcher
+        warm = wm.ContinuousMatcher(g0, query, backend=args.backend, count_initial=False)
+        for _ in warm.apply_stream(stream.slice(0, 4096), 512, counts_only=True):
+            pass
+        del warm
+        for rate in rates:
+            n = len(stream) if not math.isfinite(rate) else int(rate * args.seconds)
+            n = max(1, min(n, len(stream), args.max_updates))
+            ups = stream.slice(0, n)
+            offsets = schedule(n, rate, args.seed)
+            row: dict[str, Any] = {"query": query, "rate": rate, "updates": n, "modes": {}}
+            first = None
+            for name, batch, ml in modes:
+                r = run_mode(g0, query, ups, offsets, args.backend, batch, ml,
+                             args.time_limit)
+                counts = (r.pop("_plus"), r.pop("_minus"))
+                k = len(counts[0]) if first is None else min(len(first[0]), len(counts[0]))
+                if first is None:
+                    first = counts
+                elif not (np.array_equal(first[0][:k], counts[0][:k])
+                          and np.array_equal(first[1][:k], counts[1][:k])):
+                    print(f"MISMATCH {query} rate {rate:g}: {name} per-update counts differ "
+                          f"from {modes[0][0]}", flush=True)
+                    bad += 1
+                row["modes"][name] = r
+            results.append(row)
+            m = row["modes"]
+            print(f"[{query} @ {'max' if not math.isfinite(rate) else f'{rate:g}'}/s, {n:,} "
+                  f"updates] " + "; ".join(
+                      f"{k}: mean {_ms(v['latency_mean'])} ms, p99 {_ms(v['latency_p99'])} ms,"
+                      f" {v['throughput']:,.0f} upd/s"
+                      + (f" (cut at {v['updates']:,})" if v["cut"] else "")
+                      for k, v in m.items()), flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(
+                    {"args": vars(args), "graph": desc, "results": results}, indent=1))
+    print()
+    names = [m[0] for m in modes]
+    print(f"latency mean / p99 (ms) per mode; 4096/x: fixed-4096's mean latency over mode x's; "
+          f"throughput in upd/s ({args.max_latency} for 'latency')\n")
+    print("| query | rate /s | updates | " + " | ".join(names)
+          + " | 4096/latency | 4096/greedy | throughput " + " / ".join(names) + " |")
+    print("|---|---:|---:|" + "---:|" * (len(names) + 3))
+    for row in results:
+        m = row["modes"]
+        f4 = m["fixed-4096"]["latency_mean"]
+        rate = "max" if not math.isfinite(row["rate"]) else f"{row['rate']:g}"
+        cells = [f"{_ms(m[k]['latency_mean'])} / {_ms(m[k]['latency_p99'])}" for k in names]
+        ratios = [f"{f4 / m[k]['latency_mean']:.3g}x" if m[k]["latency_mean"] > 0 else "-"
+                  for k in ("latency", "greedy")]
+        tput = " / ".join(f"{m[k]['throughput']:,.0f}" + ("*" if m[k]["cut"] else "")
+                          for k in names)
+        print(f"| {row['query']} | {rate} | {row['updates']:,} | " + " | ".join(cells)
+              + " | " + " | ".join(ratios) + f" | {tput} |")
+    print("\nlatency: an update's scheduled arrival -> its batch's deltas ready; "
+          "throughput: updates / (last result - first arrival); *: cut by --time-limit "
+          "(measured over the updates matched by then)")
+    short = [r for r in results if r["updates"] < 2 * 4096]
+    if short:
+        print(f"fixed-4096 on runs of fewer than 8,192 updates ({len(short)} rows) closes "
+              "its last batch at the end of the replay: its latency there is bounded by "
+              "the replay's length (--seconds), not by the batch filling")
+    print("count check: " + ("every mode agrees" if not bad else f"{bad} MISMATCH(ES)"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
