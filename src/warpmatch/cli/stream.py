@@ -429,11 +429,16 @@ def _timed_pairs(cm: Any, ups: Any, batches: Iterator[Any], batch_size: int,
     if ups is not None:
         deltas = cm.apply_batches(ups, batch_size, counts_only=counts_only)
         began = time.perf_counter()
-        for batch in batches:
-            started = time.perf_counter()
-            delta = next(deltas)
-            lat.record_uniform(began, len(batch), started, time.perf_counter())
-            yield batch, delta
+
+        def timed() -> Iterator[Any]:
+            while True:
+                started = time.perf_counter()
+                delta = next(deltas, None)
+                if delta is None:
+                    return
+                lat.record_uniform(began, len(delta), started, time.perf_counter())
+                yield delta
+        yield from zip(batches, timed())
         return
     for batch in batches:
         started = time.perf_counter()

@@ -1,15 +1,15 @@
-"""Per-update response time and latency of a stream (DCSM §1.2's two measures; issue 17 item 4).
+"""Per-update response time and latency of a stream (DCSM §1.1; issue 17 item 4).
 
 Map: :class:`LatencyStats` (:meth:`~LatencyStats.record` one batch, :meth:`~LatencyStats.summary`
 the p50/p99/max of both measures, throughput and the busy fraction) < :func:`_bins` (the
 log-spaced histogram both measures are counted in).
 
 For an update that arrived at ``a`` (when the producer handed it over) and whose batch began
-at ``s`` and ended at ``e`` (its deltas available): response time ``s - a``, latency
-``e - a``. DCSM (§1.2) measures the two this way; it keeps them per update, here they are
-counted in a histogram of 100 bins per decade from 100 ns to 10^4 s, so that an endless
-stream needs constant memory: a quantile is exact to the bin (2.3% of its value) and the
-mean and maximum are exact.
+at ``s`` and ended at ``e`` (its deltas available): response time ``s - a``, as DCSM (§1.1)
+defines it ("the interval between its arrival and the start of its processing"), and
+latency ``e - a``. Both are counted in a histogram of 100 bins per decade from 100 ns to
+10^4 s, so that an endless stream needs constant memory: a quantile is exact to the bin
+(2.3% of its value), the mean and the maximum are exact.
 
 How it differs from DCSM:
 
