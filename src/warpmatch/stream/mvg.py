@@ -24,7 +24,9 @@ Garbage collection (§1.6): a deletable version can go once every update of its 
 has finished matching. :meth:`MultiVersionGraph.finish` marks updates in any order; the
 GC pointer ``P`` is the largest time such that all updates up to it are finished, and the
 versions with ``dt_max <= P`` are released. They become deletable in the order of their
-``dt_max`` (batches are applied in order), so a FIFO queue replaces DCSM's GC graph.
+``dt_max`` (batches are applied in order), so a FIFO queue replaces DCSM's GC graph. The
+entries deleted at or before ``P`` are also dropped from the newest versions, so that a
+drained store holds the live edges only.
 
 How it differs from DCSM:
 
@@ -34,6 +36,8 @@ How it differs from DCSM:
 - Every update is checked before anything changes (an insertion of a live edge, a deletion
   of a missing one, a self-loop, an unknown vertex raise
   :class:`~warpmatch.errors.InputFormatError`).
+- Dead entries of a newest version are dropped once ``P`` passes them (DCSM keeps them
+  until the vertex's next version): a vertex that only loses edges does not keep them.
 - The engines do not read this store yet: matching still runs batch after batch on
   :class:`~warpmatch.stream.dynamic.DynamicGraph` (issue 17's pipelined executor is not built).
 """
@@ -80,6 +84,7 @@ class _Rows:
         src, dst = src[order], dst[order]
         bounds = np.searchsorted(src, np.arange(n + 1))
         self.versions: list[list[_Version]] = []
+        self.dirty: set[int] = set()        # vertices whose newest version has dead entries
         for v in range(n):
             nb = dst[bounds[v]:bounds[v + 1]].astype(np.int64)
             self.versions.append([_Version(0, nb, np.zeros(nb.size, np.int64),
@@ -103,6 +108,8 @@ class _Rows:
         first = next((k for k, (_, _, op) in enumerate(items) if op > 0), len(items))
         for t, w, _ in items[:first]:           # deletions before the first insertion
             cur.dt[cur.live(w)] = t             # in place: earlier readers still see it
+        if first:
+            self.dirty.add(v)
         if first == len(items):
             return
         t0 = items[first][0]
@@ -120,6 +127,22 @@ class _Rows:
         deletable.append((t0, self, v))
         self.versions[v].append(_Version(t0, np.array(nbr, np.int64), np.array(ct, np.int64),
                                          np.array(dt, np.int64)))
+        if min(dt, default=INF) < INF:
+            self.dirty.add(v)
+        else:
+            self.dirty.discard(v)
+
+    def compact(self, upto: int) -> None:
+        """Drop from each newest version the entries deleted at or before ``upto`` (no
+        update after ``upto`` sees them); the older versions go whole (GC)."""
+        for v in list(self.dirty):
+            ver = self.newest(v)
+            gone = ver.dt <= upto
+            if gone.any():
+                keep = ~gone
+                ver.nbr, ver.ct, ver.dt = ver.nbr[keep], ver.ct[keep], ver.dt[keep]
+            if not (ver.dt < INF).any():
+                self.dirty.discard(v)
 
 
 class MultiVersionGraph:
@@ -242,6 +265,11 @@ class MultiVersionGraph:
         while dq and dq[0][0] <= self._pointer:
             _, rows, v = dq.popleft()
             rows.versions[v].pop(0)          # a vertex's versions go oldest first
+        for rows in self._rows():
+            rows.compact(self._pointer)
+
+    def _rows(self) -> list[_Rows]:
+        return [self._out] if self._in is self._out else [self._out, self._in]
 
     @property
     def finished(self) -> int:
@@ -250,10 +278,10 @@ class MultiVersionGraph:
 
     def versions(self) -> int:
         """Neighbour-array versions held, over all vertices (and both directions)."""
-        rows = [self._out] if self._in is self._out else [self._out, self._in]
-        return sum(len(vs) for r in rows for vs in r.versions)
+        return sum(len(vs) for r in self._rows() for vs in r.versions)
 
     def entries(self) -> int:
-        """Entries held over all versions (the store's size, in edges)."""
-        rows = [self._out] if self._in is self._out else [self._out, self._in]
-        return sum(int(x.nbr.size) for r in rows for vs in r.versions for x in vs)
+        """Entries held over all versions (the store's size, in edges). Once every
+        update has finished: each live edge twice (both rows, or out and in), nothing
+        else."""
+        return sum(int(x.nbr.size) for r in self._rows() for vs in r.versions for x in vs)
