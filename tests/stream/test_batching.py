@@ -152,3 +152,29 @@ def test_a_consumer_that_stops_early_releases_the_reader():
     for t in left:
         t.join(WAIT)
     assert not any(t.is_alive() for t in left)
+
+
+def test_zero_max_latency_hands_on_what_has_arrived():
+    # max_latency=0: a batch is whatever the reader has (how much depends on the threads'
+    # timing); it never waits for more, so the gated producer gets past its gate
+    go = threading.Event()
+    first = [(0, 1, "+"), (1, 2, "+"), (2, 0, "+")]
+    then = [(2, 3, "+"), (3, 0, "+")]
+    sizes = []
+    for b in stream_batches(gated(first, then, go), 100, max_latency=0):
+        sizes.append(len(b))
+        if sum(sizes) >= 3:
+            go.set()
+    assert sum(sizes) == 5 and min(sizes) >= 1
+    # and the deltas are those of one batch of all five
+    g = wm.Graph.from_edges([0, 1, 2, 3], [4, 4, 4, 4])
+    want = wm.ContinuousMatcher(g, "triangle", backend="cpu").apply(first + then)
+    cm = wm.ContinuousMatcher(g, "triangle", backend="cpu")
+    go = threading.Event()
+    got = []
+    for d in cm.apply_stream(gated(first, then, go), 100, max_latency=0):
+        got.append(d.plus_counts - d.minus_counts)
+        if sum(map(len, got)) >= 3:
+            go.set()
+    assert np.array_equal(np.concatenate(got), want.plus_counts - want.minus_counts)
+    assert cm.latency.summary()["updates"] == 5

@@ -218,7 +218,8 @@ def _stream_options(f: Callable) -> Callable:
 @click.option("--max-latency", default=None, metavar="DURATION",
               help="With UPDATES from stdin ('-'): a batch also closes when its oldest update "
                    "has waited this long (e.g. 1ms, 250us, 0.5s), so a slow producer's "
-                   "updates are matched without waiting for --batch-size of them.")
+                   "updates are matched without waiting for --batch-size of them; 0: a batch "
+                   "is whatever arrived while the previous one was matched.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Deltas file (.parquet, .jsonl or .csv): one row per match that appears "
                    "(sign +1) or disappears (sign -1), with the update's index and time; "
