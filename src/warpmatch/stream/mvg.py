@@ -107,7 +107,9 @@ class _Rows:
         cur = self.newest(v)
         first = next((k for k, (_, _, op) in enumerate(items) if op > 0), len(items))
         for t, w, _ in items[:first]:           # deletions before the first insertion
-            cur.dt[cur.live(w)] = t             # in place: earlier readers still see it
+            i = cur.live(w)
+            assert i >= 0, (v, w, t)            # (the batch was checked against the edges)
+            cur.dt[i] = t                       # in place: earlier readers still see it
         if first:
             self.dirty.add(v)
         if first == len(items):
