@@ -337,8 +337,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     initial = int(cm.initial_count)
     init_s = time.perf_counter() - t0
     want_rows = output is not None and not counts_only
-    from ..stream.latency import LatencyStats
-    lat = LatencyStats()
+    lat = cm.latency                            # (the matcher's own: what Python reads)
     n_upd = added = removed = invalid = ins = dels = nbatch = 0
     has_time = False
     first_skipped = ""                         # where and why, for the warning at the end
@@ -442,10 +441,7 @@ def _timed_pairs(cm: Any, ups: Any, batches: Iterator[Any], batch_size: int,
         yield from zip(batches, timed())
         return
     for batch in batches:
-        started = time.perf_counter()
-        delta = cm.apply(batch, counts_only=counts_only)
-        lat.record(due.pop(), started, time.perf_counter())
-        yield batch, delta
+        yield batch, lat.timed(lambda b: cm.apply(b, counts_only=counts_only), batch, due.pop())
 
 
 @cli.command("stream-gen", context_settings=CONTEXT_SETTINGS)

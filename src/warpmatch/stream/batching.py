@@ -39,7 +39,7 @@ import numpy as np
 from .convert import as_updates
 from .latency import LatencyStats
 from .types import Updates
-from .updates import split_batches
+from .updates import arrived_whole, split_batches
 
 __all__ = ["timed_batches", "concat_updates", "item_batches", "stream_batches",
            "parse_duration", "BatchedApply"]
@@ -264,11 +264,8 @@ def stream_batches(updates: Any, batch_size: int, max_latency: float | None = No
     if max_latency is not None:
         max_latency = parse_duration(max_latency)
     if isinstance(updates, (Updates, dict, tuple, np.ndarray)) or hasattr(updates, "column_names"):
-        t0 = time.perf_counter()
-        for batch in split_batches(as_updates(updates), int(batch_size)):
-            if arrivals is not None:
-                arrivals(np.full(len(batch), t0))
-            yield batch
+        yield from arrived_whole(split_batches(as_updates(updates), int(batch_size)),
+                                 arrivals, time.perf_counter())
         return
     it = iter(updates)
     try:
@@ -383,7 +380,4 @@ class BatchedApply:
         stats = self.latency
         due: list[np.ndarray] = []
         for batch in stream_batches(updates, batch_size, max_latency, due.append):
-            started = time.perf_counter()
-            delta = self.apply(batch, counts_only)
-            stats.record(due.pop(), started, time.perf_counter())
-            yield delta
+            yield stats.timed(lambda b: self.apply(b, counts_only), batch, due.pop())

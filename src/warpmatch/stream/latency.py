@@ -22,6 +22,7 @@ How it differs from DCSM:
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -100,19 +101,16 @@ class LatencyStats:
 
     def record_uniform(self, arrival: float, n: int, started: float, done: float) -> None:
         """:meth:`record` for ``n`` updates that all arrived at ``arrival`` (a stream given
-        whole), without an array."""
-        self.batches += 1
-        self.busy += max(0.0, done - started)
-        if n <= 0:
-            return
-        self.updates += n
-        self.first = arrival if self.first is None else min(self.first, arrival)
-        self.last = done if self.last is None else max(self.last, done)
-        for key, end in (("response", started), ("latency", done)):
-            d = max(end - arrival, 0.0)
-            self._hist[key][int(_bins(np.array([d]))[0])] += n
-            self._sum[key] += d * n
-            self._max[key] = max(self._max[key], d)
+        whole)."""
+        self.record(np.full(max(n, 0), arrival), started, done)
+
+    def timed(self, apply: Any, batch: Any, arrivals: np.ndarray) -> Any:
+        """``apply(batch)``, its time counted with the batch's ``arrivals``: what every
+        batch of a stream goes through (``apply_stream``, ``warpmatch stream``)."""
+        started = time.perf_counter()
+        out = apply(batch)
+        self.record(arrivals, started, time.perf_counter())
+        return out
 
     def quantile(self, key: str, q: float) -> float:
         """The ``q`` quantile (0..1) of ``"response"`` or ``"latency"``, in seconds: the

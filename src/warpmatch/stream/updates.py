@@ -251,7 +251,7 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
             ups = _read_table_bytes(stream.read(), source, f)
         else:
             ups = read_updates(path, labels=labels, fmt=f)
-        yield from _arrived_whole(split_batches(ups, batch_size), arrivals)
+        yield from arrived_whole(split_batches(ups, batch_size), arrivals)
         return
     fh = stream if stream is not None else _stdin_binary()
     head = b""
@@ -271,7 +271,7 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
                     break
                 parts.append(got.encode("utf-8") if isinstance(got, str) else got)
             data = b"".join(parts)
-            yield from _arrived_whole(
+            yield from arrived_whole(
                 split_batches(_read_table_bytes(data, source, "parquet"), batch_size), arrivals)
             return
     if max_latency is None and arrivals is None:
@@ -285,11 +285,10 @@ def iter_update_batches(path: PathLike, batch_size: int, *, labels: bool | None 
                              len, concat_updates, lambda u, lo, hi: u.slice(lo, hi), arrivals)
 
 
-def _arrived_whole(batches: Iterator[Updates],
-                   arrivals: Callable[[np.ndarray], None] | None) -> Iterator[Updates]:
-    """``batches`` of a stream read whole: every update arrived when the first batch was
-    ready (told to ``arrivals`` before each batch)."""
-    t0 = None
+def arrived_whole(batches: Iterator[Updates], arrivals: Callable[[np.ndarray], None] | None,
+                  t0: float | None = None) -> Iterator[Updates]:
+    """``batches`` of a stream known whole: every update arrived at ``t0`` (by default,
+    when the first batch was ready), told to ``arrivals`` before each batch."""
     for batch in batches:
         if arrivals is not None:
             t0 = time.perf_counter() if t0 is None else t0
