@@ -171,6 +171,27 @@ COLD_SETUP_S = 300.0
 PROGRESS_S = 0.25
 
 
+def warm_parallel_region(g0: Any, query: Any, ups: Any, **options: Any) -> None:
+    """Run the CPU engine's batch path, parallel region included, once on ``ups``.
+
+    That region (stream/cpu.py run_tasks) runs only for a batch whose searches look
+    heavy, which a warm-up's batches may not be: its first use would then compile inside
+    a timed run. Here on a batch-path matcher (``sequential=False``, ``options`` as for
+    :class:`~warpmatch.ContinuousMatcher`) whose threshold for going parallel is 0, in
+    this process's copy of the module only.
+    """
+    import warpmatch as wm
+    import warpmatch.stream.cpu as wm_cpu
+    keep_threshold, wm_cpu.PARALLEL_S = wm_cpu.PARALLEL_S, 0.0
+    try:
+        par = wm.ContinuousMatcher(g0, query, backend="cpu", count_initial=False,
+                                   sequential=False, **options)
+        for _ in par.apply_batches(ups, len(ups), counts_only=True):
+            pass
+    finally:
+        wm_cpu.PARALLEL_S = keep_threshold
+
+
 def _wm_child(spec_path: str) -> None:
     """Child process: load, warm up on a separate matcher, time ``apply_batches``, report."""
     spec = json.loads(Path(spec_path).read_text())
@@ -205,23 +226,10 @@ def _wm_child(spec_path: str) -> None:
     compiled = {}
     if backend == "cpu" and spec["threads"] != 1 and \
             time.perf_counter() - t_warm < WARMUP_SHARE * limit:
-        # the batch path's parallel region (stream/cpu.py run_tasks) runs only for a
-        # batch whose searches are heavy, which the warm-up's small batches may not be:
-        # on a cold numba cache its first call compiles for ~50 s (a 16-vertex query),
-        # inside the timed loop. Run it here once, on a batch-path matcher whose
-        # threshold for going parallel is 0 (this child's copy of the module only)
-        import warpmatch.stream.cpu as wm_cpu
-        keep_threshold = wm_cpu.PARALLEL_S
-        wm_cpu.PARALLEL_S = 0.0
-        try:
-            par = wm.ContinuousMatcher(g0, query, backend="cpu", count_initial=False,
-                                       keep=spec.get("keep", "all"), sequential=False,
-                                       threads=spec["threads"])
-            for _ in par.apply_batches(ups.slice(0, w), w, counts_only=True):
-                pass
-            del par
-        finally:
-            wm_cpu.PARALLEL_S = keep_threshold
+        # (on a cold numba cache its first call compiled for ~50 s in the timed loop of
+        # a 16-vertex query)
+        warm_parallel_region(g0, query, ups.slice(0, w), keep=spec.get("keep", "all"),
+                             threads=spec["threads"])
     if backend == "cpu":
         threads = warm.engine._threads() if hasattr(warm.engine, "_threads") else spec["threads"]
         sp = getattr(getattr(warm, "_seq", None), "special", None)

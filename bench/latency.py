@@ -169,21 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             at += size
         del warm
         if args.backend == "cpu":
-            # the CPU engine's batch path (its parallel region) runs only for a batch whose
-            # searches look heavy, which the warm-up's may not: once here, or its first use
-            # compiles inside a timed run (a 2-core box: a 4096-batch of triangles, 6.8 s)
-            # (as bench/csm_peers.py does: a batch-path matcher whose threshold for going
-            # parallel is 0, in this process's copy of the module only)
-            import warpmatch.stream.cpu as wm_cpu
-            keep_threshold, wm_cpu.PARALLEL_S = wm_cpu.PARALLEL_S, 0.0
-            try:
-                par = wm.ContinuousMatcher(g0, query, backend="cpu", count_initial=False,
-                                           sequential=False)
-                for _ in par.apply_stream(stream.slice(0, 4096), 4096, counts_only=True):
-                    pass
-                del par
-            finally:
-                wm_cpu.PARALLEL_S = keep_threshold
+            # (a 2-core box: a 4096-batch of triangles compiled it in a timed run, 6.8 s)
+            load("csm_peers").warm_parallel_region(g0, query, stream.slice(0, 4096))
         for rate in rates:
             n = len(stream) if not math.isfinite(rate) else int(rate * args.seconds)
             n = max(1, min(n, len(stream), args.max_updates))
