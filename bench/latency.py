@@ -14,6 +14,12 @@ whole stream at once), once per mode, each on a fresh matcher of the same query:
 - ``fixed-128`` and ``fixed-4096``: batches that close on size only (and at the end), as
   ``apply_batches`` cuts a stream.
 
+With ``--backend gpu`` the first two modes let the GPU engine send each batch to the host's
+sequential path or the device, whichever is measured faster for its size
+(:mod:`warpmatch.stream._route`); ``greedy-gpu`` is ``greedy`` with every batch on the
+device, and the fixed modes are also device-only: the engine as it was before the route.
+Each row says how many batches each path took.
+
 Per mode: mean, p50, p99 and max latency (from each update's scheduled arrival to the end
 of its batch's ``apply``: when its deltas are ready) and the throughput (updates over the
 time from the first arrival to the last result), plus the library's own response time
@@ -28,8 +34,9 @@ Usage::
 
 How it differs from DCSM's measurement (§1.1, Figure 2: GCSM's average response time
 with batches of 128 and 4096 across update rates): no pipelining or multi-version store
-yet (the ``latency`` and ``greedy`` modes close batches on time, and each batch is matched
-after the previous one), so at high rates the modes differ only by their batch sizes;
+(the ``latency`` and ``greedy`` modes close batches on time, and each batch is matched
+after the previous one, on the host or the device), so at high rates the modes differ
+only by their batch sizes and paths;
 DCSM's own batcher (§1.3) uses batches of 64 closed after about 0.125 ms, here
 ``--batch`` and ``--max-latency``; the R-MAT graph stands in for DCSM's real graphs.
 """
@@ -80,12 +87,12 @@ def producer(ups: Any, offsets: np.ndarray, t0: list[float]) -> Iterator[Any]:
 
 
 def run_mode(g0: Any, query: str, ups: Any, offsets: np.ndarray, backend: str, batch: int,
-             max_latency: float | None, limit: float) -> dict[str, Any]:
-    """Replay ``ups`` at ``offsets`` into a fresh matcher; latencies and counts. Stops
-    after the batch that ends ``limit`` seconds after the start (``cut``: the updates
-    matched by then are measured)."""
+             max_latency: float | None, limit: float, **engine: Any) -> dict[str, Any]:
+    """Replay ``ups`` at ``offsets`` into a fresh matcher (``engine``: its engine's
+    options); latencies and counts. Stops after the batch that ends ``limit`` seconds
+    after the start (``cut``: the updates matched by then are measured)."""
     import warpmatch as wm
-    cm = wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False)
+    cm = wm.ContinuousMatcher(g0, query, backend=backend, count_initial=False, **engine)
     t0: list[float] = []
     done_at, sizes, plus, minus = [], [], [], []
     cut = False
@@ -110,6 +117,8 @@ def run_mode(g0: Any, query: str, ups: Any, offsets: np.ndarray, backend: str, b
         "throughput": float(sum(sizes) / span) if span > 0 else float("inf"),
         "response_p50": lib["response"]["p50"], "response_p99": lib["response"]["p99"],
         "busy_fraction": lib["busy_fraction"],
+        # batches per path where the GPU engine lends its host's sequential path
+        "routed": None if cm._route is None else dict(cm._route.batches),
         "_plus": np.concatenate(plus), "_minus": np.concatenate(minus),
     }
 
@@ -152,8 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"graph {desc}: {graph.n:,} vertices, {graph.num_edges:,} edges; stream "
           f"{len(stream):,} updates; {time.perf_counter() - t:.1f} s", flush=True)
     max_lat = parse_duration(args.max_latency)
-    modes = [("latency", args.batch, max_lat), ("greedy", args.batch, 0.0),
-             ("fixed-128", 128, None), ("fixed-4096", 4096, None)]
+    # the GPU engine: the new modes route each batch to the host's sequential path or
+    # the device (stream/_route.py); "greedy-gpu" and the fixed modes are the engine as it
+    # was before (every batch on the device)
+    gpu = args.backend == "gpu"
+    dev_only = {"sequential": False} if gpu else {}
+    modes = [("latency", args.batch, max_lat, {}), ("greedy", args.batch, 0.0, {})]
+    if gpu:
+        modes.append(("greedy-gpu", args.batch, 0.0, dev_only))
+    modes += [("fixed-128", 128, None, dev_only), ("fixed-4096", 4096, None, dev_only)]
     rates = [float("inf") if r.strip() == "max" else float(r) for r in args.rates.split(",")]
     results: list[dict[str, Any]] = []
     bad = 0
@@ -161,13 +177,16 @@ def main(argv: list[str] | None = None) -> int:
         # warm-up on a separate matcher, in batches of the sizes the modes make (1 to
         # 4096): each kernel compiles here (on the H200 host, the first mode's first
         # one-update batches paid 2.5 s when the warm-up had only batches of 512)
-        warm = wm.ContinuousMatcher(g0, query, backend=args.backend, count_initial=False)
-        at = 0
-        for size in (1, 1, 2, 7, 128, 512, 4096):
-            for _ in warm.apply_stream(stream.slice(at, at + size), size, counts_only=True):
-                pass
-            at += size
-        del warm
+        for opts in ([{}, dev_only] if gpu else [{}]):
+            warm = wm.ContinuousMatcher(g0, query, backend=args.backend, count_initial=False,
+                                        **opts)
+            at = 0
+            for size in (1, 1, 2, 7, 128, 512, 4096):
+                for _ in warm.apply_stream(stream.slice(at, at + size), size,
+                                           counts_only=True):
+                    pass
+                at += size
+            del warm
         if args.backend == "cpu":
             # (a 2-core box: a 4096-batch of triangles compiled it in a timed run, 6.8 s)
             load("csm_peers").warm_parallel_region(g0, query, stream.slice(0, 4096))
@@ -180,9 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             row: dict[str, Any] = {"query": query, "rate": rate if math.isfinite(rate)
                                    else "max", "updates": n, "modes": {}}
             first = None
-            for name, batch, ml in modes:
+            for name, batch, ml, opts in modes:
                 r = run_mode(g0, query, ups, offsets, args.backend, batch, ml,
-                             args.time_limit)
+                             args.time_limit, **opts)
                 counts = (r.pop("_plus"), r.pop("_minus"))
                 k = len(counts[0]) if first is None else min(len(first[0]), len(counts[0]))
                 if first is None:
@@ -199,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"updates] " + "; ".join(
                       f"{k}: mean {_ms(v['latency_mean'])} ms, p99 {_ms(v['latency_p99'])} ms,"
                       f" {v['throughput']:,.0f} upd/s"
+                      + ("" if not v["routed"] else
+                         f" (batches host {v['routed']['sequential']:,} / device "
+                         f"{v['routed']['device']:,})")
                       + (f" (cut at {v['updates']:,})" if v["cut"] else "")
                       for k, v in m.items()), flush=True)
             if args.json:

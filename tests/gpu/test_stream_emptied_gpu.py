@@ -53,7 +53,7 @@ def test_gpu_emptied_rows_refilled_exactly(directed, vlab, elab, policy, kw):
         q = labeled_query(text, vlab, elab, directed)
         check_against_oracle(make, ups, q, induced, backend="gpu",
                              allocator=pinned_allocator(), cache=policy,
-                             cache_fraction=0.3, **kw)
+                             cache_fraction=0.3, sequential=False, **kw)
 
 
 @pytest.mark.parametrize("policy", ["auto", "degree", "random-walk"])
@@ -68,7 +68,8 @@ def test_gpu_college_msg_one_week_window(data_path, policy):
         want = wm.count(final, q, backend="cpu")
         assert cpu.count == want > 0
         for batch in (4096, 1):
-            cm = ContinuousMatcher(g0, q, backend="gpu", cache=policy, cache_fraction=0.2)
+            cm = ContinuousMatcher(g0, q, backend="gpu", cache=policy, cache_fraction=0.2,
+                                   sequential=False)     # (every batch on the device)
             got = [(d.plus_counts, d.minus_counts)
                    for d in cm.apply_batches(ups, batch, counts_only=True)]
             np.testing.assert_array_equal(np.concatenate([p for p, _ in got]), ref[0])

@@ -349,7 +349,7 @@ def test_sampling_pauses_when_nothing_is_worth_caching():
     from warpmatch.stream.types import Updates
     g, _, rng = _stream_case(False)
     cm = mt.ContinuousMatcher(g, Query.parse("a-b, b-c, c-a"), backend="gpu",
-                              on_invalid="skip", cache="random-walk")
+                              on_invalid="skip", cache="random-walk", sequential=False)
     cm_cpu = mt.ContinuousMatcher(g, Query.parse("a-b, b-c, c-a"), backend="cpu",
                                   on_invalid="skip")
     sampled = []
@@ -369,7 +369,8 @@ def test_matcher_backend_gpu():
     mt = pytest.importorskip("warpmatch.stream.matcher")
     from warpmatch.stream.types import Updates
     g, q, rng = _stream_case(False)
-    cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", on_invalid="skip", cache="random-walk")
+    cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", on_invalid="skip", cache="random-walk",
+                                  sequential=False)
     cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", on_invalid="skip")
     assert cm_gpu.backend == "gpu" and cm_gpu.initial_count == cm_cpu.initial_count
     for _ in range(3):
@@ -399,7 +400,7 @@ def test_matcher_gpu_fully_labeled_reads_the_relevant_subgraph(directed, induced
     text = "a:0->b:1, b->c:2, c->a" if directed else "a:0-b:1, b-c:2, c-a, c-d:1"
     q = Query.parse(text)
     cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", induced=induced, on_invalid="skip",
-                                  cache=policy)
+                                  cache=policy, sequential=False)
     cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", induced=induced, on_invalid="skip")
     assert cm_gpu._relevant is not None
     for i in range(3):
@@ -432,7 +433,7 @@ def test_matcher_gpu_keep_relevant(induced):
     g = Graph.from_edges(src, dst, n=n, vertex_labels=rng.integers(4, size=n), warn=False)
     q = Query.parse("a:0-b:1, b-c:2, c-a, c-d:1")
     cm_gpu = mt.ContinuousMatcher(g, q, backend="gpu", induced=induced, on_invalid="skip",
-                                  keep="relevant")
+                                  keep="relevant", sequential=False)
     cm_cpu = mt.ContinuousMatcher(g, q, backend="cpu", induced=induced, on_invalid="skip")
     assert cm_gpu._keep is not None and cm_gpu.backend == "gpu"
     for i in range(4):

@@ -72,6 +72,7 @@ from ..errors import GraphError
 from ..graph.csr import INT32_MAX, Graph
 from . import _dyn_kernels as K
 from ._checks import REASONS, Declarations, fail, skip_reason
+from ._editlog import EditLog
 from ._idmap import _IdMap
 from ._store import (_I32, MIN_ROW_CAP, Allocator, _alloc, _Events, _parallel, _Store,
                      _threads)
@@ -115,6 +116,9 @@ class DynamicGraph:
     storage_version : int
         Incremented whenever a storage array object is replaced (growth or
         compaction); consumers that registered or cached the arrays re-read them.
+    edits : EditLog
+        The rows edited since a consumer's mark (:mod:`._editlog`): consumers
+        that copied rows elsewhere refresh just those.
     num_edges : int
         Current number of edges (undirected edges once).
     labeled : bool
@@ -151,6 +155,8 @@ class DynamicGraph:
         self.num_edges = int(graph.num_edges)
         self.storage_version = 0
         self._state = 0
+        #: rows edited since a consumer's mark (the GPU engine's device copies)
+        self.edits = EditLog()
         self._ids = _IdMap(graph.ids, self.n)
         self._pending: "weakref.WeakKeyDictionary[InternalBatch, _Pending]" = \
             weakref.WeakKeyDictionary()
@@ -604,6 +610,8 @@ class DynamicGraph:
         evs = self._events(batch, p)
         for st, ev in zip(self._stores, evs):
             self._apply_store(st, ev)
+        if self.edits.on:
+            self.edits.record(np.concatenate([ev.rows for ev in evs]))
         if self.labeled:
             self._vlab[batch.n_before:n] = batch.new_vertex_labels
         self._ids.add(p.new_ext)
@@ -619,16 +627,20 @@ class DynamicGraph:
             if self._waste(st) > _MAX_WASTE:
                 st.compact(self.n, self.slack)
                 self.storage_version += 1
+                self.edits.record(None)     # every row moved
 
-    def edited_in_place(self, net_edges: int) -> None:
+    def edited_in_place(self, net_edges: int, rows: np.ndarray | None = None) -> None:
         """Record that a caller edited the stores in place (the sequential path,
         :mod:`warpmatch.stream.sequential`): ``net_edges`` more edges, a new state
         (batches prepared before are stale), compaction as after :meth:`apply`.
 
-        The caller keeps each store's ``used``, ``live`` and ``entries`` current.
+        The caller keeps each store's ``used``, ``live`` and ``entries`` current;
+        ``rows``: the rows it may have rewritten or moved, for :attr:`edits`
+        (``None``: unknown).
         """
         self.num_edges += int(net_edges)
         self._state += 1
+        self.edits.record(rows)
         self._compact_wasteful()
 
     def _apply_store(self, st: _Store, ev: _Events) -> None:
@@ -694,6 +706,7 @@ class DynamicGraph:
         self.num_edges = int(graph.num_edges)
         self.storage_version += 1
         self._state += 1
+        self.edits.record(None)
 
     # ------------------------------------------------------------- queries
     def neighbors(self, v: int) -> np.ndarray:

@@ -329,6 +329,8 @@ class ContinuousMatcher(BatchedApply):
 
     #: a fused run's batches not yet yielded (:meth:`_settle` takes them back)
     _pending: Any = None
+    #: with a GPU engine: the choice of the sequential path or the device per batch
+    _route: Any = None
 
     def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
                  induced: bool = False, backend: str = "auto", on_invalid: str = "error",
@@ -392,9 +394,16 @@ class ContinuousMatcher(BatchedApply):
             self.engine.prepare(self._plans["count"])
         if getattr(self.engine, "sequential", False):
             # counting on the CPU: the sequential path (stream/sequential.py); with a
-            # relevant subgraph of a graph this matcher owns, in split mode
+            # relevant subgraph of a graph this matcher owns, in split mode. A GPU
+            # engine lends its host engine, and each batch goes to whichever of the two
+            # is faster for its size (stream/_route.py)
             from .sequential import SequentialPath
-            self._seq = SequentialPath(dg, self._relevant, self.engine, self._plans["count"],
+            host = getattr(self.engine, "host", None)
+            if host is not None:
+                from ._route import DeviceRoute
+                self._route = DeviceRoute()
+            self._seq = SequentialPath(dg, self._relevant, host or self.engine,
+                                       self._plans["count"],
                                        split_from=static if self._relevant is not None
                                        else None,
                                        trust=None if self._keep is None else self._keep.table)
@@ -564,7 +573,8 @@ class ContinuousMatcher(BatchedApply):
 
     def _fused_batches(self, ups: Updates, batch_size: int) -> Any:
         seq = self._sequential_path()
-        if seq is None or len(ups.new_vertex_ids):     # (declarations: batch by batch)
+        if seq is None or len(ups.new_vertex_ids) or self._route is not None:
+            # (declarations, and batches that may go to the device: batch by batch)
             return None
         from ._fused import fused_batches
         return fused_batches(self, seq, ups, batch_size)
@@ -595,6 +605,9 @@ class ContinuousMatcher(BatchedApply):
         """Count a batch on the sequential path; what it leaves goes to the batch path.
         ``search``: as in :meth:`apply_share` (``None``: every update)."""
         B = len(ups)
+        route = self._route
+        if route is not None:
+            return self._apply_routed_device(route, seq, ups, search)
         threads = self.engine.threads_used()
         res = None
         if not seq.prefers_batch(B, threads):
@@ -604,6 +617,31 @@ class ContinuousMatcher(BatchedApply):
             out = self._batch(ups, True, search=search)
             seq.batch_timed(B, time.perf_counter() - t0)
             return out
+        return self._sequential_delta(seq, ups, res, search)
+
+    def _apply_routed_device(self, route: Any, seq: Any, ups: Updates,
+                             search: np.ndarray | None) -> StreamDelta:
+        """A counting batch with a GPU engine: on the device or on the host's sequential
+        path (one thread), whichever :class:`~._route.DeviceRoute` predicts faster for its
+        size; the wall time of either goes back to the route."""
+        B = len(ups)
+        t0 = time.perf_counter()
+        res = None
+        if not route.device_first(B):
+            res = seq.run(ups, self.on_invalid, 1, search)
+        if res is None:                 # (also new vertices, malformed or invalid updates)
+            out = self._batch(ups, True, search=search)
+            route.timed("device", B, time.perf_counter() - t0)
+            return out
+        out = self._sequential_delta(seq, ups, res, search)
+        route.timed("sequential", B, time.perf_counter() - t0)
+        return out
+
+    def _sequential_delta(self, seq: Any, ups: Updates, res: Any, search: np.ndarray | None
+                          ) -> StreamDelta:
+        """The delta of a batch the sequential path ran (``res``), finishing the rest
+        of it on the batch path if the path left some (several threads)."""
+        B = len(ups)
         plus_c, minus_c = res.plus, res.minus
         valid = res.code == 0
         reasons = res.reasons(ups)

@@ -133,6 +133,15 @@ def _labels_in(lab: np.ndarray) -> np.ndarray:
     return _c(lab, np.int32 if lab.dtype == np.int32 else np.int64)
 
 
+def _rows_of(a: np.ndarray, b: np.ndarray, upto: int, dg: Any, eg: Any
+             ) -> np.ndarray | None:
+    """The endpoints of updates ``0..upto-1`` (internal ids), the rows a run may have
+    rewritten or moved, when an edit log wants them (:mod:`._editlog`; else ``None``)."""
+    if upto <= 0 or not (dg.edits.on or eg.edits.on):
+        return None
+    return np.concatenate((a[:upto], b[:upto]))
+
+
 class SequentialPath:
     """Counts-only batches on the CPU, one update at a time (module docstring).
 
@@ -605,10 +614,14 @@ class SequentialPath:
             # an invalid update under "error", an overflow, or an exception between calls
             # (Ctrl-C): the batch is not applied at all
             reached = max(int(ctl[S.C_NEXT]), int(ctl[S.C_IRR]))
+            rows = _rows_of(a, b, reached, dg, eg)
             if not kept and reached > 0:
                 self._undo(a, b, op, lab, code, old_lab, reached, filt, dg, eg, same)
                 ctl[:] = 0
-            self._finish(dg, eg, filt, ctl, same)
+                if rows is not None:    # taken back, but rows may have moved meanwhile
+                    for g in ((dg,) if same else (dg, eg)):
+                        g.edits.record(rows)
+            self._finish(dg, eg, filt, ctl, same, rows)
         if status == S.INVALID:
             return None
         if status == S.OVERFLOW:
@@ -647,10 +660,12 @@ class SequentialPath:
             a, b, op, lab, code, old_lab = (x[start:res.done]
                                             for x in (a, b, op, lab, code, old_lab))
             net, rnet = part_net(a, b, op, code, filt.lab_idx, self._table, self.trust, same)
-        self._undo(a, b, op, lab, code, old_lab, res.done - start, filt, dg, eg, same)
-        dg.edited_in_place(-net)
+        upto = res.done - start
+        self._undo(a, b, op, lab, code, old_lab, upto, filt, dg, eg, same)
+        rows = _rows_of(a, b, upto, dg, eg)
+        dg.edited_in_place(-net, rows)
         if not same:
-            eg.edited_in_place(-rnet)
+            eg.edited_in_place(-rnet, rows)
         filt.synced(eg)
 
     def detach(self, res: SeqResult, counted: bool = True) -> SeqResult:
@@ -762,16 +777,18 @@ class SequentialPath:
         self._store_back(dg, eg, same)
         self._pack_key = None             # the stores' meta arrays are _undo's own now
 
-    def _finish(self, dg: Any, eg: Any, filt: Any, ctl: np.ndarray, same: bool) -> None:
-        """Bookkeeping after a run: edge counts, states, compaction, the filter's state."""
+    def _finish(self, dg: Any, eg: Any, filt: Any, ctl: np.ndarray, same: bool,
+                rows: np.ndarray | None) -> None:
+        """Bookkeeping after a run: edge counts, states, compaction, the filter's state;
+        ``rows``: the run's endpoints, for the graphs' edit logs (:func:`_rows_of`)."""
         if max(ctl[S.C_NEXT], ctl[S.C_IRR]) == 0:
             return
         if self.split:
             self.dirty = True           # its stores are rebuilt by sync()
         versions = (dg.storage_version, eg.storage_version)
-        dg.edited_in_place(int(ctl[S.C_NET]))
+        dg.edited_in_place(int(ctl[S.C_NET]), rows)
         if not same:
-            eg.edited_in_place(int(ctl[S.C_RNET]))
+            eg.edited_in_place(int(ctl[S.C_RNET]), rows)
         filt.synced(eg)
         if self._pack_key is not None:
             # this path's own edit leaves the pack current, unless a store was compacted

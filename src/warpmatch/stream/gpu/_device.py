@@ -41,9 +41,11 @@ class _DeviceState(_CacheSteps):
     (``start``, ``degree`` of every storage row; O(n), so that finding a row
     costs no host round trip, only reading its entries does) and, for policy
     ``"device"``, a mirror of the storage's entries. "Incrementally" is safe
-    only when the storage has changed by exactly the last batch: the engine
-    checks the dynamic graph's state counter and the storage buffers'
-    addresses, and refreshes everything otherwise (or without a graph).
+    only when every row that changed since the last batch is known: the graph's
+    edit log (:mod:`warpmatch.stream._editlog`) names the rows its ``apply`` and
+    the sequential path's in-place runs rewrote, and the storage buffers'
+    addresses are compared; anything else (no log, an edit of unknown rows, new
+    buffers) refreshes everything.
     """
 
     def __init__(self, cp: Any, eng: GpuDeltaEngine) -> None:
@@ -90,8 +92,7 @@ class _DeviceState(_CacheSteps):
         self.changed_dev: list[Any] = [None, None]   # self.changed on the device (int32)
         self.mirror: dict[str, Any] = {}
         self.mirror_key: tuple | None = None
-        self.state: int | None = None        # the dynamic graph's state at the last batch
-        self.last_batch: Any = None          # the last batch run (InternalBatch)
+        self.mark: int | None = None         # the graph's edit-log mark at the last batch
         self.policy: str | None = None       # "auto" resolved
         self.policy_key: tuple | None = None
         self.dmax = 1
@@ -242,12 +243,15 @@ class _DeviceState(_CacheSteps):
         return max(1, min(full, (max(1, T) + wpb - 1) // wpb))
 
     # ------------------------------------------------------------ refreshing
-    def _changed_rows(self, view: BatchView, dirs: int) -> list[np.ndarray]:
-        """Storage rows per direction that changed since the last batch: the rows it
-        touched (apply() rewrote them) and the vertices added since."""
+    def _changed_rows(self, view: BatchView, dirs: int, edited: np.ndarray | None
+                      ) -> list[np.ndarray]:
+        """Storage rows per direction that changed since the last batch: those the
+        graph's edit log names (``edited``: the last batch's rows that apply() rewrote,
+        the sequential path's runs since; either direction's) and the vertices added
+        since (``edited`` None: nothing is incremental, every row is copied anyway)."""
         out = []
         for d in range(dirs):
-            rows = self.prev_touched[d]
+            rows = self.prev_touched[d] if edited is None else edited
             if view.n > self.ix_n:
                 rows = np.union1d(rows, np.arange(self.ix_n, view.n, dtype=np.int64))
             out.append(rows[rows < view.n])
@@ -371,18 +375,14 @@ class _DeviceState(_CacheSteps):
                  if updates is None else np.asarray(updates, dtype=np.int32))
         empty = (np.empty((0, k), np.int32), np.empty(0, np.int64), np.empty(0, np.int8))
         # ---- what changed since the last batch (module docstring of _DeviceState)
-        graph = eng.graph
-        state = getattr(graph, "_state", None) if graph is not None else None
+        # the rows the graph's edits rewrote since the last batch (its own apply, the
+        # sequential path's in-place runs: stream/_editlog.py), or None: unknown
+        log = getattr(eng.graph, "edits", None)
+        edited = None if log is None else log.since(self.mark)
+        self.mark = None if log is None else log.mark()
         self.storage_key = self._storage_key(view)
-        # the storage is S_0 of the last batch (no apply since), or that batch applied
-        last_applied = (self.last_batch is not None
-                        and self.last_batch not in getattr(graph, "_pending", ()))
-        self.incremental = (state is not None and self.state is not None
-                            and (state == self.state
-                                 or (state == self.state + 1 and last_applied)))
-        self.state = state
-        self.last_batch = b
-        self.changed = self._changed_rows(view, dirs)
+        self.incremental = edited is not None
+        self.changed = self._changed_rows(view, dirs, edited)
         policy = self._resolve_policy(view, self.storage_key)
         st["policy"] = policy
         touched = self._touched(view)

@@ -168,6 +168,16 @@ class GpuDeltaEngine:
         Offer :func:`pinned_allocator` as :attr:`allocator`, so that the
         matcher builds the dynamic graph in pinned memory (no registration).
         The default is ``True``.
+    sequential : bool, optional
+        Let :class:`~warpmatch.stream.matcher.ContinuousMatcher` count a batch on
+        the host's sequential path (:mod:`warpmatch.stream.sequential`, one
+        thread, the same stores) when that is measured faster for a batch of its
+        size than the device (:mod:`warpmatch.stream._route`): a few updates
+        cost tens of µs there against milliseconds of fixed cost per GPU batch.
+        The default is ``True``; ``False`` runs every batch on the device.
+    specialise : {"auto", "always", "never"} or None, optional
+        The sequential path's compiled delta plans, as for
+        :class:`~warpmatch.stream.cpu.CpuDeltaEngine`. The default is ``None``.
 
     Attributes
     ----------
@@ -195,6 +205,10 @@ class GpuDeltaEngine:
     last_masks : numpy.ndarray or None
         The candidate filter's masks the last batch's kernel tested (``None``: no
         filter); a view of the filter's state, valid until the next batch.
+    host : CpuDeltaEngine or None
+        With ``sequential=True``: the one-thread CPU engine whose sequential
+        path counts the batches routed to the host (it shares the candidate
+        filters with this engine).
 
     Examples
     --------
@@ -211,7 +225,8 @@ class GpuDeltaEngine:
                  estimate_decay: float = 0.0, estimate_share: float | None = 0.1,
                  estimate_fill: bool = True, walks: int | None = None, seed: int = 0,
                  warps_per_block: int = 4, list_rows: int = 1 << 22, profile: bool = False,
-                 device: int = 0, pinned: bool = True) -> None:
+                 device: int = 0, pinned: bool = True, sequential: bool = True,
+                 specialise: str | None = None) -> None:
         if cache != "auto" and cache not in POLICIES:
             raise ValueError(f"cache must be 'auto' or one of {', '.join(POLICIES)}; "
                              f"got {cache!r}")
@@ -256,7 +271,15 @@ class GpuDeltaEngine:
         self._dev: _DeviceState | None = None
         self._batches = 0
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
+        self.sequential = bool(sequential)
+        self.host: Any = None
         self._filters: dict[int, tuple[Any, NlfFilter]] = {}
+        if self.sequential:
+            from ..cpu import CpuDeltaEngine
+            self.host = CpuDeltaEngine(threads=1, specialise=specialise)
+            # one candidate filter per query for both: the sequential path keeps it exact
+            # as it edits the stores, and the device copies the masks that changed
+            self._filters = self.host._filters
 
     @property
     def last_cached(self) -> np.ndarray:
@@ -297,7 +320,9 @@ class GpuDeltaEngine:
         self.totals = {}
         # counting plans recompiled without groups, by the plans given (effective_plans)
         self._flat: dict[int, tuple[DeltaPlans, DeltaPlans]] = {}
-        self._filters: dict[int, tuple[Any, NlfFilter]] = {}
+        self._filters.clear()           # (the host engine's dict too: it is the same)
+        if self.host is not None:
+            self.host.attach(graph)
 
     def close(self) -> None:
         """Unregister host memory and drop device buffers."""
