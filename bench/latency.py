@@ -116,9 +116,13 @@ def run_mode(g0: Any, query: str, ups: Any, offsets: np.ndarray, backend: str, b
         "latency_p99": float(np.percentile(lat, 99)), "latency_max": float(lat.max()),
         "throughput": float(sum(sizes) / span) if span > 0 else float("inf"),
         "response_p50": lib["response"]["p50"], "response_p99": lib["response"]["p99"],
-        "busy_fraction": lib["busy_fraction"],
+        "busy_fraction": lib["busy_fraction"], "busy_s": cm.latency.busy,
         # batches per path where the GPU engine lends its host's sequential path
-        "routed": None if cm._route is None else dict(cm._route.batches),
+        "routed": cm.paths,
+        # the GPU engine's own step times summed over its batches (engine.totals: total_s
+        # the engine's run, engine_s its device part, kernel_s the counting kernel, ...)
+        "engine_totals": {k: v for k, v in getattr(cm.engine, "totals", {}).items()
+                          if k.endswith("_s") or k == "batches"},
         "_plus": np.concatenate(plus), "_minus": np.concatenate(minus),
     }
 

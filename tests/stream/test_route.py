@@ -211,12 +211,37 @@ def test_the_faster_predicted_path_and_a_reprobe_of_the_other():
     assert not any(r.device_first(1) for _ in range(3 * R.REPROBE))
 
 
-def test_a_path_timed_at_one_size_is_taken_as_proportional():
-    c = R._Cost()
-    c.add(8, 4e-3)
-    assert c.predict(16) == pytest.approx(8e-3)
-    c.add(8, 4e-3)
-    assert c.predict(1) == pytest.approx(0.5e-3)
+def test_a_path_timed_at_one_size():
+    """The sequential path: proportional; the device: the cheapest line through the
+    point (fixed above it, proportional below), so that it gets tried at another size."""
+    seq, dev = R._Cost(), R._Cost(fixed=True)
+    for c in (seq, dev):
+        c.add(8, 4e-3)
+        c.add(8, 4e-3)
+    assert seq.predict(16) == pytest.approx(8e-3) and seq.predict(1) == pytest.approx(0.5e-3)
+    assert dev.predict(4096) == pytest.approx(4e-3) and dev.predict(2) == pytest.approx(1e-3)
+
+
+def test_an_untimed_sequential_path_never_gets_a_large_batch():
+    """Even once the device was timed: a 4-cycle at a hub can take milliseconds an
+    update on the host (a whole first batch of 4,096 there took 16 s on an H200 host)."""
+    r = R.DeviceRoute()
+    r.timed("device", 4096, 0.3)
+    assert r.device_first(R.FIRST_DEVICE_SIZE) and not r.device_first(1)
+    r.timed("sequential", 1, 2e-3)
+    assert r.device_first(R.FIRST_DEVICE_SIZE) and r.device_first(16)
+
+
+def test_a_device_timed_on_small_batches_is_tried_on_large_ones():
+    """One device batch of 60 updates in 3 ms must not rule it out for batches of 4,096
+    that the host needs 18 µs an update for (75 ms): on an H200 host the device took
+    ~40 ms for them, and a proportional guess (200 ms) kept them on the host."""
+    r = R.DeviceRoute()
+    r.timed("sequential", 1, 18e-6)
+    r.timed("device", 60, 3e-3)
+    assert r.device_first(4096)
+    r.timed("device", 4096, 40e-3)
+    assert r.device_first(4096) and not r.device_first(20)
 
 
 def test_the_gpu_engine_lends_a_one_thread_host_engine_unless_told_not_to():

@@ -387,8 +387,11 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
                  f"{nbatch:,} batch{'' if nbatch == 1 else 'es'})", err=to_stdout)
     if updates == "-" and n_upd:
         click.echo(f"  {lat.line()} (from each update's arrival)", err=to_stdout)
-    click.echo(f"  in {_graph_line(g)}; backend {backend_name}; set-up and initial count "
-               f"{init_s:.3f} s", err=to_stdout)
+    paths = getattr(cm, "paths", None)
+    routed = ("" if not paths else f" (counting batches: {paths['sequential']:,} on the host's "
+              f"sequential path, {paths['device']:,} on the device)")
+    click.echo(f"  in {_graph_line(g)}; backend {backend_name}{routed}; set-up and initial "
+               f"count {init_s:.3f} s", err=to_stdout)
     if writer is not None:
         assert writer.columns is not None
         what = "per-update counts" if counts_only else "delta matches"
@@ -405,7 +408,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             "initial_seconds": round(init_s, 6), "load_seconds": round(load_s, 6),
             "graph": graph, "graph_name": g.name, "query": q.name, "query_dsl": q.to_dsl(),
             "updates_source": updates, "timestamps": has_time, "on_invalid": on_invalid,
-            "keep": keep,
+            "keep": keep, "paths": paths,
             "max_latency_seconds": None if updates != "-" else latency,
             # seconds per update from its arrival (stdin: when its chunk was read; a file:
             # when the stream began) to its batch's start (response) and deltas (latency)

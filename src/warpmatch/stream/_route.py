@@ -24,8 +24,8 @@ from __future__ import annotations
 
 __all__ = ["DeviceRoute"]
 
-#: a first batch of at least this many updates, before either path was timed, goes to
-#: the device (the sequential path's time for it is unknown and may be far longer)
+#: a batch of at least this many updates goes to the device while the sequential path
+#: was never timed (its time for it is unknown and may be far longer)
 FIRST_DEVICE_SIZE = 256
 #: the device is first tried once a batch's sequential time is predicted above this
 #: (seconds): below it a GPU batch's fixed cost alone is longer (ms on an H200 host)
@@ -40,10 +40,17 @@ RETRY = 4.0
 
 class _Cost:
     """Seconds per batch of ``size`` updates, ``c0 + c1 * size``: a least-squares
-    line through the recent batches (exponentially weighted), both terms >= 0;
-    proportional to ``size`` while every batch timed had one size."""
+    line through the recent batches (exponentially weighted), both terms >= 0.
 
-    def __init__(self) -> None:
+    While every batch timed had one size ``b`` (time ``t``) the split between the
+    terms is unknown: ``fixed=False`` takes the line through the origin
+    (``t * size / b``: the sequential path, whose work is per update), ``fixed=True``
+    the cheapest line through the point, ``t * min(1, size / b)`` (the device: its
+    fixed cost is most of a small batch, and an optimistic guess gets it tried at
+    another size, which fits the line)."""
+
+    def __init__(self, fixed: bool = False) -> None:
+        self.fixed = fixed
         self.w = self.sb = self.sbb = self.st = self.sbt = 0.0
 
     @property
@@ -61,9 +68,9 @@ class _Cost:
     def predict(self, size: int) -> float:
         mb, mt = self.sb / self.w, self.st / self.w
         var = self.sbb / self.w - mb * mb
-        if var <= 1e-9 * max(mb * mb, 1.0):
-            # one size so far: proportional (the next batch of another size corrects it)
-            return mt / max(mb, 1.0) * float(size)
+        if var <= 1e-9 * max(mb * mb, 1.0):     # one size so far (see the class)
+            share = float(size) / max(mb, 1.0)
+            return mt * (min(1.0, share) if self.fixed else share)
         c1 = (self.sbt / self.w - mb * mt) / var
         c0 = mt - c1 * mb
         if c1 < 0.0:                    # larger batches measured faster: noise; the mean
@@ -89,7 +96,7 @@ class DeviceRoute:
     """
 
     def __init__(self) -> None:
-        self.cost = {"sequential": _Cost(), "device": _Cost()}
+        self.cost = {"sequential": _Cost(), "device": _Cost(fixed=True)}
         self.batches = {"sequential": 0, "device": 0}
         self._skipped = 0
 
@@ -108,7 +115,9 @@ class DeviceRoute:
         """Whether a batch of ``size`` updates should go to the device."""
         seq, dev = self.predict("sequential", size), self.predict("device", size)
         if seq is None:
-            return dev is None and size >= FIRST_DEVICE_SIZE
+            # its first batch is a small one: its time per update can be milliseconds
+            # (a 4-cycle at a hub), and a large untimed batch would pay that many times
+            return size >= FIRST_DEVICE_SIZE
         if dev is None:
             return seq > FIRST_DEVICE_S
         to_device = dev < seq

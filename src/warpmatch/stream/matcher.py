@@ -500,6 +500,13 @@ class ContinuousMatcher(BatchedApply):
         return self._dg
 
     @property
+    def paths(self) -> dict[str, int] | None:
+        """With a GPU engine: the counting batches each path took so far,
+        ``{"sequential": host batches, "device": GPU batches}`` (stream/_route.py);
+        ``None`` otherwise (listing batches always run on the device)."""
+        return None if self._route is None else dict(self._route.batches)
+
+    @property
     def count(self) -> int | None:
         """The live total: ``initial_count + added - removed`` (``None`` if not counted)."""
         if self.initial_count is None:
