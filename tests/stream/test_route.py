@@ -197,13 +197,14 @@ def test_first_batches_go_by_size_then_by_the_sequential_estimate():
 
 def test_the_faster_predicted_path_and_a_reprobe_of_the_other():
     r = R.DeviceRoute()
-    for size in (1, 4, 16):
+    for size in (1, 4, 16, 64, 1024):
         r.timed("sequential", size, 30e-6 + size * 50e-6)
-        r.timed("device", size * 64, 2e-3 + size * 64 * 5e-6)
+        r.timed("device", size, 2e-3 + size * 5e-6)
     # sequential: 30 µs + 50 µs/update; device: 2 ms + 5 µs/update -> even at ~44
     assert not r.device_first(1)
     assert r.device_first(400)
-    assert r.predict("device", 0) == pytest.approx(2e-3)
+    assert r.predict("device", 1024) == pytest.approx(2e-3 + 1024 * 5e-6)
+    assert r.predict("device", 300) == pytest.approx(2e-3 + 300 * 5e-6)    # between buckets
     # within RETRY of each other: the slower one once every REPROBE such batches
     picks = [r.device_first(30) for _ in range(R.REPROBE)]
     assert picks.count(True) == 1
@@ -212,14 +213,23 @@ def test_the_faster_predicted_path_and_a_reprobe_of_the_other():
 
 
 def test_a_path_timed_at_one_size():
-    """The sequential path: proportional; the device: the cheapest line through the
-    point (fixed above it, proportional below), so that it gets tried at another size."""
+    """Above every timed size the sequential path is proportional and the device at its
+    largest batch's time (so that it gets tried there); below, both proportional."""
     seq, dev = R._Cost(), R._Cost(fixed=True)
     for c in (seq, dev):
         c.add(8, 4e-3)
         c.add(8, 4e-3)
     assert seq.predict(16) == pytest.approx(8e-3) and seq.predict(1) == pytest.approx(0.5e-3)
     assert dev.predict(4096) == pytest.approx(4e-3) and dev.predict(2) == pytest.approx(1e-3)
+    assert dev.predict(12) == pytest.approx(6e-3)      # its own bucket: in proportion
+
+
+def test_a_bucket_follows_its_recent_batches():
+    c = R._Cost()
+    c.add(100, 1.0)
+    for _ in range(10):
+        c.add(100, 0.1)
+    assert c.predict(100) == pytest.approx(0.1, rel=1e-2)
 
 
 def test_an_untimed_sequential_path_never_gets_a_large_batch():
@@ -232,16 +242,17 @@ def test_an_untimed_sequential_path_never_gets_a_large_batch():
     assert r.device_first(R.FIRST_DEVICE_SIZE) and r.device_first(16)
 
 
-def test_a_device_timed_on_small_batches_is_tried_on_large_ones():
-    """One device batch of 60 updates in 3 ms must not rule it out for batches of 4,096
-    that the host needs 18 µs an update for (75 ms): on an H200 host the device took
-    ~40 ms for them, and a proportional guess (200 ms) kept them on the host."""
+def test_large_batches_are_judged_by_large_batches():
+    """Small device batches with a steep, noisy slope must not keep batches of 4,096 on
+    the host (18 µs an update there: 75 ms) once the device was timed at that size
+    (40 ms), nor before: the device is tried at a size above its timed ones."""
     r = R.DeviceRoute()
     r.timed("sequential", 1, 18e-6)
-    r.timed("device", 60, 3e-3)
+    r.timed("device", 60, 2e-3)
+    r.timed("device", 120, 5e-3)          # 50 µs an update between the two: noise
     assert r.device_first(4096)
     r.timed("device", 4096, 40e-3)
-    assert r.device_first(4096) and not r.device_first(20)
+    assert r.device_first(4096) and r.device_first(3000) and not r.device_first(20)
 
 
 def test_the_gpu_engine_lends_a_one_thread_host_engine_unless_told_not_to():

@@ -2,13 +2,15 @@
 path or the device.
 
 Map: :class:`DeviceRoute` (the choice, :meth:`~DeviceRoute.device_first`; the timings,
-:meth:`~DeviceRoute.timed`) < :class:`_Cost` (one path's time per batch as a line
-``c0 + c1 * size``, fitted to its recent batches).
+:meth:`~DeviceRoute.timed`) < :class:`_Cost` (one path's time per batch, by size, from
+its recent batches of about that size).
 
 A GPU batch has a fixed cost that a handful of updates cannot repay: the overlay,
 the candidate masks and the task list built on the host, copies both ways, several
-launches and a synchronisation (2.4 ms for a batch of 2.8 triangle updates on a
-10^7-edge R-MAT graph, an H200 host). The sequential path
+launches and a synchronisation: 1.6 ms for a one-update triangle batch on a
+10^7-edge R-MAT graph, an H200 host (``bench/batch_cost.py``: validation 0.12 ms,
+overlay 0.20, candidate masks and tasks 0.20, copies 0.23, the storage step 0.29,
+the kernel 0.15, the rest of the device step 0.30, apply 0.11). The sequential path
 (:mod:`warpmatch.stream.sequential`) counts one update in tens of µs on the same
 host stores, so at low arrival rates, where batches that close on time hold a few
 updates, it answers far sooner; at high rates the batches grow and the device's
@@ -30,8 +32,8 @@ FIRST_DEVICE_SIZE = 256
 #: the device is first tried once a batch's sequential time is predicted above this
 #: (seconds): below it a GPU batch's fixed cost alone is longer (ms on an H200 host)
 FIRST_DEVICE_S = 1e-3
-#: weight of the older batches in each path's fit, per batch
-DECAY = 0.8
+#: weight of the older batches in a size bucket's averages, per batch
+DECAY = 0.5
 #: every this many batches the predicted slower path is taken once again, if it is
 #: predicted at most RETRY times slower (a cold first timing must not rule it out)
 REPROBE = 32
@@ -39,45 +41,53 @@ RETRY = 4.0
 
 
 class _Cost:
-    """Seconds per batch of ``size`` updates, ``c0 + c1 * size``: a least-squares
-    line through the recent batches (exponentially weighted), both terms >= 0.
+    """Seconds per batch of ``size`` updates, from the recent batches of about that size.
 
-    While every batch timed had one size ``b`` (time ``t``) the split between the
-    terms is unknown: ``fixed=False`` takes the line through the origin
-    (``t * size / b``: the sequential path, whose work is per update), ``fixed=True``
-    the cheapest line through the point, ``t * min(1, size / b)`` (the device: its
-    fixed cost is most of a small batch, and an optimistic guess gets it tried at
-    another size, which fits the line)."""
+    Sizes fall in power-of-two buckets; each keeps an exponential average of its
+    batches' sizes and times (:data:`DECAY`), and a size is predicted from its own
+    bucket (in proportion to its size), else on the line between the nearest timed
+    buckets below and above. A size above every timed bucket is predicted in
+    proportion for the sequential path (its work is per update) and at the largest
+    timed batch's time for the device (``fixed=True``: most of a small device batch is
+    fixed cost, and the optimistic guess gets the device tried at that size); one
+    below every timed bucket, in proportion for both. So a large batch is judged by
+    large batches: a line fitted through small ones (their slope is mostly noise)
+    kept triangle batches of 4,096 on the host of an H200 at half the device's speed.
+    """
 
     def __init__(self, fixed: bool = False) -> None:
         self.fixed = fixed
-        self.w = self.sb = self.sbb = self.st = self.sbt = 0.0
+        self.buckets: dict[int, list[float]] = {}      # bucket -> [mean size, mean seconds]
 
     @property
     def known(self) -> bool:
-        return self.w > 0.0
+        return bool(self.buckets)
 
     def add(self, size: int, seconds: float) -> None:
-        b, t = float(size), float(seconds)
-        self.w = DECAY * self.w + 1.0
-        self.sb = DECAY * self.sb + b
-        self.sbb = DECAY * self.sbb + b * b
-        self.st = DECAY * self.st + t
-        self.sbt = DECAY * self.sbt + b * t
+        key = int(size).bit_length()
+        hit = self.buckets.get(key)
+        if hit is None:
+            self.buckets[key] = [float(size), float(seconds)]
+        else:
+            hit[0] = DECAY * hit[0] + (1.0 - DECAY) * size
+            hit[1] = DECAY * hit[1] + (1.0 - DECAY) * seconds
 
     def predict(self, size: int) -> float:
-        mb, mt = self.sb / self.w, self.st / self.w
-        var = self.sbb / self.w - mb * mb
-        if var <= 1e-9 * max(mb * mb, 1.0):     # one size so far (see the class)
-            share = float(size) / max(mb, 1.0)
-            return mt * (min(1.0, share) if self.fixed else share)
-        c1 = (self.sbt / self.w - mb * mt) / var
-        c0 = mt - c1 * mb
-        if c1 < 0.0:                    # larger batches measured faster: noise; the mean
-            c0, c1 = mt, 0.0
-        elif c0 < 0.0:                  # no fixed cost seen: proportional
-            c0, c1 = 0.0, mt / max(mb, 1.0)
-        return c0 + c1 * float(size)
+        key = int(size).bit_length()
+        x = float(size)
+        hit = self.buckets.get(key)
+        if hit is not None:
+            return hit[1] * x / hit[0]
+        lo = max((k for k in self.buckets if k < key), default=None)
+        hi = min((k for k in self.buckets if k > key), default=None)
+        if lo is not None and hi is not None:
+            (s0, t0), (s1, t1) = self.buckets[lo], self.buckets[hi]
+            return t0 + (t1 - t0) * (x - s0) / (s1 - s0)
+        if lo is not None:
+            s0, t0 = self.buckets[lo]
+            return t0 if self.fixed else t0 * x / s0
+        s1, t1 = self.buckets[hi]   # type: ignore[index]
+        return t1 * x / s1
 
 
 class DeviceRoute:

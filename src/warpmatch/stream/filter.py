@@ -21,10 +21,12 @@ The counts behind the masks are maintained incrementally, per touched vertex:
   batch, so a touched vertex gets the mask of the *union* of its versions (every
   entry of its overlay row, deleted ones included): a superset of each state's
   neighbourhood, so the filter never removes a match (it only prunes less for
-  the few touched vertices).
-- The counts kept for the next batch are the state after the batch (the
-  overlay entries alive at the end, ``dl == NEVER``); the next batch first
-  restores the exact masks of the vertices this one touched.
+  the few touched vertices). Its counts are the kept ones (the state before the
+  batch) plus the batch's insertions, found from the batch's updates, not by
+  reading the rows.
+- The counts kept for the next batch are the state after the batch (the kept
+  ones plus insertions less deletions: the overlay entries alive at the end);
+  the next batch first restores the exact masks of the vertices this one touched.
 
 What differs from RapidFlow: no per-query-edge candidate relations (its
 "global views"); the masks are the whole index, so one bit test replaces the
@@ -39,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from ..query.model import ANY, Query
-from .types import NEVER, BatchView
+from .types import BatchView
 
 __all__ = ["NlfFilter"]
 
@@ -91,52 +93,55 @@ def _refresh(vs, lab_idx, qlab, req, cnt, mask):
 
 
 @njit(cache=True, nogil=True)
-def _row_counts(r, off_arr, nbr, dl, lab_idx, nq1, union, final):
-    """Union (every version) and final (alive after the batch) counts of overlay row ``r``."""
-    for key in range(nq1):
-        union[key] = 0
-        final[key] = 0
-    for z in range(off_arr[r], off_arr[r + 1]):
-        li = lab_idx[nbr[z]]
-        union[0] += 1
+def _event(x, nb, off, add, rows, lab_idx, cnt, ucnt):
+    """One insertion (``add``) or deletion of neighbour ``nb`` at touched vertex ``x``,
+    counted at key offset ``off``: into the union (insertions only) and the final counts."""
+    p = np.searchsorted(rows, x)
+    if p >= rows.shape[0] or rows[p] != x:      # (every valid endpoint is touched)
+        return
+    li = lab_idx[nb]
+    d = 1 if add else -1
+    cnt[x, off] += d
+    if li >= 0:
+        cnt[x, off + 1 + li] += d
+    if add:
+        ucnt[p, off] += 1
         if li >= 0:
-            union[1 + li] += 1
-        if dl[z] == NEVER:
-            final[0] += 1
-            if li >= 0:
-                final[1 + li] += 1
+            ucnt[p, off + 1 + li] += 1
 
 
 @njit(cache=True, nogil=True)
-def _overlay_counts(rows, o_idx, o_off, o_nbr, o_dl, oi_idx, oi_off, oi_nbr, oi_dl, directed,
-                    nq1, lab_idx, qlab, req, cnt, mask):
-    """Masks of the batch's union for the touched vertices ``rows``; counts := final.
+def _overlay_counts(rows, src, dst, op, valid, directed, nq1, lab_idx, qlab, req, cnt, mask):
+    """Masks of the batch's union for the touched vertices ``rows`` (sorted); counts :=
+    final. Both come from the kept counts (the state before the batch) and the batch's
+    valid updates: the union of a row's versions is its state before the batch plus
+    every entry the batch inserted, the final state that plus the insertions less the
+    deletions. So the cost is the batch's, not the touched rows' lengths (a hub's
+    neighbours were counted once per batch that touched it: 4 ms of a 512-update
+    triangle batch on a 10^7-edge R-MAT graph).
 
-    A directed vertex may be touched in one direction only: the other
-    direction's counts are the kept ones (unchanged in the batch).
+    A directed vertex may be touched in one direction only: the other direction's
+    counts are the kept ones (unchanged in the batch).
     """
     K = cnt.shape[1]
-    ucnt = np.empty((1, K), np.int64)
-    union = np.empty(nq1, np.int64)
-    final = np.empty(nq1, np.int64)
-    for i in range(rows.shape[0]):
-        x = rows[i]
+    ucnt = np.empty((rows.shape[0], K), np.int64)
+    for p in range(rows.shape[0]):
         for key in range(K):
-            ucnt[0, key] = cnt[x, key]
-        r = o_idx[x]
-        if r >= 0:
-            _row_counts(r, o_off, o_nbr, o_dl, lab_idx, nq1, union, final)
-            for key in range(nq1):
-                ucnt[0, key] = union[key]
-                cnt[x, key] = final[key]
+            ucnt[p, key] = cnt[rows[p], key]
+    for i in range(src.shape[0]):
+        if not valid[i]:
+            continue
+        a = src[i]
+        b = dst[i]
+        add = op[i] > 0
+        _event(a, b, 0, add, rows, lab_idx, cnt, ucnt)
         if directed:
-            r = oi_idx[x]
-            if r >= 0:
-                _row_counts(r, oi_off, oi_nbr, oi_dl, lab_idx, nq1, union, final)
-                for key in range(nq1):
-                    ucnt[0, nq1 + key] = union[key]
-                    cnt[x, nq1 + key] = final[key]
-        mask[x] = _mask_of(ucnt, 0, lab_idx[x], qlab, req)
+            _event(b, a, nq1, add, rows, lab_idx, cnt, ucnt)
+        else:
+            _event(b, a, 0, add, rows, lab_idx, cnt, ucnt)
+    for p in range(rows.shape[0]):
+        x = rows[p]
+        mask[x] = _mask_of(ucnt, p, lab_idx[x], qlab, req)
 
 
 class NlfFilter:
@@ -303,8 +308,9 @@ class NlfFilter:
             rows = np.union1d(o_rows, np.asarray(view.oi_rows, dtype=np.int64))
         else:
             rows = o_rows
-        _overlay_counts(rows, view.o_idx, view.o_off, view.o_nbr, view.o_dl, view.oi_idx,
-                        view.oi_off, view.oi_nbr, view.oi_dl, self.directed, self.nq1,
+        b = view.batch
+        _overlay_counts(rows, np.asarray(b.src), np.asarray(b.dst), np.asarray(b.op),
+                        np.asarray(b.valid, dtype=np.bool_), self.directed, self.nq1,
                         self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
         self._touched = rows
         # what a copy of the masks kept elsewhere (the GPU engine's) must refresh
