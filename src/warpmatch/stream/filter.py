@@ -310,7 +310,7 @@ class NlfFilter:
             rows = o_rows
         b = view.batch
         _overlay_counts(rows, np.asarray(b.src), np.asarray(b.dst), np.asarray(b.op),
-                        np.asarray(b.valid, dtype=np.bool_), self.directed, self.nq1,
+                        np.asarray(b.edits, dtype=np.bool_), self.directed, self.nq1,
                         self.lab_idx, self.qlab, self.req, self.cnt, self.mask)
         self._touched = rows
         # what a copy of the masks kept elsewhere (the GPU engine's) must refresh

@@ -227,7 +227,7 @@ def _searching(view: Any, search: np.ndarray | None) -> Any:
     import dataclasses
     b = view.batch
     return dataclasses.replace(view, batch=dataclasses.replace(
-        b, valid=np.asarray(b.valid, dtype=bool) & search))
+        b, valid=np.asarray(b.valid, dtype=bool) & search, applied=b.edits))
 
 
 def _check_labels(query: Query, graph: DynamicGraph) -> None:

@@ -166,6 +166,10 @@ class InternalBatch:
         Vertex count before the batch and after its new vertices are added.
     new_vertex_labels : numpy.ndarray
         int32 labels of vertices ``n_before..n_after-1`` (empty for unlabeled graphs).
+    applied : numpy.ndarray or None
+        bool: the updates the batch applies, where ``valid`` was narrowed to the
+        updates an engine searches (``ContinuousMatcher.apply_share``); ``None``:
+        ``valid`` (see :attr:`edits`).
     """
 
     src: np.ndarray
@@ -177,9 +181,15 @@ class InternalBatch:
     n_before: int
     n_after: int
     new_vertex_labels: np.ndarray
+    applied: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
+
+    @property
+    def edits(self) -> np.ndarray:
+        """bool: the updates whose edits the batch applies (its overlay holds them)."""
+        return self.valid if self.applied is None else self.applied
 
 
 @dataclass(frozen=True, eq=False)

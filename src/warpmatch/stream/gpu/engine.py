@@ -46,9 +46,13 @@ Counters per batch (:attr:`GpuDeltaEngine.stats`): bytes read from host
 memory by zero-copy, from the cache and from the overlay, rows read from each,
 the cache hit rate, and the time of each step.
 
-What differs from GCSM: matching follows per-update states instead of GCSM's
-N/N' lists (see :mod:`warpmatch.stream.types`); the cache never holds a
-touched row, so DCSR needs one offset per row (:mod:`.cache`); the degree
+What differs from GCSM: a counting batch that the host's sequential path
+answers sooner (a few updates: the device's fixed cost per batch is milliseconds)
+is counted there, on the same host stores (``sequential=True``, chosen per batch by
+measured time: :mod:`warpmatch.stream._route`), and the device refreshes the rows
+those runs rewrote (:mod:`warpmatch.stream._editlog`); matching follows per-update
+states instead of GCSM's N/N' lists (see :mod:`warpmatch.stream.types`); the cache
+never holds a touched row, so DCSR needs one offset per row (:mod:`.cache`); the degree
 policy keeps its selection across batches (degrees drift slowly); a cache whose
 selection stays is kept, the rows the last batch rewrote copied again into their
 slots, which have some slack for it (:func:`.cache.row_capacity`), and a new
