@@ -7,10 +7,10 @@ its recent batches of about that size).
 
 A GPU batch has a fixed cost that a handful of updates cannot repay: the overlay,
 the candidate masks and the task list built on the host, copies both ways, several
-launches and a synchronisation: 1.6 ms for a one-update triangle batch on a
-10^7-edge R-MAT graph, an H200 host (``bench/batch_cost.py``: validation 0.12 ms,
-overlay 0.20, candidate masks and tasks 0.20, copies 0.23, the storage step 0.29,
-the kernel 0.15, the rest of the device step 0.30, apply 0.11). The sequential path
+launches and a synchronisation: 1.1 ms for a one-update triangle batch on a
+10^7-edge R-MAT graph, an H200 host (``bench/batch_cost.py``: validation 0.08 ms,
+overlay 0.13, candidate masks and tasks 0.10, copies 0.15, the storage step 0.22,
+the kernel 0.13, the rest of the device step 0.20, apply 0.08). The sequential path
 (:mod:`warpmatch.stream.sequential`) counts one update in tens of µs on the same
 host stores, so at low arrival rates, where batches that close on time hold a few
 updates, it answers far sooner; at high rates the batches grow and the device's

@@ -33,18 +33,17 @@ Examples
 from __future__ import annotations
 
 import inspect
-import time
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import (BackendUnavailableError, InputFormatError, QueryError,
-                      UnknownLabelWarning)
+from ..errors import BackendUnavailableError, QueryError, UnknownLabelWarning
 from ..graph.csr import Graph
 from ..query.io import check_direction, resolve_query
 from ..query.model import ANY, Query
+from ._paths import CountingPaths
+from ._result import StreamDelta
 from .batching import BatchedApply
 from .delta import compile_delta_plans
 from .dynamic import DynamicGraph
@@ -55,86 +54,6 @@ __all__ = ["ContinuousMatcher", "StreamDelta", "BACKENDS", "resolve_delta_engine
 
 #: the backends a continuous matcher accepts
 BACKENDS = ("auto", "cpu", "gpu")
-
-
-@dataclass(frozen=True, eq=False)
-class StreamDelta:
-    """Per-update results of one :meth:`ContinuousMatcher.apply` call (external ids).
-
-    Attributes
-    ----------
-    plus_counts, minus_counts : numpy.ndarray
-        int64[B]: embeddings (or subgraphs, in that mode) that update ``i``
-        created / destroyed. Invalid (skipped) updates have 0 and 0.
-    added, removed : int
-        Their sums over the batch.
-    plus, minus : numpy.ndarray or None
-        int64[R, k]: the created / destroyed matches, one row each, column
-        ``j`` the data vertex of query vertex ``j`` (:attr:`columns`), sorted
-        by update; ``None`` with ``counts_only=True``.
-    plus_update, minus_update : numpy.ndarray or None
-        int64[R]: the index (within this batch) of the update each row belongs to.
-    valid : numpy.ndarray
-        bool[B]: ``False`` for updates skipped under ``on_invalid="skip"``.
-    reasons : list of str
-        Why each update was skipped ("" for valid ones).
-    updates : Updates
-        The batch as given.
-    columns : list of str
-        The query vertex names, one per column of ``plus``/``minus``.
-    """
-
-    plus_counts: np.ndarray
-    minus_counts: np.ndarray
-    added: int
-    removed: int
-    plus: np.ndarray | None
-    minus: np.ndarray | None
-    plus_update: np.ndarray | None
-    minus_update: np.ndarray | None
-    valid: np.ndarray
-    reasons: list[str]
-    updates: Updates
-    columns: list[str]
-
-    def __len__(self) -> int:
-        return int(self.plus_counts.shape[0])
-
-    @property
-    def net(self) -> int:
-        """``added - removed``: the change of the live count over the batch."""
-        return self.added - self.removed
-
-    @classmethod
-    def _counts(cls, plus_counts: np.ndarray, minus_counts: np.ndarray, added: int,
-               removed: int, valid: np.ndarray, reasons: list[str] | None, updates: Updates,
-               columns: list[str]) -> "StreamDelta":
-        """A ``counts_only`` delta (no rows), without the frozen dataclass's
-        ``__init__`` (one ``object.__setattr__`` a field: about twice the time of this,
-        paid by every batch of a fused run). ``reasons=None``: every update is valid, and
-        the list of empty strings is made when it is first read (a list of 4,096 made
-        and freed: 3.4 µs, more than the rest of the delta)."""
-        new = object.__new__(cls)
-        d = new.__dict__
-        d.update(plus_counts=plus_counts, minus_counts=minus_counts, added=added,
-                 removed=removed, plus=None, minus=None, plus_update=None,
-                 minus_update=None, valid=valid, updates=updates, columns=columns)
-        if reasons is not None:
-            d["reasons"] = reasons
-        return new
-
-    def __getattr__(self, name: str) -> Any:
-        # only for an attribute not set: a _counts() delta's reasons, all "", made now
-        if name == "reasons" and "plus_counts" in self.__dict__:
-            out = [""] * len(self)
-            self.__dict__["reasons"] = out
-            return out
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __repr__(self) -> str:
-        skipped = int(np.count_nonzero(~self.valid))
-        return (f"<StreamDelta: {len(self)} updates ({skipped} skipped), +{self.added:,} "
-                f"-{self.removed:,}{'' if self.plus is not None else ', counts only'}>")
 
 
 def _gpu_engine_class() -> Any:
@@ -245,11 +164,7 @@ def _check_labels(query: Query, graph: DynamicGraph) -> None:
                          f"labels or read a graph with edge labels")
 
 
-class _Retake(Exception):
-    """A later part of a batch the sequential path began cannot be applied by it."""
-
-
-class ContinuousMatcher(BatchedApply):
+class ContinuousMatcher(BatchedApply, CountingPaths):
     """Per-update deltas of a query's matches over a stream of edge updates.
 
     Parameters
@@ -329,8 +244,6 @@ class ContinuousMatcher(BatchedApply):
 
     #: a fused run's batches not yet yielded (:meth:`_settle` takes them back)
     _pending: Any = None
-    #: with a GPU engine: the choice of the sequential path or the device per batch
-    _route: Any = None
 
     def __init__(self, graph: Graph | DynamicGraph | Any, query: Any, mode: str = "embeddings",
                  induced: bool = False, backend: str = "auto", on_invalid: str = "error",
@@ -601,148 +514,6 @@ class ContinuousMatcher(BatchedApply):
         if self._keep is None:
             return self._apply_batch(ups, counts_only, account, search)
         return self._keep.apply_batch(self, ups, counts_only, account, search)
-
-    # ------------------------------------------------------ the two paths
-    def _sequential_path(self) -> Any:
-        """The CPU engine's sequential path for counting (:mod:`.sequential`), or ``None``."""
-        return getattr(self, "_seq", None)
-
-    def _apply_sequential(self, seq: Any, ups: Updates, search: np.ndarray | None = None
-                          ) -> StreamDelta:
-        """Count a batch on the sequential path; what it leaves goes to the batch path.
-        ``search``: as in :meth:`apply_share` (``None``: every update)."""
-        B = len(ups)
-        route = self._route
-        if route is not None:
-            return self._apply_routed_device(route, seq, ups, search)
-        threads = self.engine.threads_used()
-        res = None
-        if not seq.prefers_batch(B, threads):
-            res = seq.run(ups, self.on_invalid, threads, search)
-        if res is None:                 # new vertices, malformed or invalid updates, ...
-            t0 = time.perf_counter()
-            out = self._batch(ups, True, search=search)
-            seq.batch_timed(B, time.perf_counter() - t0)
-            return out
-        return self._sequential_delta(seq, ups, res, search)
-
-    def _apply_routed_device(self, route: Any, seq: Any, ups: Updates,
-                             search: np.ndarray | None) -> StreamDelta:
-        """A counting batch with a GPU engine: on the device or on the host's sequential
-        path (one thread), whichever :class:`~._route.DeviceRoute` predicts faster for its
-        size; the wall time of either goes back to the route."""
-        B = len(ups)
-        t0 = time.perf_counter()
-        res = None
-        if not route.device_first(B):
-            res = seq.run(ups, self.on_invalid, 1, search)
-        if res is None:                 # (also new vertices, malformed or invalid updates)
-            out = self._batch(ups, True, search=search)
-            route.timed("device", B, time.perf_counter() - t0)
-            return out
-        out = self._sequential_delta(seq, ups, res, search)
-        route.timed("sequential", B, time.perf_counter() - t0)
-        return out
-
-    def _sequential_delta(self, seq: Any, ups: Updates, res: Any, search: np.ndarray | None
-                          ) -> StreamDelta:
-        """The delta of a batch the sequential path ran (``res``), finishing the rest
-        of it on the batch path if the path left some (several threads)."""
-        B = len(ups)
-        plus_c, minus_c = res.plus, res.minus
-        valid = res.code == 0
-        reasons = res.reasons(ups)
-        if res.done < B:
-            # several threads, and the rest of the batch is heavy: the batch path shares
-            # its searches between them
-            whole = self._rest_of_batch(seq, ups, res, search, plus_c, minus_c, valid,
-                                        reasons)
-            if whole is not None:       # taken back and given whole to the batch path
-                return whole
-            added, removed = int(plus_c.sum()), int(minus_c.sum())
-        else:
-            added, removed = res.added, res.removed     # the kernel's sums
-        self.added += added
-        self.removed += removed
-        self.updates_applied += B
-        return StreamDelta._counts(plus_c, minus_c, added, removed, valid, reasons, ups,
-                                  list(self.query.names))
-
-    def _rest_of_batch(self, seq: Any, ups: Updates, res: Any, search: np.ndarray | None,
-                       plus: np.ndarray, minus: np.ndarray, valid: np.ndarray,
-                       reasons: list[str]) -> StreamDelta | None:
-        """Apply and count the updates the sequential path left (``res.done..B-1``),
-        filling ``plus``, ``minus``, ``valid`` and ``reasons`` in place (``None``), or
-        take the batch back and return the batch path's delta of all of it.
-
-        The batch path takes the rest; before it was ever timed, only a trial
-        slice of about :data:`~warpmatch.stream.sequential.PARALLEL_S` of
-        sequential work (:meth:`~.sequential.SequentialPath.trial_size`), after
-        which the rest goes to whichever path was faster per update. So a batch
-        path slower than one thread costs one slice, not the rest of the batch.
-        Each applied part keeps an undo record (the batch path's slice gets one
-        from :meth:`~.sequential.SequentialPath.dry_run`): an invalid update
-        under ``on_invalid="error"`` or an overflow in a later part leaves
-        nothing of the batch applied, and the error names the update in the
-        whole batch (the batch path, given it all, raises it).
-        """
-        B = len(ups)
-        threads = self.engine.threads_used()
-        taken = [res]                   # what is applied, in order
-        live = [0]                      # those whose arrays are still the path's own
-        d = res.done
-
-        def part(stop: int) -> tuple[Updates, np.ndarray | None]:
-            return ups.slice(d, stop), None if search is None else search[d:stop]
-
-        def own() -> None:
-            # before the path runs again: it reuses the arrays of its last undo record
-            for j in live:
-                taken[j] = seq.detach(taken[j])
-            live.clear()
-
-        try:
-            while d < B:
-                k = seq.trial_size(B - d)
-                sub, srch = part(B if k is None else d + k)
-                rec = None
-                if k is not None and k < B - d:
-                    own()
-                    rec = seq.dry_run(sub, self.on_invalid)
-                    if rec is None:     # an update the sequential path cannot apply
-                        raise _Retake
-                t0 = time.perf_counter()
-                tail = self._batch(sub, True, account=False, search=srch)
-                seq.batch_timed(len(sub), time.perf_counter() - t0)
-                stop = d + len(sub)
-                plus[d:stop], minus[d:stop] = tail.plus_counts, tail.minus_counts
-                valid[d:stop] = tail.valid
-                reasons[d:stop] = tail.reasons
-                d = stop
-                if rec is not None:
-                    taken.append(rec)
-                if d < B and not seq.batch_faster():
-                    sub, srch = part(B)
-                    own()
-                    r = seq.run(sub, self.on_invalid, threads, srch)
-                    if r is None:
-                        raise _Retake
-                    stop = d + r.done
-                    plus[d:stop], minus[d:stop] = r.plus[:r.done], r.minus[:r.done]
-                    valid[d:stop] = r.code[:r.done] == 0
-                    reasons[d:stop] = r.reasons(sub)[:r.done]
-                    taken.append(r)
-                    live.append(len(taken) - 1)
-                    d = stop
-        except (InputFormatError, OverflowError, _Retake) as err:
-            # nothing of the batch may stay applied; an invalid update is reported by the
-            # batch path over the whole batch, so that the error names its place in it
-            for rec in reversed(taken):
-                seq.undo(rec)
-            if isinstance(err, OverflowError):
-                raise
-            return self._batch(ups, True, search=search)
-        return None
 
     def apply_share(self, updates: Any, search: np.ndarray, counts_only: bool = False
                     ) -> StreamDelta:
