@@ -178,3 +178,48 @@ def test_zero_max_latency_hands_on_what_has_arrived():
             go.set()
     assert np.array_equal(np.concatenate(got), want.plus_counts - want.minus_counts)
     assert cm.latency.summary()["updates"] == 5
+
+
+@pytest.mark.parametrize("routed", [False, True])
+def test_college_msg_deltas_do_not_depend_on_how_batches_close(data_path, routed):
+    """CollegeMsg's first 2,000 updates from a producer that pauses now and then, cut by
+    ``max_latency`` and ``batch_size`` into irregular batches: every update's deltas are
+    those of one batch of everything, on the CPU engine and on a routed engine (the
+    stand-in of tests/stream/test_route.py, each batch to the host path or the batch
+    path at random)."""
+    import time
+
+    from test_emptied_vertices import college_msg_prefix
+    from test_route import StandIn
+
+    from warpmatch.stream import _route as R
+    from warpmatch.stream import matcher as M
+
+    g0, ups = college_msg_prefix(data_path, 2000)
+    items = list(zip(ups.src.tolist(), ups.dst.tolist(), ups.op.tolist()))
+    want = wm.ContinuousMatcher(g0, "triangle", backend="cpu", sequential=False).apply(
+        ups, counts_only=True)
+    rng = np.random.default_rng(7)
+
+    def producer():
+        for item in items:
+            if rng.random() < 0.01:
+                time.sleep(0.002)
+            yield item
+
+    for max_latency, batch in ((0.0, 4096), (0.0005, 64), (0.002, 7)):
+        with pytest.MonkeyPatch.context() as mp:
+            if routed:
+                mp.setattr(R.DeviceRoute, "device_first",
+                           lambda self, size: bool(rng.random() < 0.5))
+                mp.setattr(M, "resolve_delta_engine", lambda backend, **kw: StandIn())
+            cm = wm.ContinuousMatcher(g0, "triangle", backend="cpu")
+            got = list(cm.apply_stream(producer(), batch, max_latency=max_latency,
+                                       counts_only=True))
+        assert sum(len(d) for d in got) == len(items) and len(got) > 1
+        assert np.array_equal(np.concatenate([d.plus_counts for d in got]), want.plus_counts)
+        assert np.array_equal(np.concatenate([d.minus_counts for d in got]),
+                              want.minus_counts)
+        assert cm.count == want.added - want.removed + cm.initial_count
+        if routed:
+            assert min(cm.paths.values()) > 0
