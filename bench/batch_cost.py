@@ -7,7 +7,10 @@ the device) on an R-MAT graph of ``--edges`` is fed consecutive batches of each
 host part before the device (candidate masks and task list: ``engine_host``) and the
 device state's run (``device_run``, itself split by the engine's own stats into the
 overlay copy, the storage/cache step, the counting kernel on the device, and the rest),
-then ``apply``. Means per batch in µs, after ``--warm`` untimed batches of each size.
+then ``apply``: the steps of ``ContinuousMatcher._apply_batch`` for a graph without a
+relevant subgraph, called one by one (the delta object the matcher returns is not built;
+``kernel`` is device time from CUDA events, the other steps host wall time). Means per
+batch in µs, after ``--warm`` untimed batches of each size.
 ``--profile FILE`` also writes a cProfile of the timed loop (``pstats`` format), for the
 functions behind the rest.
 

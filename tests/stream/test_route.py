@@ -19,12 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from warpmatch.errors import InputFormatError
 from warpmatch.query.model import Query
 from warpmatch.stream import _editlog as EL
 from warpmatch.stream import _route as R
 from warpmatch.stream import matcher as M
 from warpmatch.stream.cpu import CpuDeltaEngine
+from warpmatch.stream.dynamic import DynamicGraph
 from warpmatch.stream.matcher import ContinuousMatcher
+from warpmatch.stream.types import Updates
 
 from test_matcher import replay, with_labels
 from test_sequential import UNDIRECTED, DIRECTED, counts, known_stream
@@ -141,10 +144,9 @@ def test_random_routes_give_the_oracles_counts_and_the_log_names_every_changed_r
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(R.DeviceRoute, "device_first", lambda self, size: bool(rng.random() < 0.5))
         mp.setattr(M, "resolve_delta_engine", lambda backend, **kw: StandIn())
-        cm = ContinuousMatcher(g0, q, **kw)
-        assert cm._route is not None and cm._sequential_path().engine is cm.engine.host
         # no slack: rows outgrow their room and move (the log must name them)
-        cm._dg.slack = 0.0
+        cm = ContinuousMatcher(DynamicGraph(g0, slack=0.0), q, **kw)
+        assert cm._route is not None and cm._sequential_path().engine is cm.engine.host
         got = counts(cm, ups, batch)
     ref = counts(ContinuousMatcher(g0, q, sequential=False, **kw), ups, batch)
     for a, b in zip(got[:3], ref[:3]):
@@ -169,16 +171,14 @@ def test_an_update_taken_back_leaves_its_moved_rows_named(monkeypatch):
     g0 = oracle.graph()
     monkeypatch.setattr(R.DeviceRoute, "device_first", lambda self, size: False)
     monkeypatch.setattr(M, "resolve_delta_engine", lambda backend, **kw: StandIn())
-    cm = ContinuousMatcher(g0, "triangle", backend="cpu", on_invalid="error")
-    cm._dg.slack = 0.0
-    dg = cm._dg
+    dg = DynamicGraph(g0, slack=0.0)
+    cm = ContinuousMatcher(dg, "triangle", backend="cpu", on_invalid="error")
     copy = RowCopy()
     copy.sync(dg)
     bad = ups.slice(0, 20)
     src, dst = bad.src.copy(), bad.dst.copy()
     dst[-1] = src[-1]                   # a self-loop at the end
-    from warpmatch.stream.types import Updates
-    with pytest.raises(Exception):
+    with pytest.raises(InputFormatError):
         cm.apply(Updates(src, dst, bad.op, bad.label), counts_only=True)
     copy.sync(dg)                       # asserts every unnamed row is as copied
     cm.apply(ups.slice(0, 20), counts_only=True)
@@ -234,7 +234,8 @@ def test_a_bucket_follows_its_recent_batches():
 
 def test_an_untimed_sequential_path_never_gets_a_large_batch():
     """Even once the device was timed: a 4-cycle at a hub can take milliseconds an
-    update on the host (a whole first batch of 4,096 there took 16 s on an H200 host)."""
+    update on the host (an H200 run gave the host a square's first 4,096-update batch:
+    16 s mean latency)."""
     r = R.DeviceRoute()
     r.timed("device", 4096, 0.3)
     assert r.device_first(R.FIRST_DEVICE_SIZE) and not r.device_first(1)
@@ -244,8 +245,9 @@ def test_an_untimed_sequential_path_never_gets_a_large_batch():
 
 def test_large_batches_are_judged_by_large_batches():
     """Small device batches with a steep, noisy slope must not keep batches of 4,096 on
-    the host (18 µs an update there: 75 ms) once the device was timed at that size
-    (40 ms), nor before: the device is tried at a size above its timed ones."""
+    the host (about 18 µs an update there, from an H200 run's 54k upd/s: 75 ms) once the
+    device was timed at that size (about 40 ms, from fixed-4096's 103k upd/s), nor
+    before: the device is tried at a size above its timed ones."""
     r = R.DeviceRoute()
     r.timed("sequential", 1, 18e-6)
     r.timed("device", 60, 2e-3)

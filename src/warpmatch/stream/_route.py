@@ -51,8 +51,9 @@ class _Cost:
     timed batch's time for the device (``fixed=True``: most of a small device batch is
     fixed cost, and the optimistic guess gets the device tried at that size); one
     below every timed bucket, in proportion for both. So a large batch is judged by
-    large batches: a line fitted through small ones (their slope is mostly noise)
-    kept triangle batches of 4,096 on the host of an H200 at half the device's speed.
+    large batches. With a line fitted through all batches, an H200 run kept triangle
+    batches of 4,096 on the host at half the device's speed (the route's decisions
+    were not logged; a steep slope from small, noisy device batches would do it).
     """
 
     def __init__(self, fixed: bool = False) -> None:
