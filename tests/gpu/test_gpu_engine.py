@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _plans import make_plan, oracle_matches  # noqa: E402
 
 from warpmatch.engine.gpu import GpuEngine  # noqa: E402
-from warpmatch.engine.gpu.engine import device_graph_bytes  # noqa: E402
+from warpmatch.engine.gpu.memory import device_graph_bytes  # noqa: E402
 
 SETTINGS = settings(max_examples=10, deadline=None, derandomize=True, database=None)
 

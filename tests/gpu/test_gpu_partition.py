@@ -85,7 +85,7 @@ def test_partitioned_on_the_gpu_equals_in_memory(data) -> None:
     assert par == mem
 
 
-@pytest.mark.parametrize("memory", ["pinned", "managed"])
+@pytest.mark.parametrize("memory", ["pinned", "hybrid", "managed"])
 def test_the_graph_in_host_memory_gives_the_same_counts(memory: str) -> None:
     g = Graph.from_networkx(nx.powerlaw_cluster_graph(3000, 5, 0.4, seed=2))
     dev, host = _gpu(), _gpu(graph_memory=memory)
@@ -94,7 +94,38 @@ def test_the_graph_in_host_memory_gives_the_same_counts(memory: str) -> None:
         assert host.count(g, plan) == dev.count(g, plan)
 
 
-@pytest.mark.parametrize("memory", ["device", "pinned", "managed"])
+@SETTINGS
+@given(data=st.data())
+def test_hybrid_graph_memory_equals_device_memory(data) -> None:
+    """Offsets on the device, lists pinned: directed, labeled and edge-labeled graphs
+    count and list as with the whole graph on the device."""
+    from warpmatch.engine.gpu.memory import _GRAPHS, resident_bytes
+    g = data.draw(graphs(nmax=20))
+    q = data.draw(queries(g, 2, 5))
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      induced=data.draw(st.booleans()))
+    dev, hyb = _gpu(), _gpu(graph_memory="hybrid")
+    assert hyb.count(g, plan) == dev.count(g, plan)
+    assert _rows(hyb.match(g, plan), plan.k) == _rows(dev.match(g, plan), plan.k)
+    if plan.empty_reason is None and plan.k:
+        dg = _GRAPHS[g]
+        assert dg.memory == "hybrid" and dg.device_bytes == resident_bytes(g, "hybrid")
+
+
+def test_parts_are_copied_from_pinned_host_memory() -> None:
+    """A GPU engine's partitioned count pins each part once and reuses it per query."""
+    g = Graph.from_networkx(nx.powerlaw_cluster_graph(5000, 5, 0.3, seed=3))
+    pg = Partitioned.build(g, parts=3)
+    for name in ("triangle", "square"):
+        got, _, _ = count_partitioned(pg, wm.api.as_query(name, g), engine=_gpu())
+        assert got == wm.count(g, name, backend="cpu")
+    assert sorted(pg._pinned) == [0, 1, 2]
+    sub, pinned = pg.subgraph(1), pg.subgraph(1, pinned=True)
+    assert pinned is pg._pinned[1] and pinned is not sub
+    assert (pinned.indptr == sub.indptr).all() and (pinned.indices == sub.indices).all()
+
+
+@pytest.mark.parametrize("memory", ["device", "pinned", "hybrid", "managed"])
 def test_inter_searches_read_the_graph_where_asked(memory: str) -> None:
     g = Graph.from_networkx(nx.powerlaw_cluster_graph(20000, 6, 0.3, seed=4))
     pg = Partitioned.build(g, parts=4)

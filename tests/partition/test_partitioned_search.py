@@ -202,3 +202,33 @@ def test_unshared_inter_searches_give_the_same_count() -> None:
             b, sb, _ = count_partitioned(pg, q, mode, engine=CPU, share=False)
             assert a == b and sa.inter == sb.inter
             assert sb.inter_searches == q.m >= sa.inter_searches
+
+
+@SETTINGS
+@given(data=st.data())
+def test_local_plans_split_every_candidate_set_by_part(data) -> None:
+    """local_plans (one sort per depth) gives each part the plan local_plan gives it,
+    and the inter roots are the boundary vertices of the prime vertex's candidates."""
+    from warpmatch.partition.plans import _roots, local_plan, local_plans
+    from warpmatch.plan import build_plan
+    g = data.draw(graphs(nmax=24))
+    q = data.draw(queries(g, 2, 5))
+    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([1, 2, 4, 8]))))
+    anchors = None
+    if data.draw(st.booleans()):
+        ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
+        anchors = {data.draw(st.integers(0, q.k - 1)): ids}
+    plan = build_plan(g, q, anchors=anchors)
+    every = local_plans(plan, pg.part, pg.local, pg.parts)
+    assert len(every) == pg.parts
+    for p, lp in enumerate(every):
+        one = local_plan(plan, pg.part, pg.local, p)
+        assert np.array_equal(lp.cand_ptr, one.cand_ptr)
+        assert np.array_equal(lp.cand_ids, one.cand_ids)
+        assert lp.cand_ids.dtype == one.cand_ids.dtype
+    for u in range(q.k):
+        d = int(plan.inverse_order[u])
+        if plan.cand_restricted[d]:
+            ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
+            assert np.array_equal(_roots(g, plan, u, pg.boundary),
+                                  np.intersect1d(ids, pg.boundary))

@@ -132,7 +132,7 @@ def test_more_parts_than_vertices_and_tiny_budgets_are_clear_errors(g: Graph) ->
 
 
 def test_a_budget_gives_parts_that_fit_it(g: Graph) -> None:
-    from warpmatch.engine.gpu.engine import device_graph_bytes
+    from warpmatch.engine.gpu.memory import device_graph_bytes
     budget = device_graph_bytes(g) // 3
     part, _ = fit_parts(g, budget)
     pg = Partitioned(g, part)
@@ -216,7 +216,13 @@ def test_a_gpu_budget_too_small_for_the_graph_partitions_it(g: Graph) -> None:
     pg = choose(g, eng, memory_budget=need)
     assert pg is not None and pg.parts >= 2 and eng.memory_budget_bytes == need
     assert int(pg.part_bytes().max()) <= need * (1 - ROOM)
-    assert _inter_engine(eng, g).graph_memory == "pinned"     # the graph does not fit
+    # the graph does not fit, its row offsets (with the part ids) do
+    assert _inter_engine(eng, g).graph_memory == "hybrid"
+    from warpmatch.engine.gpu.memory import resident_bytes
+    offsets = resident_bytes(g, "hybrid") + 4 * g.n
+    assert offsets < need * (1 - ROOM)
+    # nor do the offsets once the candidate sets are counted: all of it pinned
+    assert _inter_engine(eng, g, cand_ids=need // 4).graph_memory == "pinned"
     roomy = _FakeGpu()
     assert choose(g, roomy, memory_budget=10 * need) is None
     assert _inter_engine(roomy, g).graph_memory == "device"

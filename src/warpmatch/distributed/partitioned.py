@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..partition.plans import all_automorphisms, inter_searches, local_plan
+from ..partition.plans import all_automorphisms, inter_searches, local_plans
 from ..partition.store import Partitioned
 from ..plan.build import anchor_colors
 from ..plan.plan import Plan
@@ -62,8 +62,7 @@ def prepare_partitioned(client: Any, pg: Partitioned, plan: Plan,
     g = pg.graph
     out: list[Search] = []
     try:
-        for p in range(pg.parts):
-            lp = local_plan(plan, pg.part, pg.local, p)
+        for p, lp in enumerate(local_plans(plan, pg.part, pg.local, pg.parts)):
             if not lp.roots.size:
                 continue
             o = None

@@ -1,7 +1,7 @@
 """Plans of the partitioned search: one per part (intra) and one per query-edge orbit (inter).
 
-Map: :func:`local_plan` (a plan's candidate sets moved to one part's local ids)
-< :func:`edge_order` (a matching order that starts at a query edge) <
+Map: :func:`local_plan` / :func:`local_plans` (a plan's candidate sets moved to
+one part's local ids, or to every part's at once) < :func:`edge_order` (a matching order that starts at a query edge) <
 :func:`edge_orbits` (the query's edges grouped by automorphism) <
 :class:`InterSearch` / :func:`inter_searches` (PBE Alg. 2: the inter-partition
 search sequences, with their sharing).
@@ -40,6 +40,44 @@ from ..plan.filter import ldf_mask
 from ..plan.plan import Plan
 from ..query.model import Query
 from ..query.symmetry import automorphism_generators, automorphisms, symmetry_breaking
+
+
+def local_plans(plan: Plan, part: np.ndarray, local: np.ndarray, parts: int) -> list[Plan]:
+    """``plan`` for every part's induced subgraph (:func:`local_plan` for ``p = 0..parts-1``).
+
+    Each explicit candidate set is split by part in one stable sort instead of one
+    filtering pass per part: on a 2x10^7-edge graph cut into 6 parts (H200 host) the
+    six passes took 78 ms of a 0.3 s partitioned triangle count.
+    """
+    import dataclasses
+    k = plan.k
+    # per depth: the part boundaries of its ids grouped by part (None: unrestricted)
+    split: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for d in range(k):
+        ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
+        if not (plan.cand_restricted[d] and ids.size):
+            split.append(None)
+            continue
+        pid = part[ids]
+        by = np.argsort(pid, kind="stable")        # ascending ids within each part
+        bounds = np.zeros(parts + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pid, minlength=parts), out=bounds[1:])
+        split.append((local[ids[by]].astype(plan.cand_ids.dtype, copy=False), bounds))
+    out = []
+    for p in range(parts):
+        slices = []
+        for d in range(k):
+            if split[d] is None:
+                ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
+            else:
+                lids, bounds = split[d]
+                ids = lids[bounds[p]:bounds[p + 1]]
+            slices.append(np.asarray(ids, dtype=plan.cand_ids.dtype))
+        ptr = np.zeros(k + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([x.size for x in slices])
+        cids = np.ascontiguousarray(np.concatenate(slices)) if slices else plan.cand_ids[:0]
+        out.append(dataclasses.replace(plan, cand_ptr=ptr, cand_ids=cids))
+    return out
 
 
 def local_plan(plan: Plan, part: np.ndarray, local: np.ndarray, p: int) -> Plan:
@@ -137,12 +175,21 @@ class InterSearch:
     weight: int
 
 
-def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray) -> np.ndarray:
-    """The boundary vertices that query vertex ``u`` may take under ``plan``."""
+def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray,
+           on_boundary: np.ndarray | None = None) -> np.ndarray:
+    """The boundary vertices that query vertex ``u`` may take under ``plan``.
+
+    ``on_boundary`` (bool[n], the boundary as a mask) makes the intersection with
+    an explicit candidate set one gather: ``np.intersect1d`` sorted both and took
+    53 ms of a 0.3 s partitioned triangle count (2x10^7 edges, H200 host).
+    """
     d = int(plan.inverse_order[u])
     if plan.cand_restricted[d]:
         ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
-        return np.intersect1d(ids, boundary, assume_unique=True).astype(plan.cand_ids.dtype)
+        if on_boundary is None:
+            on_boundary = np.zeros(graph.n, dtype=bool)
+            on_boundary[boundary] = True
+        return ids[on_boundary[ids]].astype(plan.cand_ids.dtype)
     keep = ldf_mask(graph, plan.query, u)[boundary]
     return boundary[keep].astype(plan.cand_ids.dtype)
 
@@ -181,12 +228,14 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
                       if plan.cand_restricted[d] else graph.n
                       for d in plan.inverse_order.tolist()], dtype=np.int64)
     cut = {"cut_part": part, "cut_prime": 0}
+    mask = np.zeros(graph.n, dtype=bool)
+    mask[boundary] = True
     out = []
     if purpose == "list" and plan.mode == "subgraphs":
         pairs = restriction_pairs(plan)
         for a, b in query_edges(query):
             p = reorder_plan(plan, edge_order(query, a, b, sizes),
-                             _roots(graph, plan, a, boundary), pairs, multiplier=1, **cut)
+                             _roots(graph, plan, a, boundary, mask), pairs, multiplier=1, **cut)
             out.append(InterSearch(p, [(a, b)], 1))
         return out
     aut = symmetry_breaking(query, colors)[1]
@@ -198,7 +247,7 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
         if share and len(orbit) * h != aut:   # orbit-stabilizer: |O| |H| = |Aut|
             raise AssertionError(f"edge orbit {orbit}: {len(orbit)} x {h} != |Aut| = {aut}")
         p = reorder_plan(plan, edge_order(query, a, b, sizes),
-                         _roots(graph, plan, a, boundary), pairs, multiplier=1, **cut)
+                         _roots(graph, plan, a, boundary, mask), pairs, multiplier=1, **cut)
         out.append(InterSearch(p, list(orbit), len(orbit) * h if purpose == "count" else 1))
     return out
 

@@ -34,7 +34,7 @@ from ..graph.csr import Graph
 from ..plan.build import anchor_colors, build_plan
 from ..plan.plan import Plan
 from ..query.model import Query
-from .plans import all_automorphisms, expand_rows, inter_searches, local_plan
+from .plans import all_automorphisms, expand_rows, inter_searches, local_plans
 from .store import Partitioned
 
 Progress = Callable[[int, int], None]
@@ -83,38 +83,42 @@ class PartitionStats:
                 "per_search": self.per_search}
 
 
-def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = None) -> Any:
+def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = None,
+                  cand_ids: int = 0) -> Any:
     """The engine of the inter-partition searches (rule 8 over the whole graph).
 
     A host engine is used as it is. A GPU engine is copied with the whole graph
     in device memory when it fits the budget (less the room of
-    :data:`~.split.ROOM`), else in pinned host memory read over PCIe
-    (zero-copy): the graph is then never copied to the device. ``memory``
-    (``"device"``, ``"pinned"``, ``"managed"``) overrides that choice.
+    :data:`~.split.ROOM`); else, when its row offsets fit (with the part ids and
+    ``cand_ids`` candidate ids), ``"hybrid"``: offsets on the device, lists in
+    pinned host memory; else all of it pinned, read over PCIe (zero-copy). The
+    lists are then never copied to the device. ``memory`` (``"device"``,
+    ``"pinned"``, ``"hybrid"``, ``"managed"``) overrides that choice.
     """
     if getattr(engine, "name", "") != "gpu" or graph is None:
         return engine
     import copy
 
-    from ..engine.gpu.memory import device_graph_bytes
+    from ..engine.gpu.memory import resident_bytes
     from .choose import device_budget
     from .split import ROOM
     inter = copy.copy(engine)
     if memory is None:
-        need = device_graph_bytes(graph) + 4 * graph.n
-        memory = "device" if need <= device_budget(engine) * (1 - ROOM) else "pinned"
+        usable = device_budget(engine) * (1 - ROOM)
+        fixed = 4 * graph.n + 4 * int(cand_ids)         # part ids, candidate sets
+        memory = next((m for m in ("device", "hybrid")
+                       if resident_bytes(graph, m) + fixed <= usable), "pinned")
     inter.graph_memory = memory
     return inter
 
 
 def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
-    """Bytes the inter searches copy to the device: the graph and the part ids when
-    the graph is in device memory (zero-copy reads are not counted: PCIe traffic)."""
+    """Bytes the inter searches copy to the device: the part ids and what of the graph
+    lives in device memory (zero-copy reads are not counted: PCIe traffic)."""
     if not searches or not _on_device(engine):
         return 0
-    from ..engine.gpu.memory import device_graph_bytes
-    graph_bytes = device_graph_bytes(graph) if engine.graph_memory == "device" else 0
-    return graph_bytes + 4 * graph.n
+    from ..engine.gpu.memory import resident_bytes
+    return resident_bytes(graph, engine.graph_memory) + 4 * graph.n
 
 
 def _engine_name(engine: Any) -> str:
@@ -188,10 +192,11 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         ``stop(count_so_far)`` (in the answer's unit); True ends the count early.
     plan : Plan, optional
         The in-memory counting plan, if the caller built it already.
-    inter_memory : {"device", "pinned", "managed"}, optional
+    inter_memory : {"device", "pinned", "hybrid", "managed"}, optional
         With a GPU engine: where the inter searches keep the whole graph. The
         default, ``None``, is device memory when it fits the engine's budget,
-        else pinned host memory (zero-copy).
+        else the offsets on the device and the lists in pinned host memory when
+        the offsets fit, else pinned host memory (zero-copy).
     share : bool, optional
         ``False`` runs one inter search per query edge instead of one per orbit
         of query edges (to measure what sharing saves). The default is ``True``.
@@ -209,7 +214,8 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="count")
-    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory)
+    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
+                                 plan.cand_ids.size)
     st = _stats(pg, engine, inter_engine, plan)
     if plan.empty_reason is not None:
         return 0, st, True
@@ -232,14 +238,15 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
 
     extra = (lambda s: {"stop": s} if s is not None else {})
     t0 = time.perf_counter()
+    lps = local_plans(plan, pg.part, pg.local, pg.parts)
     for p in range(pg.parts):
         cb = phases.stage()
-        lp = local_plan(plan, pg.part, pg.local, p)
+        lp = lps[p]
         if lp.roots.size == 0:
             if cb:
                 cb(1, 1)
             continue
-        sub = pg.subgraph(p)
+        sub = pg.subgraph(p, pinned=_on_device(engine))
         if _on_device(engine):
             st.bytes_to_device += int(pg.part_bytes()[p])
         base, mult = total, int(plan.multiplier)
@@ -296,7 +303,8 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="list")
-    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory)
+    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
+                                 plan.cand_ids.size)
     st = _stats(pg, engine, inter_engine, plan)
     remaining = -1 if limit is None else int(limit)
     if plan.empty_reason is not None or remaining == 0:
@@ -323,12 +331,13 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                 return
 
     t0 = time.perf_counter()
+    lps = local_plans(plan, pg.part, pg.local, pg.parts)
     for p in range(pg.parts):
         cb = phases.stage()
-        lp = local_plan(plan, pg.part, pg.local, p)
+        lp = lps[p]
         if lp.roots.size == 0:
             continue
-        sub = pg.subgraph(p)
+        sub = pg.subgraph(p, pinned=_on_device(engine))
         members = pg.members(p).astype(np.int64)
         if _on_device(engine):
             st.bytes_to_device += int(pg.part_bytes()[p])

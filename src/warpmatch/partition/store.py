@@ -46,6 +46,8 @@ from .split import fit_parts, part_bytes, partition_vertices
 FORMAT = "warpmatch-partitions"
 VERSION = 1
 MANIFEST = "manifest.json"
+#: the most of the host's physical memory that pinned copies of the parts may take
+PIN_SHARE = 0.25
 
 
 def fingerprint(graph: Graph) -> str:
@@ -127,6 +129,7 @@ class Partitioned:
         self._order = order
         self.local = local
         self._subs: dict[int, Graph] = {}
+        self._pinned: dict[int, Graph] = {}
         self._boundary: np.ndarray | None = None
         self._cut: int | None = None
         self._bytes: np.ndarray | None = None
@@ -199,10 +202,25 @@ class Partitioned:
             self._bytes = part_bytes(self.graph, self.part, self.parts)
         return self._bytes
 
-    def subgraph(self, p: int) -> Graph:
-        """Part ``p``'s induced subgraph, local ids (cached; memory-mapped when opened)."""
+    def subgraph(self, p: int, pinned: bool = False) -> Graph:
+        """Part ``p``'s induced subgraph, local ids (cached; memory-mapped when opened).
+
+        ``pinned=True`` (for a GPU engine) returns the same subgraph in page-locked
+        host memory, made once per part, so that its copy to the device on every
+        query is a DMA at the bus's speed (the pageable copies of six parts took 43
+        ms of a 0.3 s partitioned count, 2x10^7 edges on an H200). Where the parts
+        together would take more than :data:`PIN_SHARE` of the host's memory, the
+        pageable subgraph is returned instead.
+        """
         if not 0 <= p < self.parts:
             raise IndexError(f"part {p} of {self.parts}")
+        if pinned:
+            g = self._pinned.get(p)
+            if g is None and self._may_pin():
+                from ..engine.gpu.memory import pinned_copy
+                g = self._pinned[p] = pinned_copy(self.subgraph(p))
+            if g is not None:
+                return g
         g = self._subs.get(p)
         if g is None:
             if self.path is not None:
@@ -212,9 +230,17 @@ class Partitioned:
             self._subs[p] = g
         return g
 
+    def _may_pin(self) -> bool:
+        try:
+            host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            return False
+        return int(self.part_bytes().sum()) <= PIN_SHARE * host
+
     def release(self, p: int) -> None:
         """Forget part ``p``'s cached subgraph (the next use rebuilds or remaps it)."""
         self._subs.pop(p, None)
+        self._pinned.pop(p, None)
 
     def _induced(self, p: int) -> Graph:
         g, part = self.graph, self.part

@@ -56,7 +56,7 @@ from ...errors import BackendUnavailableError, BudgetError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
-from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, device_graph_bytes
+from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import leaf_countable, plan_signature, plan_trims
@@ -123,10 +123,11 @@ class GpuEngine:
     memory_budget_bytes : int or None, optional
         Device memory the engine may use (graph, plan arrays, pools, buffers).
         The default is ``None``, meaning 90% of the device's memory.
-    graph_memory : {"device", "pinned", "managed"}, optional
+    graph_memory : {"device", "pinned", "hybrid", "managed"}, optional
         Where the graph's arrays live (:mod:`~warpmatch.engine.gpu.memory`):
         device memory (the default), page-locked host memory read over PCIe
-        (zero-copy), or unified memory. The last two hold graphs larger than
+        (zero-copy), the row offsets on the device and the lists pinned
+        (hybrid), or unified memory. The last three hold graphs larger than
         the budget, at a cost per access.
     profile : bool, optional
         Compile kernels that count warp steps and tasks, so that
@@ -335,8 +336,9 @@ class _Run:
         total_mem = int(self.props["totalGlobalMem"])
         self.budget = (int(eng.memory_budget_bytes) if eng.memory_budget_bytes is not None
                        else int(total_mem * 0.9))
-        # a graph in host memory (pinned, managed) takes none of the device's budget
-        gbytes = device_graph_bytes(graph) if eng.graph_memory == "device" else 0
+        # a graph in host memory (pinned, managed) takes none of the device's budget, a
+        # hybrid one its offsets
+        gbytes = resident_bytes(graph, eng.graph_memory)
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8
         if plan.cut_part is not None:
             cbytes += graph.n * 4                   # rule 8's part ids
