@@ -94,8 +94,13 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
         pg.subgraph(p)
     pg.part_bytes()
     cut_s = time.perf_counter() - t0
-    print(f"# {pg.parts} parts ({pg.method}) in {cut_s:.1f} s; {pg.cut_edges:,} cut edges "
-          f"({pg.cut_edges / max(g.num_edges, 1):.1%})", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    for p in range(pg.parts):       # the parts in pinned host memory, once per process
+        pg.subgraph(p, pinned=True)
+    pin_s = time.perf_counter() - t0
+    print(f"# {pg.parts} parts ({pg.method}) in {cut_s:.1f} s, pinned in {pin_s:.2f} s; "
+          f"{pg.cut_edges:,} cut edges ({pg.cut_edges / max(g.num_edges, 1):.1%})",
+          file=sys.stderr, flush=True)
     limit = args.time_limit
     inmem = GpuEngine(time_limit_s=limit)
     part_eng = GpuEngine(time_limit_s=limit, memory_budget_bytes=budget)
@@ -156,7 +161,8 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
         # the whole graph where the inter searches read it: the row offsets on the
         # device and the lists in pinned host memory when the offsets fit the budget
         # (count_partitioned's default), else all of it pinned (PBE's setting)
-        inter_mem = _inter_engine(part_eng, g, None, plan.cand_ids.size).graph_memory
+        inter_mem = _inter_engine(part_eng, g, None, [s.plan for s in inter_searches(
+            g, plan, pg.part, pg.boundary, None, "count", True, pg.on_boundary)]).graph_memory
         variants = [("part", True, None), ("unshared", False, None)]
         if args.inter_pinned and inter_mem != "pinned":
             variants.append(("part_pinned", True, "pinned"))
@@ -197,7 +203,7 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
     cp.get_default_memory_pool().free_all_blocks()
     for row in rows:
         row.update(parts=pg.parts, method=pg.method, cut_edges=pg.cut_edges, budget=budget,
-                   graph_bytes=gbytes, cut_s=cut_s, place_s=place_s)
+                   graph_bytes=gbytes, cut_s=cut_s, pin_s=pin_s, place_s=place_s)
     return rows
 
 

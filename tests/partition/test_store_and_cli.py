@@ -216,13 +216,20 @@ def test_a_gpu_budget_too_small_for_the_graph_partitions_it(g: Graph) -> None:
     pg = choose(g, eng, memory_budget=need)
     assert pg is not None and pg.parts >= 2 and eng.memory_budget_bytes == need
     assert int(pg.part_bytes().max()) <= need * (1 - ROOM)
-    # the graph does not fit, its row offsets (with the part ids) do
-    assert _inter_engine(eng, g).graph_memory == "hybrid"
+    # the graph does not fit, its row offsets (with the part ids, one byte each, and
+    # the candidate sets) do
+    import dataclasses
+
     from warpmatch.engine.gpu.memory import resident_bytes
-    offsets = resident_bytes(g, "hybrid") + 4 * g.n
-    assert offsets < need * (1 - ROOM)
-    # nor do the offsets once the candidate sets are counted: all of it pinned
-    assert _inter_engine(eng, g, cand_ids=need // 4).graph_memory == "pinned"
+    from warpmatch.partition.plans import inter_searches
+    from warpmatch.plan import build_plan
+    plan = build_plan(g, wm.api.as_query("triangle", g))
+    plans = [s.plan for s in inter_searches(g, plan, pg.part, pg.boundary, None, "count")]
+    assert _inter_engine(eng, g, plans=plans).graph_memory == "hybrid"
+    assert resident_bytes(g, "hybrid") + g.n + 8 * plans[0].cand_ids.size < need * (1 - ROOM)
+    # nor do the offsets beside larger candidate sets: all of it pinned
+    big = dataclasses.replace(plans[0], cand_ids=np.zeros(need // 4, dtype=np.int32))
+    assert _inter_engine(eng, g, plans=[big]).graph_memory == "pinned"
     roomy = _FakeGpu()
     assert choose(g, roomy, memory_budget=10 * need) is None
     assert _inter_engine(roomy, g).graph_memory == "device"

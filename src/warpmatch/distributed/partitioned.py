@@ -75,7 +75,8 @@ def prepare_partitioned(client: Any, pg: Partitioned, plan: Plan,
             colors = anchor_colors(g, plan.query, anchors)
             perms = (all_automorphisms(plan.query, colors)
                      if listing and plan.mode == "embeddings" else None)
-            for s in inter_searches(g, plan, pg.part, pg.boundary, colors, purpose):
+            for s in inter_searches(g, plan, pg.part, pg.boundary, colors, purpose,
+                                    on_boundary=pg.on_boundary):
                 o = Output(perms=perms, prefix=f"{len(out):03d}-") if listing else None
                 out.append(Search("inter", [list(e) for e in s.edges], s.weight,
                                   prepare(client, g, s.plan, backend, shards, out=o)))

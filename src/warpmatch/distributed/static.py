@@ -191,7 +191,7 @@ def _engine_and_plan(graph_handle: Any, plan: Plan, shard: Shard, backend: str,
         # an inter-partition search (distributed.partitioned): on a GPU the whole graph
         # stays in host memory (zero-copy) where it does not fit the device's budget
         from ..partition.search import _inter_engine
-        engine = _inter_engine(engine, g)
+        engine = _inter_engine(engine, g, plans=[plan])
     engine = _shard_engine(engine)
     if engine.name == "gpu":
         # the worker keeps several graphs mapped (a partitioned run's parts and the whole
@@ -210,12 +210,8 @@ def _shard_engine(engine: Any) -> Any:
     shards' GPU seconds fell from 8.70 to 7.78 (square), 10.19 to 8.52 and 8.27 to 6.76
     (STMatch's patterns 4 and 22). The engine given is not changed.
     """
-    if getattr(engine, "name", "") != "gpu" or getattr(engine, "launches", "pool") == "pool":
-        return engine
-    import copy
-    out = copy.copy(engine)
-    out.launches = "pool"
-    return out
+    from ..partition.search import pool_launches
+    return pool_launches(engine)
 
 
 @contextlib.contextmanager

@@ -84,16 +84,17 @@ class PartitionStats:
 
 
 def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = None,
-                  cand_ids: int = 0) -> Any:
+                  plans: list[Plan] | None = None) -> Any:
     """The engine of the inter-partition searches (rule 8 over the whole graph).
 
     A host engine is used as it is. A GPU engine is copied with the whole graph
     in device memory when it fits the budget (less the room of
-    :data:`~.split.ROOM`); else, when its row offsets fit (with the part ids and
-    ``cand_ids`` candidate ids), ``"hybrid"``: offsets on the device, lists in
-    pinned host memory; else all of it pinned, read over PCIe (zero-copy). The
-    lists are then never copied to the device. ``memory`` (``"device"``,
-    ``"pinned"``, ``"hybrid"``, ``"managed"``) overrides that choice.
+    :data:`~.split.ROOM`) beside the largest of ``plans``' part ids and candidate
+    sets (and the pool the roots become); else, when its row offsets fit that
+    way, ``"hybrid"``: offsets on the device, lists in pinned host memory; else
+    all of it pinned, read over PCIe (zero-copy). The lists are then never
+    copied to the device. ``memory`` (``"device"``, ``"pinned"``, ``"hybrid"``,
+    ``"managed"``) overrides that choice.
     """
     if getattr(engine, "name", "") != "gpu" or graph is None:
         return engine
@@ -105,11 +106,37 @@ def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = 
     inter = copy.copy(engine)
     if memory is None:
         usable = device_budget(engine) * (1 - ROOM)
-        fixed = 4 * graph.n + 4 * int(cand_ids)         # part ids, candidate sets
+        fixed = max((_plan_bytes(graph, p) for p in plans or []), default=4 * graph.n)
         memory = next((m for m in ("device", "hybrid")
                        if resident_bytes(graph, m) + fixed <= usable), "pinned")
     inter.graph_memory = memory
     return inter
+
+
+def _plan_bytes(graph: Graph, plan: Plan) -> int:
+    """Device bytes of an inter search beside the graph: its part ids, its candidate
+    sets, and the pool its roots become (at most as large again)."""
+    from ..engine.gpu.render import part_dtype
+    part = graph.n * np.dtype(part_dtype(plan) or np.int32).itemsize
+    return part + 8 * int(plan.cand_ids.size)
+
+
+def pool_launches(engine: Any) -> Any:
+    """``engine`` for many short searches: a GPU engine whose DFS launches each take the
+    rest of the pool (``launches="pool"``), so that a short search is one launch instead
+    of a ramp of slices, each ending with most of the GPU idle and a host round trip; any
+    other engine as it is. The engine given is not changed.
+
+    A partitioned count runs one search per part and per inter sequence (a 2x10^7-edge
+    triangle count by 6 parts: 28 launches for 7 searches with slices); the distributed
+    layer's shards are short searches too.
+    """
+    if getattr(engine, "name", "") != "gpu" or getattr(engine, "launches", "pool") == "pool":
+        return engine
+    import copy
+    out = copy.copy(engine)
+    out.launches = "pool"
+    return out
 
 
 def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
@@ -118,7 +145,9 @@ def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
     if not searches or not _on_device(engine):
         return 0
     from ..engine.gpu.memory import resident_bytes
-    return resident_bytes(graph, engine.graph_memory) + 4 * graph.n
+    from ..engine.gpu.render import part_dtype
+    part = graph.n * np.dtype(part_dtype(searches[0].plan)).itemsize
+    return resident_bytes(graph, engine.graph_memory) + part
 
 
 def _engine_name(engine: Any) -> str:
@@ -209,19 +238,20 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         False when ``stop`` ended it (``count`` is then a lower bound).
     """
     from ..engine.cpu import CpuEngine
-    engine = engine if engine is not None else CpuEngine()
+    engine = pool_launches(engine if engine is not None else CpuEngine())
     g = pg.graph
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="count")
+    colors = anchor_colors(g, query, anchors)
+    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share,
+                               pg.on_boundary)
+                if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1 else [])
     inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
-                                 plan.cand_ids.size)
+                                 [s.plan for s in searches])
     st = _stats(pg, engine, inter_engine, plan)
     if plan.empty_reason is not None:
         return 0, st, True
-    colors = anchor_colors(g, query, anchors)
-    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share)
-                if plan.k >= 2 and pg.parts > 1 else [])
     st.inter_searches = len(searches)
     phases = _Phases(progress, pg.parts + len(searches))
     total = 0
@@ -303,17 +333,19 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="list")
-    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
-                                 plan.cand_ids.size)
-    st = _stats(pg, engine, inter_engine, plan)
     remaining = -1 if limit is None else int(limit)
+    colors = anchor_colors(g, query, anchors)
+    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "list",
+                               on_boundary=pg.on_boundary)
+                if plan.empty_reason is None and remaining != 0 and plan.k >= 2
+                and pg.parts > 1 else [])
+    inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
+                                 [s.plan for s in searches])
+    st = _stats(pg, engine, inter_engine, plan)
     if plan.empty_reason is not None or remaining == 0:
         if stats is not None:
             stats.append(st)
         return
-    colors = anchor_colors(g, query, anchors)
-    searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "list")
-                if plan.k >= 2 and pg.parts > 1 else [])
     st.inter_searches = len(searches)
     perms = all_automorphisms(query, colors) if mode == "embeddings" and searches else None
     phases = _Phases(progress, pg.parts + len(searches))
@@ -392,7 +424,8 @@ def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
              f"  intra-partition: each part's induced subgraph on {engine_name}"]
     if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1:
         colors = anchor_colors(g, plan.query, anchors)
-        searches = inter_searches(g, plan, pg.part, pg.boundary, colors, purpose)
+        searches = inter_searches(g, plan, pg.part, pg.boundary, colors, purpose,
+                                  on_boundary=pg.on_boundary)
         names = plan.query.names
         where = ("the whole graph (on the GPU: in device memory if it fits the budget, "
                  "else read from pinned host memory)" if engine_name == "gpu"

@@ -131,6 +131,7 @@ class Partitioned:
         self._subs: dict[int, Graph] = {}
         self._pinned: dict[int, Graph] = {}
         self._boundary: np.ndarray | None = None
+        self._on_boundary: np.ndarray | None = None
         self._cut: int | None = None
         self._bytes: np.ndarray | None = None
 
@@ -176,6 +177,16 @@ class Partitioned:
         if self._boundary is None:
             self._count_cut()
         return self._boundary
+
+    @property
+    def on_boundary(self) -> np.ndarray:
+        """bool[n]: whether each vertex is a boundary vertex (made once, from
+        :attr:`boundary`)."""
+        if self._on_boundary is None:
+            mask = np.zeros(self.graph.n, dtype=bool)
+            mask[self.boundary] = True
+            self._on_boundary = mask
+        return self._on_boundary
 
     @property
     def cut_edges(self) -> int:

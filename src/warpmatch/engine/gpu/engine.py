@@ -59,7 +59,7 @@ from ..base import Progress, Stop
 from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import leaf_countable, plan_signature, plan_trims
+from .render import leaf_countable, part_dtype, plan_signature, plan_trims
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -340,8 +340,8 @@ class _Run:
         # hybrid one its offsets
         gbytes = resident_bytes(graph, eng.graph_memory)
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8
-        if plan.cut_part is not None:
-            cbytes += graph.n * 4                   # rule 8's part ids
+        if plan.cut_part is not None:                # rule 8's part ids
+            cbytes += graph.n * np.dtype(part_dtype(plan)).itemsize
         if gbytes + cbytes > self.budget:
             raise BudgetError(f"the graph needs {_fmt(gbytes)} of GPU memory "
                               f"({graph.n} vertices, {graph.indices.size} adjacency entries) "
@@ -354,7 +354,7 @@ class _Run:
             self.dg = DeviceGraph(graph, eng.graph_memory)
             _GRAPHS[graph] = self.dg
         self.part = (None if plan.cut_part is None
-                     else _array(plan.cut_part, np.int32, "device"))
+                     else _array(plan.cut_part, part_dtype(plan), "device"))
         self.cand_ptr = cp.asarray(plan.cand_ptr, dtype=cp.int64)
         self.cand_ids = (cp.asarray(plan.cand_ids, dtype=cp.int32) if plan.cand_ids.size
                          else cp.zeros(1, cp.int32))

@@ -80,12 +80,34 @@ _MEMO: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
 _KEYS: "weakref.WeakKeyDictionary[Plan, tuple]" = weakref.WeakKeyDictionary()
 
 
+_PART_TYPES: "weakref.WeakKeyDictionary[Plan, str]" = weakref.WeakKeyDictionary()
+
+
+def part_ctype(plan: Plan) -> str | None:
+    """The C type of rule 8's part ids on the device: ``"unsigned char"`` with at most
+    256 parts (a quarter of the bytes: the inter search's budget is small, and every
+    candidate reads its part), else ``"int"``; ``None`` without ``cut_part``."""
+    if plan.cut_part is None:
+        return None
+    t = _PART_TYPES.get(plan)
+    if t is None:
+        top = int(plan.cut_part.max(initial=0))
+        t = _PART_TYPES[plan] = "unsigned char" if top < 256 else "int"
+    return t
+
+
+def part_dtype(plan: Plan) -> Any:
+    """The numpy dtype of :func:`part_ctype` (``None`` without ``cut_part``)."""
+    t = part_ctype(plan)
+    return None if t is None else (np.uint8 if t == "unsigned char" else np.int32)
+
+
 def plan_structure(plan: Plan) -> tuple:
     """A hashable key of everything in ``plan`` that its rendered source depends on (not
     its candidate sets or roots): plans with equal keys render the same text."""
     key = _KEYS.get(plan)
     if key is None:
-        parts: list[Any] = [int(plan.k), bool(plan.directed), plan.cut_part is None,
+        parts: list[Any] = [int(plan.k), bool(plan.directed), part_ctype(plan),
                             int(plan.cut_prime)]
         for name in _STRUCTURE_FIELDS:
             a = np.asarray(getattr(plan, name))
@@ -152,9 +174,9 @@ def _cut(d: int, s: DepthSpec, directed: bool, prime: int) -> list[str]:
     """Rule 8 at depth ``d`` (inter-partition plans): the prime edge joins ``m0`` and
     ``m1`` across parts, every other crossing edge comes after it (DupRemove)."""
     m1 = "c" if d == 1 else "m1"
-    out = ["  {", "    const int pc_ = g.part[c];"]
+    out = ["  {", "    const int pc_ = WM_PART(c);"]
     if d == 1:
-        out.append("    if (pc_ == g.part[m0]) return false;")
+        out.append("    if (pc_ == WM_PART(m0)) return false;")
     if not directed:
         out.append(f"    const int px_ = min(m0, {m1}), py_ = max(m0, {m1});")
     elif prime == 0:
@@ -167,7 +189,7 @@ def _cut(d: int, s: DepthSpec, directed: bool, prime: int) -> list[str]:
         x, y = (f"m{pos}", "c") if dr == 0 else ("c", f"m{pos}")
         if not directed:
             x, y = f"min({x}, {y})", f"max({x}, {y})"
-        out.append(f"    if (g.part[m{pos}] != pc_ && !wm_after({x}, {y}, px_, py_)) "
+        out.append(f"    if (WM_PART(m{pos}) != pc_ && !wm_after({x}, {y}, px_, py_)) "
                    "return false;")
     out.append("  }")
     return out
@@ -452,8 +474,9 @@ def render_plan(plan: Plan) -> str:
     -------
     str
         Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
-        ``WM_TRIM`` (some depth's lists are cut by :func:`trims`) and
-        ``WM_LEAF_OK`` (:func:`leaf_countable`). Identical plan structures give
+        ``WM_TRIM`` (some depth's lists are cut by :func:`trims`),
+        ``WM_LEAF_OK`` (:func:`leaf_countable`) and, for rule 8, ``WM_PART_T``
+        (:func:`part_ctype`). Identical plan structures give
         identical text, so the text is part of the compilation cache key.
     """
     k = int(plan.k)
@@ -464,6 +487,8 @@ def render_plan(plan: Plan) -> str:
              # keeps each entry's skip (offset of the range in its list)
              f"#define WM_TRIM {int(plan_trims(plan))}",
              f"#define WM_LEAF_OK {int(leaf_countable(plan))}"]
+    if plan.cut_part is not None:
+        parts.append(f"#define WM_PART_T {part_ctype(plan)}")
     return "\n".join(parts) + "\n"
 
 
@@ -494,5 +519,6 @@ def plan_signature(plan: Plan) -> str:
     return memo(plan, "signature", make)
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "memo", "plan_structure",
+__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "memo", "part_ctype",
+           "part_dtype", "plan_structure",
            "render_plan", "render_functions", "plan_signature", "trims"]

@@ -32,10 +32,16 @@ struct WmGraph {
   const int* vlab;
   const long long* cand_ptr;
   const int* cand_ids;
-  const int* part;        // rule 8 (inter-partition plans): part per vertex, else unused
+  const void* part;       // rule 8 (inter-partition plans): part per vertex, else unused
 };
 
 __constant__ WmGraph g;
+
+// rule 8's part ids: one byte each with at most 256 parts (render.part_ctype)
+#ifndef WM_PART_T
+#define WM_PART_T int
+#endif
+#define WM_PART(v) ((int)((const WM_PART_T*)g.part)[v])
 
 // first position in a[lo, hi) whose value is >= x
 __device__ __forceinline__ long long wm_lower_bound(const int* __restrict__ a, long long lo,
