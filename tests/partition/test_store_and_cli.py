@@ -75,6 +75,18 @@ def test_parts_list_their_vertices_in_id_order(g: Graph, parts: int) -> None:
     assert pg._order.dtype == pg.local.dtype == g.indices.dtype
 
 
+def test_boundary_mask_and_pinned_parts_past_the_host_share(g: Graph, monkeypatch) -> None:
+    """on_boundary is the boundary as a mask; where pinned copies of the parts would take
+    more than PIN_SHARE of the host's memory, subgraph(p, pinned=True) is the pageable
+    subgraph (the GPU tests check the pinned copies themselves)."""
+    from warpmatch.partition import store
+    pg = Partitioned.build(g, parts=3)
+    assert np.array_equal(np.flatnonzero(pg.on_boundary), pg.boundary)
+    monkeypatch.setattr(store, "PIN_SHARE", 0.0)
+    assert pg.subgraph(1, pinned=True) is pg.subgraph(1)
+    assert not pg._pinned
+
+
 def test_a_damaged_boundary_file_is_refused(g: Graph, tmp_path: Path) -> None:
     out = Partitioned.build(g, parts=3).write(tmp_path / "p")
     b = np.load(out / "boundary.npy")

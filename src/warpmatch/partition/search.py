@@ -1,6 +1,7 @@
 """Partitioned counting and listing: intra-partition, then inter-partition (PBE Alg. 1-3).
 
 Map: :class:`PartitionStats` (what ran: parts, shares, seconds, bytes) <
+:func:`_inter_engine` / :func:`pool_launches` (the engines of the two stages) <
 :func:`count_partitioned` / :func:`match_partitioned` (the two stages, for a
 :class:`~warpmatch.partition.store.Partitioned` graph) < :func:`describe`
 (``explain``'s lines).
@@ -11,13 +12,17 @@ smallest cut edge (inter; :mod:`.plans`), and the answer is the sum. What
 differs here:
 
 - Intra runs whatever engine the caller gives (GPU, CPU, reference) on each
-  part's subgraph, with the in-memory plan's candidate sets moved to local ids;
-  a part's device copy is dropped before the next part is loaded.
+  part's subgraph, with the in-memory plan's candidate sets moved to local ids
+  (all parts' in one pass); a part's device copy is dropped before the next
+  part is loaded. On the GPU each part is copied from a pinned host copy made
+  once per part, and every search launches by pool (:func:`pool_launches`).
 - Inter runs the same engine over the whole graph, rule 8 in its candidate
-  checks. On the GPU the graph is in device memory when it fits the budget and
-  otherwise in pinned host memory read over PCIe (zero-copy), instead of PBE's
-  per-level gathering of the rows a level needs (Alg. 3 lines 15-17), which
-  our DFS engine (gMatch's warp stacks, not level-wise BFS) has no level for.
+  checks. On the GPU the graph is in device memory when it fits the budget,
+  else its row offsets are there and its lists in pinned host memory
+  (``"hybrid"``) when the offsets fit, else all of it is pinned and read over
+  PCIe (zero-copy), instead of PBE's per-level gathering of the rows a level
+  needs (Alg. 3 lines 15-17), which our DFS engine (gMatch's warp stacks, not
+  level-wise BFS) has no level for.
 - Counts are exact in every mode (embeddings and subgraphs, induced, labels,
   edge labels, directed, anchors); listing yields each match once, the rows
   the in-memory engine lists, in another order.

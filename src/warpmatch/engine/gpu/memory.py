@@ -118,9 +118,9 @@ class DeviceGraph:
         self.nbytes = device_graph_bytes(graph)
         #: bytes of device memory it takes (0 when it lives in host memory)
         self.device_bytes = resident_bytes(graph, memory)
-        out_deg = np.diff(graph.indptr)
-        in_deg = np.diff(graph.in_indptr)
-        self.max_list = int(max(out_deg.max(initial=0), in_deg.max(initial=0)))
+        # the graph's cached degrees: a partitioned run copies each part on every query
+        self.max_list = int(max(graph.out_degree.max(initial=0),
+                                graph.in_degree.max(initial=0)))
 
 
 #: the GPU engine's copy of each graph it searched (kept while the graph lives)
