@@ -232,3 +232,35 @@ def test_local_plans_split_every_candidate_set_by_part(data) -> None:
             ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
             assert np.array_equal(_roots(g, plan, u, pg.boundary),
                                   np.intersect1d(ids, pg.boundary))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_inter_plans_drop_a_root_set_only_where_it_is_the_ldf_set(data) -> None:
+    """An inter search does not carry the in-memory plan's root set to a later depth when
+    that set is exactly the label-and-degree set (checked at every depth anyway): the
+    same raw counts as with the set kept; any other set (anchors, NLF) is kept."""
+    import pytest as _pytest
+
+    from warpmatch.partition import plans as P
+    from warpmatch.plan import build_plan
+    from warpmatch.plan.filter import ldf_mask
+    g = data.draw(graphs(nmax=20))
+    q = data.draw(queries(g, 2, 5))
+    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 4]))))
+    anchors = None
+    if data.draw(st.booleans()):
+        ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=4, unique=True))
+        anchors = {data.draw(st.integers(0, q.k - 1)): ids}
+    plan = build_plan(g, q, anchors=anchors, purpose="count")
+    if plan.empty_reason is not None or plan.k < 2:
+        return
+    colors = wm.plan.build.anchor_colors(g, q, anchors)
+    loose = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+    with _pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P, "_loosen_roots", lambda graph, p: p)
+        kept = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+    assert [CPU.count(g, s.plan) for s in loose] == [CPU.count(g, s.plan) for s in kept]
+    d0 = set(plan.cand_ids[plan.cand_ptr[0]:plan.cand_ptr[1]].tolist())
+    ldf = set(np.flatnonzero(ldf_mask(g, q, int(plan.order[0]))).tolist())
+    assert (P._loosen_roots(g, plan) is plan) == (d0 != ldf)

@@ -217,6 +217,27 @@ def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray,
     return boundary[keep].astype(plan.cand_ids.dtype)
 
 
+def _loosen_roots(graph: Graph, plan: Plan) -> Plan:
+    """``plan`` with its depth-0 set marked implicit when it is exactly the label-and-degree
+    (LDF) set of its vertex, which every engine checks at every depth anyway (rules 1-2).
+
+    In an inter search that vertex may sit at a later depth; an explicit set there is an
+    array the size of the graph's vertices on the device and a binary search per
+    candidate, for no pruning (a 2x10^7-edge diamond: 1.2M ids that kept its inter
+    search from having its offsets on the device). Only :func:`reorder_plan` and
+    :func:`_roots` read the result: it is never run (depth 0 is always explicit in a
+    plan that runs).
+    """
+    import dataclasses
+    d0 = plan.cand_ids[plan.cand_ptr[0]:plan.cand_ptr[1]]
+    ldf = ldf_mask(graph, plan.query, int(plan.order[0]))
+    if d0.size != int(np.count_nonzero(ldf)) or not bool(ldf[d0].all()):
+        return plan                       # anchors, NLF or refinement: keep the set
+    restricted = plan.cand_restricted.copy()
+    restricted[0] = False
+    return dataclasses.replace(plan, cand_restricted=restricted)
+
+
 def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndarray,
                    colors: list[int] | None, purpose: str,
                    share: bool = True,
@@ -255,6 +276,7 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
                       if plan.cand_restricted[d] else graph.n
                       for d in plan.inverse_order.tolist()], dtype=np.int64)
     cut = {"cut_part": part, "cut_prime": 0}
+    src = _loosen_roots(graph, plan)
     mask = on_boundary
     if mask is None:
         mask = np.zeros(graph.n, dtype=bool)
@@ -263,8 +285,8 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
     if purpose == "list" and plan.mode == "subgraphs":
         pairs = restriction_pairs(plan)
         for a, b in query_edges(query):
-            p = reorder_plan(plan, edge_order(query, a, b, sizes),
-                             _roots(graph, plan, a, boundary, mask), pairs, multiplier=1, **cut)
+            p = reorder_plan(src, edge_order(query, a, b, sizes),
+                             _roots(graph, src, a, boundary, mask), pairs, multiplier=1, **cut)
             out.append(InterSearch(p, [(a, b)], 1))
         return out
     aut = symmetry_breaking(query, colors)[1]
@@ -275,8 +297,8 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
         pairs, h = symmetry_breaking(query, _edge_colors(k, colors, a, b, query.directed))
         if share and len(orbit) * h != aut:   # orbit-stabilizer: |O| |H| = |Aut|
             raise AssertionError(f"edge orbit {orbit}: {len(orbit)} x {h} != |Aut| = {aut}")
-        p = reorder_plan(plan, edge_order(query, a, b, sizes),
-                         _roots(graph, plan, a, boundary, mask), pairs, multiplier=1, **cut)
+        p = reorder_plan(src, edge_order(query, a, b, sizes),
+                         _roots(graph, src, a, boundary, mask), pairs, multiplier=1, **cut)
         out.append(InterSearch(p, list(orbit), len(orbit) * h if purpose == "count" else 1))
     return out
 
