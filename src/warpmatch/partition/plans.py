@@ -37,7 +37,7 @@ from numba import njit
 
 from ..graph.csr import Graph
 from ..plan.build import reorder_plan, restriction_pairs
-from ..plan.filter import ldf_mask
+from ..plan.filter import ldf_ids, ldf_size
 from ..plan.plan import Plan
 from ..query.model import Query
 from ..query.symmetry import automorphism_generators, automorphisms, symmetry_breaking
@@ -203,18 +203,32 @@ def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray,
     """The boundary vertices that query vertex ``u`` may take under ``plan``.
 
     ``on_boundary`` (bool[n], the boundary as a mask) makes the intersection with
-    an explicit candidate set one gather: ``np.intersect1d`` sorted both and took
-    53 ms of a 0.3 s partitioned triangle count (2x10^7 edges, H200 host).
+    the candidates one gather: ``np.intersect1d`` sorted both and took 53 ms of a
+    0.3 s partitioned triangle count (2x10^7 edges, H200 host). An implicit set is
+    the label-and-degree one, whose ids :func:`~warpmatch.plan.filter.ldf_ids` keeps.
     """
     d = int(plan.inverse_order[u])
     if plan.cand_restricted[d]:
         ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
-        if on_boundary is None:
-            on_boundary = np.zeros(graph.n, dtype=bool)
-            on_boundary[boundary] = True
-        return ids[on_boundary[ids]].astype(plan.cand_ids.dtype)
-    keep = ldf_mask(graph, plan.query, u)[boundary]
-    return boundary[keep].astype(plan.cand_ids.dtype)
+    else:
+        ids = ldf_ids(graph, plan.query, u)
+    if on_boundary is None:
+        on_boundary = np.zeros(graph.n, dtype=bool)
+        on_boundary[boundary] = True
+    return _kept(np.ascontiguousarray(ids, dtype=plan.cand_ids.dtype), on_boundary)
+
+
+@njit(cache=True, nogil=True)
+def _kept(ids, mask):  # pragma: no cover - compiled
+    """``ids[mask[ids]]`` in one compiled pass (numpy's gather and compress: 7 ms for
+    1.2M ids)."""
+    out = np.empty(ids.shape[0], ids.dtype)
+    n = 0
+    for i in range(ids.shape[0]):       # branch-free: about half the ids are kept
+        v = ids[i]
+        out[n] = v
+        n += 1 if mask[v] else 0
+    return out[:n].copy()
 
 
 def _loosen_roots(graph: Graph, plan: Plan) -> Plan:
@@ -230,8 +244,10 @@ def _loosen_roots(graph: Graph, plan: Plan) -> Plan:
     """
     import dataclasses
     d0 = plan.cand_ids[plan.cand_ptr[0]:plan.cand_ptr[1]]
-    ldf = ldf_mask(graph, plan.query, int(plan.order[0]))
-    if d0.size != int(np.count_nonzero(ldf)) or not bool(ldf[d0].all()):
+    u0 = int(plan.order[0])
+    # both sorted and unique: equal sizes, then equal arrays (the kept ids, no mask)
+    if d0.size != ldf_size(graph, plan.query, u0) or \
+            not np.array_equal(d0, ldf_ids(graph, plan.query, u0)):
         return plan                       # anchors, NLF or refinement: keep the set
     restricted = plan.cand_restricted.copy()
     restricted[0] = False
