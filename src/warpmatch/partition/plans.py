@@ -1,7 +1,8 @@
 """Plans of the partitioned search: one per part (intra) and one per query-edge orbit (inter).
 
 Map: :func:`local_plan` / :func:`local_plans` (a plan's candidate sets moved to
-one part's local ids, or to every part's at once) < :func:`edge_order` (a matching order that starts at a query edge) <
+one part's local ids, or to every part's at once) < :func:`edge_order` (a
+matching order that starts at a query edge) <
 :func:`edge_orbits` (the query's edges grouped by automorphism) <
 :class:`InterSearch` / :func:`inter_searches` (PBE Alg. 2: the inter-partition
 search sequences, with their sharing).
@@ -24,6 +25,9 @@ prime query edges lie in one automorphism edge orbit are strictly equivalent
 - Subgraph listing must return the rows the in-memory engine returns (the
   representative the global restrictions choose), so there it runs one search
   per query edge with the global restrictions, as PBE's unshared plan does.
+- The in-memory plan's root set is not carried to a later depth of an inter
+  search where it is exactly the label-and-degree set (:func:`_loosen_roots`):
+  every depth checks labels and degrees anyway.
 - The order after the prime edge is greedy (most matched neighbours, then the
   smaller candidate set, then the higher degree), not PBE's search over all
   permutations with a cost model.

@@ -119,8 +119,9 @@ def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = 
 
 
 def _plan_bytes(graph: Graph, plan: Plan) -> int:
-    """Device bytes of an inter search beside the graph: its part ids, its candidate
-    sets, and the pool its roots become (at most as large again)."""
+    """Device bytes of an inter search beside the graph: its part ids and its candidate
+    sets twice (the pool its roots become is a filtered copy of them; counting every
+    depth's set twice errs on the safe side)."""
     from ..engine.gpu.render import part_dtype
     part = graph.n * np.dtype(part_dtype(plan) or np.int32).itemsize
     return part + 8 * int(plan.cand_ids.size)
@@ -433,7 +434,8 @@ def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
                                   on_boundary=pg.on_boundary)
         names = plan.query.names
         where = ("the whole graph (on the GPU: in device memory if it fits the budget, "
-                 "else read from pinned host memory)" if engine_name == "gpu"
+                 "else its offsets there if they fit and its lists read from pinned host "
+                 "memory, else all of it read from pinned host memory)" if engine_name == "gpu"
                  else "the whole graph in host memory")
         lines.append(f"  inter-partition: {len(searches)} search(es) on {engine_name} over "
                      f"{where}, from boundary vertices; a match is found from its smallest "
