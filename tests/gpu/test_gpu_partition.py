@@ -115,7 +115,7 @@ def test_hybrid_graph_memory_equals_device_memory(data) -> None:
 
 
 def test_parts_are_copied_from_pinned_host_memory() -> None:
-    """A GPU engine's partitioned count pins each part once and reuses it per query."""
+    """A GPU engine's partitioned count pins each part on its second query and reuses it."""
     g = Graph.from_networkx(nx.powerlaw_cluster_graph(5000, 5, 0.3, seed=3))
     pg = Partitioned.build(g, parts=3)
     for name in ("triangle", "square"):

@@ -76,15 +76,23 @@ def test_parts_list_their_vertices_in_id_order(g: Graph, parts: int) -> None:
 
 
 def test_boundary_mask_and_pinned_parts_past_the_host_share(g: Graph, monkeypatch) -> None:
-    """on_boundary is the boundary as a mask; where pinned copies of the parts would take
-    more than PIN_SHARE of the host's memory, subgraph(p, pinned=True) is the pageable
-    subgraph (the GPU tests check the pinned copies themselves)."""
+    """on_boundary is the boundary as a mask; a part is pinned on its second copy to a
+    device, never where the parts would take more than PIN_SHARE of the host's memory
+    (the GPU tests check the pinned copies themselves)."""
+    from warpmatch.engine.gpu import memory
     from warpmatch.partition import store
     pg = Partitioned.build(g, parts=3)
     assert np.array_equal(np.flatnonzero(pg.on_boundary), pg.boundary)
+    # a stand-in for the page-locked copy (CuPy may be absent here)
+    monkeypatch.setattr(memory, "pinned_copy", lambda sub: ("pinned", sub))
+    sub = pg.subgraph(1)
+    assert pg.subgraph(1, pinned=True) is sub            # a first copy: pageable
+    assert pg.subgraph(1, pinned=True) == ("pinned", sub)  # the second: pinned, kept
+    assert pg.subgraph(1, pinned=True) is pg._pinned[1] and sorted(pg._pinned) == [1]
     monkeypatch.setattr(store, "PIN_SHARE", 0.0)
-    assert pg.subgraph(1, pinned=True) is pg.subgraph(1)
-    assert not pg._pinned
+    for _ in range(3):
+        assert pg.subgraph(2, pinned=True) is pg.subgraph(2)
+    assert sorted(pg._pinned) == [1]
 
 
 def test_a_damaged_boundary_file_is_refused(g: Graph, tmp_path: Path) -> None:

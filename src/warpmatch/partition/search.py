@@ -15,7 +15,8 @@ differs here:
   part's subgraph, with the in-memory plan's candidate sets moved to local ids
   (all parts' in one pass); a part's device copy is dropped before the next
   part is loaded. On the GPU each part is copied from a pinned host copy made
-  once per part, and every search launches by pool (:func:`pool_launches`).
+  once, on its second copy (:meth:`Partitioned.subgraph`), and every search
+  launches by pool (:func:`pool_launches`).
 - Inter runs the same engine over the whole graph, rule 8 in its candidate
   checks. On the GPU the graph is in device memory when it fits the budget,
   else its row offsets are there and its lists in pinned host memory
