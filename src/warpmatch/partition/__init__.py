@@ -1,6 +1,7 @@
 """Graphs larger than the GPU's memory: partitioned enumeration (PBE).
 
-Map: :mod:`.split` (how many parts a budget needs, METIS or BFS part ids) <
+Map: :mod:`.coarsen` (METIS on a contracted graph: memory a small multiple of the
+graph's) < :mod:`.split` (how many parts a budget needs, METIS or BFS part ids) <
 :mod:`.store` (:class:`Partitioned`: the parts' induced subgraphs, written once
 to a directory and memory-mapped) < :mod:`.plans` (per-part plans; the
 inter-partition search sequences with DupRemove and automorphism sharing) <

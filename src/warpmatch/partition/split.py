@@ -2,7 +2,8 @@
 
 Map: :func:`parse_bytes` (``"4GB"`` -> bytes) < :func:`parts_for_budget` (how
 many parts, from the graph's bytes and the budget) < :func:`partition_vertices`
-(a part id per vertex: METIS k-way through ``pymetis``, or BFS ranges) <
+(a part id per vertex: METIS k-way through ``pymetis``, on a contracted graph
+above a size (:mod:`.coarsen`), or BFS ranges) <
 :func:`part_bytes` (what each part's induced subgraph costs on the device).
 
 PBE (Guo et al., "Exploiting reuse for GPU subgraph enumeration", §3.1)
@@ -15,6 +16,10 @@ intermediate results. Differences:
   subgraph fits, because METIS balances vertex weights, not bytes exactly.
 - Vertex weights are degrees plus one, so parts are balanced by edges (a
   hub weighs what it costs), as the issue asks.
+- A graph of more than :data:`~.coarsen.METIS_DIRECT_ENTRIES` adjacency entries
+  is contracted by label propagation before METIS sees it, and the parts are
+  refined on the graph itself (:mod:`.coarsen`): METIS on the whole graph took
+  23x the graph's bytes.
 - Without ``pymetis`` (the ``[partition]`` extra) the vertices are cut into
   ranges of a BFS order, balanced by the same weights, with a warning: a BFS
   keeps neighbourhoods together far better than id ranges, at no
@@ -202,17 +207,10 @@ def partition_vertices(graph: Graph, parts: int, method: str = "auto",
                           PartitionWarning, stacklevel=2)
     if metis is None:
         return _dense(_bfs_ranges(graph, parts), parts), "bfs"
+    from .coarsen import metis_parts
     ptr, nbr = _symmetric(graph)
-    opts = metis.Options(seed=int(seed))
-    ptr = np.asarray(ptr, dtype=np.int64)
-    nbr = np.asarray(nbr, dtype=np.int64)
-    if hasattr(metis, "CSRAdjacency"):          # pymetis >= 2025.2
-        _, member = metis.part_graph(parts, adjacency=metis.CSRAdjacency(ptr, nbr),
-                                     vweights=_weights(graph), options=opts)
-    else:                                        # pragma: no cover - older pymetis
-        _, member = metis.part_graph(parts, xadj=ptr, adjncy=nbr, vweights=_weights(graph),
-                                     options=opts)
-    return _dense(np.asarray(member, dtype=np.int32), parts), "metis"
+    part, _ = metis_parts(metis, ptr, nbr, _weights(graph), parts, seed)
+    return _dense(part, parts), "metis"
 
 
 def _dense(part: np.ndarray, parts: int) -> np.ndarray:
