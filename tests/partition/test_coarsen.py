@@ -113,3 +113,22 @@ def test_edge_chunks_bound_rows_and_entries(g: Graph, rows: int, entries: int) -
     for s, _ in chunks:
         one_row = s.size == 0 or s[0] == s[-1]
         assert (s.size <= entries or one_row) and np.unique(s).size <= rows
+
+
+def test_few_clusters_and_no_shrinking_fall_back_correctly(monkeypatch) -> None:
+    """Two cliques joined by one edge contract to as many clusters as parts: each
+    cluster is then a part. A perfect matching whose bound forbids every merge (each
+    vertex weighs the bound) is not shrunk: METIS cuts it whole."""
+    monkeypatch.setattr(C, "CLUSTERS_PER_PART", 1)
+    G = nx.disjoint_union(nx.complete_graph(30), nx.complete_graph(30))
+    G.add_edge(0, 30)
+    g = Graph.from_networkx(G)
+    ptr, nbr = _sym(g)
+    part, c = C.metis_parts(pymetis, ptr, nbr, _weights(g), 2, 0, direct=0)
+    assert c == 2 and sorted(np.bincount(part).tolist()) == [30, 30] and _cut(g, part) == 1
+    monkeypatch.setattr(C, "CLUSTERS_PER_PART", 30)       # bound = one vertex's weight
+    m = Graph.from_networkx(nx.Graph([(2 * i, 2 * i + 1) for i in range(40)]))
+    ptr, nbr = _sym(m)
+    part, c = C.metis_parts(pymetis, ptr, nbr, _weights(m), 2, 0, direct=0)
+    assert c == 0 and part.shape == (80,) and set(part.tolist()) == {0, 1}
+    assert _cut(m, part) == 0
