@@ -94,9 +94,12 @@ def test_the_contracted_cut_is_close_to_metis_on_the_whole_graph(seed: int) -> N
 def test_partitioned_counts_through_the_contracted_path(monkeypatch) -> None:
     monkeypatch.setattr(C, "METIS_DIRECT_ENTRIES", 0)
     monkeypatch.setattr(C, "CLUSTERS_PER_PART", 4)
+    contracted: list[int] = []
+    contract = C._contract
+    monkeypatch.setattr(C, "_contract", lambda *a: contracted.append(1) or contract(*a))
     g = Graph.from_networkx(nx.powerlaw_cluster_graph(600, 4, 0.3, seed=5))
     pg = Partitioned.build(g, parts=4, method="metis")
-    assert pg.parts == 4 and pg.method == "metis"
+    assert pg.parts == 4 and pg.method == "metis" and contracted
     for name in ("triangle", "square", "diamond", "tailed-triangle"):
         got, stats, done = count_partitioned(pg, wm.api.as_query(name, g), engine=CpuEngine())
         assert done and got == wm.count(g, name, backend="cpu") and stats.inter > 0
@@ -132,3 +135,16 @@ def test_few_clusters_and_no_shrinking_fall_back_correctly(monkeypatch) -> None:
     part, c = C.metis_parts(pymetis, ptr, nbr, _weights(m), 2, 0, direct=0)
     assert c == 0 and part.shape == (80,) and set(part.tolist()) == {0, 1}
     assert _cut(m, part) == 0
+
+
+def test_progress_runs_through_every_stage(monkeypatch) -> None:
+    """Partitioned.build reports METIS's stages, in order, up to done == total, on the
+    contracted path and on the direct one."""
+    g = Graph.from_networkx(nx.powerlaw_cluster_graph(800, 4, 0.3, seed=7))
+    for direct in (0, 1 << 30):
+        monkeypatch.setattr(C, "METIS_DIRECT_ENTRIES", direct)
+        seen: list[tuple[int, int]] = []
+        Partitioned.build(g, parts=3, method="metis", progress=lambda d, t: seen.append((d, t)))
+        assert seen and seen[-1][0] == seen[-1][1] == C.LP_ROUNDS + 2 + C.REFINE_ROUNDS
+        assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+        assert (len(seen) > 2) == (direct == 0)

@@ -134,7 +134,9 @@ def partition(graph: str, output: str, parts: int | None, memory_budget: int | N
         raise click.UsageError("give --parts P, --memory-budget SIZE, or both")
     g, load_s = _load_graph(graph, fmt, directed, vertex_labels)
     t0 = time.perf_counter()
-    pg = Partitioned.build(g, parts=parts, budget=memory_budget, method=method, seed=seed)
+    with ProgressBar("cutting", percent=True) as bar:
+        pg = Partitioned.build(g, parts=parts, budget=memory_budget, method=method, seed=seed,
+                               progress=bar if bar.enabled else None)
     cut_s = time.perf_counter() - t0
     with ProgressBar("writing parts", percent=True) as bar:
         pg.write(output, progress=bar if bar.enabled else None)

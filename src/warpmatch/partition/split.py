@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from typing import Any
 from collections import deque
 
 import numpy as np
@@ -156,7 +157,7 @@ def _bfs_ranges(graph: Graph, parts: int) -> np.ndarray:
 
 
 def partition_vertices(graph: Graph, parts: int, method: str = "auto",
-                       seed: int = 0) -> tuple[np.ndarray, str]:
+                       seed: int = 0, progress: Any = None) -> tuple[np.ndarray, str]:
     """A part id (0..parts-1) per vertex, and the method that made it.
 
     Parameters
@@ -170,6 +171,8 @@ def partition_vertices(graph: Graph, parts: int, method: str = "auto",
         (:class:`PartitionWarning`) and cuts BFS ranges.
     seed : int, optional
         METIS's random seed. The default is 0.
+    progress : callable, optional
+        ``progress(done, total)`` through METIS's stages (:func:`.coarsen.metis_parts`).
 
     Returns
     -------
@@ -209,7 +212,7 @@ def partition_vertices(graph: Graph, parts: int, method: str = "auto",
         return _dense(_bfs_ranges(graph, parts), parts), "bfs"
     from .coarsen import metis_parts
     ptr, nbr = _symmetric(graph)
-    part, _ = metis_parts(metis, ptr, nbr, _weights(graph), parts, seed)
+    part, _ = metis_parts(metis, ptr, nbr, _weights(graph), parts, seed, progress=progress)
     return _dense(part, parts), "metis"
 
 
@@ -225,11 +228,12 @@ def _dense(part: np.ndarray, parts: int) -> np.ndarray:
 
 
 def fit_parts(graph: Graph, budget: int, parts: int | None = None, method: str = "auto",
-              seed: int = 0) -> tuple[np.ndarray, str]:
+              seed: int = 0, progress: Any = None) -> tuple[np.ndarray, str]:
     """Partition so that every part's induced subgraph fits ``budget`` bytes less the room.
 
     Starts from ``parts`` (default: :func:`parts_for_budget`) and grows the
-    count by half while a part is too large.
+    count by half while a part is too large. ``progress`` is as in
+    :func:`partition_vertices` (each try starts it again).
 
     Raises
     ------
@@ -246,7 +250,7 @@ def fit_parts(graph: Graph, budget: int, parts: int | None = None, method: str =
     p = parts if parts is not None else parts_for_budget(device_graph_bytes(graph), budget)
     p = min(max(1, p), max(graph.n, 1))
     for _ in range(MAX_TRIES + 1):
-        part, how = partition_vertices(graph, p, method, seed)
+        part, how = partition_vertices(graph, p, method, seed, progress)
         sizes = part_bytes(graph, part, int(part.max(initial=0)) + 1)
         if int(sizes.max(initial=0)) <= usable or p >= graph.n:
             return part, how

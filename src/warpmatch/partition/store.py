@@ -139,7 +139,7 @@ class Partitioned:
     # ----------------------------------------------------------------- building
     @classmethod
     def build(cls, graph: Graph, parts: int | None = None, budget: int | None = None,
-              method: str = "auto", seed: int = 0) -> "Partitioned":
+              method: str = "auto", seed: int = 0, progress: Any = None) -> "Partitioned":
         """Cut ``graph`` into ``parts`` parts, or into as many as ``budget`` bytes need.
 
         Parameters
@@ -154,6 +154,9 @@ class Partitioned:
             See :func:`~.split.partition_vertices`. The default is ``"auto"``.
         seed : int, optional
             METIS's seed. The default is 0.
+        progress : callable, optional
+            ``progress(done, total)`` through METIS's stages
+            (:func:`~.coarsen.metis_parts`).
 
         Returns
         -------
@@ -162,9 +165,9 @@ class Partitioned:
         if parts is None and budget is None:
             raise ValueError("give parts, budget or both")
         if budget is not None:
-            part, how = fit_parts(graph, int(budget), parts, method, seed)
+            part, how = fit_parts(graph, int(budget), parts, method, seed, progress)
         else:
-            part, how = partition_vertices(graph, int(parts), method, seed)
+            part, how = partition_vertices(graph, int(parts), method, seed, progress)
         return cls(graph, part, how)
 
     # ------------------------------------------------------------------ queries
