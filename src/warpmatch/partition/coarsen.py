@@ -140,22 +140,35 @@ def _clusters(ptr, nbr, ew, vw, bound, rounds, seed, tick=None) -> tuple[np.ndar
 
 
 @njit(cache=True, nogil=True)
+def group_by(part, parts, like):  # pragma: no cover - compiled
+    """``(start, order, local)``: group ``p``'s vertices are ``order[start[p]:start[p+1]]``,
+    in increasing id; ``local[v]`` is ``v``'s position in its group (ids of ``like``'s
+    type). A counting sort: parts of a partition, or clusters."""
+    n = part.shape[0]
+    start = np.zeros(parts + 1, np.int64)
+    for v in range(n):
+        start[part[v] + 1] += 1
+    for p in range(parts):
+        start[p + 1] += start[p]
+    pos = start[:parts].copy()
+    order = np.empty(n, type(like))
+    local = np.empty(n, type(like))
+    for v in range(n):
+        p = part[v]
+        i = pos[p]
+        order[i] = v
+        local[v] = i - start[p]
+        pos[p] = i + 1
+    return start, order, local
+
+
+@njit(cache=True, nogil=True)
 def _contract(ptr, nbr, ew, vw, cid, c):  # pragma: no cover - compiled
     """The cluster graph of ``cid``: CSR (``cptr``, ``cnbr``) without self-loops, edge
     weights ``cew`` (the summed weights ``ew`` of the edges between the two clusters;
     an empty ``ew``: each edge weighs 1) and vertex weights ``cvw`` (summed)."""
     n = ptr.shape[0] - 1
-    # members of each cluster (a counting sort)
-    start = np.zeros(c + 1, np.int64)
-    for v in range(n):
-        start[cid[v] + 1] += 1
-    for i in range(c):
-        start[i + 1] += start[i]
-    pos = start[:c].copy()
-    members = np.empty(n, np.int64)
-    for v in range(n):
-        members[pos[cid[v]]] = v
-        pos[cid[v]] += 1
+    start, members, _ = group_by(cid, c, np.int64(0))
     cvw = np.zeros(c, np.int64)
     for v in range(n):
         cvw[cid[v]] += vw[v]

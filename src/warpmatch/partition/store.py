@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ..errors import GraphError, InputFormatError
 from ..graph.binary import load_binary, save_binary
 from ..graph.csr import Graph, edge_chunks, row_entries
+from .coarsen import group_by
 from .split import fit_parts, part_bytes, partition_vertices
 
 FORMAT = "warpmatch-partitions"
@@ -65,28 +65,6 @@ def is_partition_dir(path: str | os.PathLike) -> bool:
     """True if ``path`` is a directory with a partition manifest."""
     p = Path(path)
     return p.is_dir() and (p / MANIFEST).is_file()
-
-
-@njit(cache=True, nogil=True)
-def _by_part(part, parts, like):  # pragma: no cover - compiled
-    """``(start, order, local)``: part ``p``'s vertices are ``order[start[p]:start[p+1]]``,
-    in increasing id; ``local[v]`` is ``v``'s position in its part (ids of ``like``'s type)."""
-    n = part.shape[0]
-    start = np.zeros(parts + 1, np.int64)
-    for v in range(n):
-        start[part[v] + 1] += 1
-    for p in range(parts):
-        start[p + 1] += start[p]
-    pos = start[:parts].copy()
-    order = np.empty(n, type(like))
-    local = np.empty(n, type(like))
-    for v in range(n):
-        p = part[v]
-        i = pos[p]
-        order[i] = v
-        local[v] = i - start[p]
-        pos[p] = i + 1
-    return start, order, local
 
 
 class Partitioned:
@@ -124,7 +102,7 @@ class Partitioned:
                              f"0..{self.parts - 1} with no empty part")
         # by part, then by global id: a counting sort (a stable argsort took 0.8 s at
         # 12.5M vertices, on every open of a partition directory)
-        start, order, local = _by_part(part, self.parts, graph.indices.dtype.type(0))
+        start, order, local = group_by(part, self.parts, graph.indices.dtype.type(0))
         self._start = start
         self._order = order
         self.local = local
