@@ -109,7 +109,7 @@ def _propagate(ptr, nbr, ew, vw, label, cw, bound, rounds, seed, tick=None) -> N
     fewer than 0.1% of the vertices; ``tick()`` after each sweep (progress)."""
     n = ptr.shape[0] - 1
     for r in range(rounds):
-        moved = _sweep(ptr, nbr, ew, vw, label, cw, bound, seed * 1009 + r)
+        moved = _sweep(ptr, nbr, ew, vw, label, cw, bound, (seed * 1009 + r) % (1 << 32))
         if tick is not None:
             tick()
         if moved * 1000 < n:
