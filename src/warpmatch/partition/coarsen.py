@@ -24,8 +24,8 @@ METIS's heaviest or 3% above the mean. On that graph (a planted-community one,
 6 parts; ``Partitioned.build``): peak 418 MB instead of 2,421 MB for the whole
 process, 412,221 cut edges instead of 610,728, in about the same time (11.3 s
 instead of 10.7 s on this 2-core host); on a
-Chung-Lu graph of 10^7 edges without communities, 562 instead of 2,816 MB and
-6.41M cut edges instead of 6.54M, balanced within 6.2% (hubs heavier than the
+Chung-Lu graph of 10^7 edges without communities, 611 instead of 2,816 MB and
+6.43M cut edges instead of 6.54M, balanced within 6.2% (hubs heavier than the
 cluster bound stay alone, so METIS balances coarser pieces).
 Differences from METIS on the whole graph:
 

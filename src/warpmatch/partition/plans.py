@@ -1,8 +1,7 @@
 """Plans of the partitioned search: one per part (intra) and one per query-edge orbit (inter).
 
-Map: :func:`local_plan` / :func:`local_plans` (a plan's candidate sets moved to
-one part's local ids, or to every part's at once) < :func:`edge_order` (a
-matching order that starts at a query edge) <
+Map: :func:`local_plans` (a plan's candidate sets moved to every part's local
+ids) < :func:`edge_order` (a matching order that starts at a query edge) <
 :func:`edge_orbits` (the query's edges grouped by automorphism) <
 :class:`InterSearch` / :func:`inter_searches` (PBE Alg. 2: the inter-partition
 search sequences, with their sharing).
@@ -67,10 +66,12 @@ def _split_by_part(ids, part, local, parts):  # pragma: no cover - compiled
 
 
 def local_plans(plan: Plan, part: np.ndarray, local: np.ndarray, parts: int) -> list[Plan]:
-    """``plan`` for every part's induced subgraph (:func:`local_plan` for ``p = 0..parts-1``).
+    """``plan`` for every part's induced subgraph: each explicit candidate set keeps,
+    for part ``p``, the ids in part ``p``, renamed to local ids (an order-preserving
+    renaming).
 
-    Each explicit candidate set is split by part in one compiled counting pass
-    instead of one filtering pass per part: on a 2x10^7-edge graph cut into 6
+    Each set is split by part in one compiled counting pass instead of one
+    filtering pass per part: on a 2x10^7-edge graph cut into 6
     parts (H200 host) the six passes took 78 ms of a 0.3 s partitioned triangle
     count, a stable argsort and gathers 81 ms.
     """
@@ -105,23 +106,6 @@ def local_plans(plan: Plan, part: np.ndarray, local: np.ndarray, parts: int) -> 
         cids = np.ascontiguousarray(np.concatenate(slices)) if slices else plan.cand_ids[:0]
         out.append(dataclasses.replace(plan, cand_ptr=ptr, cand_ids=cids))
     return out
-
-
-def local_plan(plan: Plan, part: np.ndarray, local: np.ndarray, p: int) -> Plan:
-    """``plan`` for part ``p``'s induced subgraph: every explicit candidate set keeps
-    the ids in part ``p``, renamed to local ids (an order-preserving renaming)."""
-    import dataclasses
-    k = plan.k
-    slices = []
-    for d in range(k):
-        ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
-        if plan.cand_restricted[d] and ids.size:
-            ids = local[ids[part[ids] == p]]
-        slices.append(np.asarray(ids, dtype=plan.cand_ids.dtype))
-    ptr = np.zeros(k + 1, dtype=np.int64)
-    ptr[1:] = np.cumsum([x.size for x in slices])
-    cids = np.ascontiguousarray(np.concatenate(slices)) if slices else plan.cand_ids[:0]
-    return dataclasses.replace(plan, cand_ptr=ptr, cand_ids=cids)
 
 
 def edge_order(query: Query, a: int, b: int, sizes: np.ndarray) -> list[int]:
@@ -202,23 +186,20 @@ class InterSearch:
     weight: int
 
 
-def _roots(graph: Graph, plan: Plan, u: int, boundary: np.ndarray,
-           on_boundary: np.ndarray | None = None) -> np.ndarray:
-    """The boundary vertices that query vertex ``u`` may take under ``plan``.
+def _roots(graph: Graph, plan: Plan, u: int, on_boundary: np.ndarray) -> np.ndarray:
+    """The boundary vertices (``on_boundary``: bool[n]) that query vertex ``u`` may take
+    under ``plan``.
 
-    ``on_boundary`` (bool[n], the boundary as a mask) makes the intersection with
-    the candidates one gather: ``np.intersect1d`` sorted both and took 53 ms of a
-    0.3 s partitioned triangle count (2x10^7 edges, H200 host). An implicit set is
-    the label-and-degree one, whose ids :func:`~warpmatch.plan.filter.ldf_ids` keeps.
+    The mask makes the intersection with the candidates one gather: ``np.intersect1d``
+    sorted both and took 53 ms of a 0.3 s partitioned triangle count (2x10^7 edges,
+    H200 host). An implicit set is the label-and-degree one, whose ids
+    :func:`~warpmatch.plan.filter.ldf_ids` keeps.
     """
     d = int(plan.inverse_order[u])
     if plan.cand_restricted[d]:
         ids = plan.cand_ids[plan.cand_ptr[d]:plan.cand_ptr[d + 1]]
     else:
         ids = ldf_ids(graph, plan.query, u)
-    if on_boundary is None:
-        on_boundary = np.zeros(graph.n, dtype=bool)
-        on_boundary[boundary] = True
     return _kept(np.ascontiguousarray(ids, dtype=plan.cand_ids.dtype), on_boundary)
 
 
@@ -241,8 +222,8 @@ def _loosen_roots(graph: Graph, plan: Plan) -> Plan:
 
     In an inter search that vertex may sit at a later depth; an explicit set there is an
     array the size of the graph's vertices on the device and a binary search per
-    candidate, for no pruning (a 2x10^7-edge diamond: 1.2M ids that kept its inter
-    search from having its offsets on the device). Only :func:`reorder_plan` and
+    candidate, for no pruning (a 10^7-edge diamond's first inter search carried 1.16M
+    such ids; at 2x10^7 edges they kept it from having its offsets on the device). Only :func:`reorder_plan` and
     :func:`_roots` read the result: it is never run (depth 0 is always explicit in a
     plan that runs).
     """
@@ -306,7 +287,7 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
         pairs = restriction_pairs(plan)
         for a, b in query_edges(query):
             p = reorder_plan(src, edge_order(query, a, b, sizes),
-                             _roots(graph, src, a, boundary, mask), pairs, multiplier=1, **cut)
+                             _roots(graph, src, a, mask), pairs, multiplier=1, **cut)
             out.append(InterSearch(p, [(a, b)], 1))
         return out
     aut = symmetry_breaking(query, colors)[1]
@@ -318,7 +299,7 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
         if share and len(orbit) * h != aut:   # orbit-stabilizer: |O| |H| = |Aut|
             raise AssertionError(f"edge orbit {orbit}: {len(orbit)} x {h} != |Aut| = {aut}")
         p = reorder_plan(src, edge_order(query, a, b, sizes),
-                         _roots(graph, src, a, boundary, mask), pairs, multiplier=1, **cut)
+                         _roots(graph, src, a, mask), pairs, multiplier=1, **cut)
         out.append(InterSearch(p, list(orbit), len(orbit) * h if purpose == "count" else 1))
     return out
 

@@ -112,20 +112,19 @@ def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = 
     inter = copy.copy(engine)
     if memory is None:
         usable = device_budget(engine) * (1 - ROOM)
-        fixed = max((_plan_bytes(graph, p) for p in plans or []), default=4 * graph.n)
+        fixed = max((_plan_bytes(p) for p in plans or []), default=4 * graph.n)
         memory = next((m for m in ("device", "hybrid")
                        if resident_bytes(graph, m) + fixed <= usable), "pinned")
     inter.graph_memory = memory
     return inter
 
 
-def _plan_bytes(graph: Graph, plan: Plan) -> int:
+def _plan_bytes(plan: Plan) -> int:
     """Device bytes of an inter search beside the graph: its part ids and its candidate
     sets twice (the pool its roots become is a filtered copy of them; counting every
     depth's set twice errs on the safe side)."""
-    from ..engine.gpu.render import part_dtype
-    part = graph.n * np.dtype(part_dtype(plan) or np.int32).itemsize
-    return part + 8 * int(plan.cand_ids.size)
+    from ..engine.gpu.render import part_nbytes
+    return part_nbytes(plan) + 8 * int(plan.cand_ids.size)
 
 
 def pool_launches(engine: Any) -> Any:
@@ -152,9 +151,8 @@ def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
     if not searches or not _on_device(engine):
         return 0
     from ..engine.gpu.memory import resident_bytes
-    from ..engine.gpu.render import part_dtype
-    part = graph.n * np.dtype(part_dtype(searches[0].plan)).itemsize
-    return resident_bytes(graph, engine.graph_memory) + part
+    from ..engine.gpu.render import part_nbytes
+    return resident_bytes(graph, engine.graph_memory) + part_nbytes(searches[0].plan)
 
 
 def _engine_name(engine: Any) -> str:

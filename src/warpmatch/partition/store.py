@@ -203,8 +203,8 @@ class Partitioned:
         page-locked host memory, made once, so that each later copy is a DMA at the
         bus's speed (the pageable copies of six parts took 43 ms of a 0.3 s
         partitioned count, 2x10^7 edges on an H200). The first use gets the
-        pageable subgraph: pinning costs about as much as two or three pageable copies
-        (0.25 s for six parts at 5x10^7 edges), so a single query does not pay it.
+        pageable subgraph, so that a single query does not pay for pinning (0.25 s for
+        six parts at 5x10^7 edges, where their pageable copies took 43 ms at 2x10^7).
         Where the parts together would take more than :data:`PIN_SHARE` of the
         host's memory, the pageable subgraph is always returned.
         """

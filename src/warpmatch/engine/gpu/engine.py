@@ -59,7 +59,7 @@ from ..base import Progress, Stop
 from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import leaf_countable, part_dtype, plan_signature, plan_trims
+from .render import leaf_countable, part_dtype, part_nbytes, plan_signature, plan_trims
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -339,9 +339,8 @@ class _Run:
         # a graph in host memory (pinned, managed) takes none of the device's budget, a
         # hybrid one its offsets
         gbytes = resident_bytes(graph, eng.graph_memory)
-        cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8
-        if plan.cut_part is not None:                # rule 8's part ids
-            cbytes += graph.n * np.dtype(part_dtype(plan)).itemsize
+        # candidate sets and rule 8's part ids
+        cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8 + part_nbytes(plan)
         if gbytes + cbytes > self.budget:
             raise BudgetError(f"the graph needs {_fmt(gbytes)} of GPU memory "
                               f"({graph.n} vertices, {graph.indices.size} adjacency entries) "

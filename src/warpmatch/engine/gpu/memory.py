@@ -141,10 +141,10 @@ def make_room(graph: Graph, memory: str = "device", room: float = 0.25) -> int:
     the whole graph): their copies may not all fit the device together. Returns how
     many copies were dropped (none when ``graph`` is cached or not in device memory).
     """
-    if memory not in ("device", "hybrid") or graph in _GRAPHS or not len(_GRAPHS):
+    need = resident_bytes(graph, memory)
+    if not need or graph in _GRAPHS or not len(_GRAPHS):
         return 0
     import cupy as cp
-    need = resident_bytes(graph, memory)
     pool = cp.get_default_memory_pool()
     dropped = 0
     while len(_GRAPHS):

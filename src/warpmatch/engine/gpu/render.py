@@ -102,6 +102,12 @@ def part_dtype(plan: Plan) -> Any:
     return None if t is None else (np.uint8 if t == "unsigned char" else np.int32)
 
 
+def part_nbytes(plan: Plan) -> int:
+    """Device bytes of rule 8's part ids (:func:`part_dtype`; 0 without ``cut_part``)."""
+    dt = part_dtype(plan)
+    return 0 if dt is None else int(plan.cut_part.size) * np.dtype(dt).itemsize
+
+
 def plan_structure(plan: Plan) -> tuple:
     """A hashable key of everything in ``plan`` that its rendered source depends on (not
     its candidate sets or roots): plans with equal keys render the same text."""
@@ -520,5 +526,5 @@ def plan_signature(plan: Plan) -> str:
 
 
 __all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "memo", "part_ctype",
-           "part_dtype", "plan_structure",
+           "part_dtype", "part_nbytes", "plan_structure",
            "render_plan", "render_functions", "plan_signature", "trims"]
