@@ -278,3 +278,80 @@ def test_inter_plans_drop_a_root_set_only_where_it_is_the_ldf_set(data) -> None:
     d0 = set(plan.cand_ids[plan.cand_ptr[0]:plan.cand_ptr[1]].tolist())
     ldf = set(np.flatnonzero(ldf_mask(g, q, int(plan.order[0]))).tolist())
     assert (P._loosen_roots(g, plan) is plan) == (d0 != ldf)
+
+
+# ------------------------------------------------ leaves under rule 8 (cut graph)
+def _without_cut_graph(plan):
+    import dataclasses
+    return dataclasses.replace(plan, cut_graph=None)
+
+
+LEAFY = ["tailed-triangle", "3-path", "4-path", "3-star", "a-b, b-c, c-a, c-d, d-e",
+         "a-b, b-c, c-d, d-a, a-e", "a-b, a-c, a-d, b-c, d-e"]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
+    """Every inter search counts the same with the cut graph (a last plain leaf counted
+    from the cut neighbours' lists; a prime edge at a leaf matched last, rule 8 at that
+    depth) as without it (every candidate checked) and as the reference engine; a leaf
+    end of a prime edge is matched last exactly where the leaf is counted from a list."""
+    from warpmatch.partition import plans as P
+    from warpmatch.plan import build_plan
+    from warpmatch.plan.build import anchor_colors
+    from warpmatch.plan.leaves import bare_last_leaf
+    g = data.draw(graphs(nmax=24))
+    if g.directed or data.draw(st.booleans()):
+        q = data.draw(queries(g, 3, 6))
+    else:
+        q = wm.api.as_query(data.draw(st.sampled_from(LEAFY)), g)
+    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
+    anchors = None
+    if data.draw(st.booleans()):
+        ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
+        anchors = {data.draw(st.integers(0, q.k - 1)): ids}
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      anchors=anchors, purpose="count")
+    if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:
+        return
+    colors = anchor_colors(g, q, anchors)
+    searches = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count",
+                                cut_graph=pg.cut_graph)
+    plain = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+    labels = (g.vertex_labels is not None, g.edge_labels is not None)
+    assert sum(s.weight * CPU.count(g, s.plan) for s in searches) == \
+        sum(s.weight * CPU.count(g, s.plan) for s in plain)
+    for s in searches:
+        raw = CPU.count(g, s.plan)
+        assert raw == CPU.count(g, _without_cut_graph(s.plan)) == REF.count(g, s.plan)
+        a, b = s.edges[0]
+        leaf = P.leaf_of(q, a, b)
+        if s.plan.cut_depth > 1:
+            assert s.plan.cut_depth == q.k - 1 and leaf is not None
+            assert bare_last_leaf(s.plan, *labels)
+            assert int(s.plan.order[-1]) == leaf and int(s.plan.order[0]) in (a, b)
+        elif leaf is not None and not labels[0] and not labels[1] and anchors is None:
+            assert False, f"prime edge {a, b} ends at leaf {leaf}, not matched last"
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_leafy_queries_on_a_hub_graph(directed: bool) -> None:
+    """Leaves at hubs (a power-law graph cut in 4): partitioned counts equal the in-memory
+    ones, and the searches whose prime edge ends at a leaf match it last."""
+    G = nx.barabasi_albert_graph(120, 3, seed=4)
+    edges = list(G.edges())
+    if directed:
+        rng = np.random.default_rng(2)
+        edges = [(a, b) if rng.random() < 0.5 else (b, a) for a, b in edges]
+    g = Graph.from_edges(*zip(*edges), n=120, directed=directed, warn=False)
+    pg = Partitioned.build(g, parts=4)
+    dsls = (["a->b, b->c, c->a, c->d", "a->b, b->c, c->d", "a->b, c->b, d->b",
+             "a->b, b->c, c->a, d->a"] if directed else LEAFY)
+    for dsl in dsls:
+        q = wm.api.as_query(dsl, g)
+        _check(g, q, pg, "embeddings", False, listing=False)
+        _, st_, _ = count_partitioned(pg, q, engine=CPU)
+        from warpmatch.partition.plans import leaf_of
+        if any(leaf_of(q, a, b) is not None for a, b in q.edges.tolist()):
+            assert any(s["edges"] for s in st_.per_search)

@@ -31,11 +31,14 @@ def test_directory_round_trip_reuses_the_parts(g: Graph, tmp_path: Path) -> None
     pg = Partitioned.build(g, parts=5)
     out = pg.write(tmp_path / "parts")
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json", "graph.wmg", "part.npy", "boundary.npy"]
+        ["manifest.json", "graph.wmg", "part.npy", "boundary.npy", "cut.wmg"]
         + [f"part-{p:04d}.wmg" for p in range(pg.parts)])
     back = Partitioned.open(out)
     assert back.parts == pg.parts and back.cut_edges == pg.cut_edges
     assert np.array_equal(back.part, pg.part)
+    for a, b in ((back.cut_graph.indptr, pg.cut_graph.indptr),
+                 (back.cut_graph.indices, pg.cut_graph.indices)):
+        assert np.array_equal(a, b)
     for p in range(pg.parts):
         a, b = back.subgraph(p), pg.subgraph(p)
         assert a.n == b.n and np.array_equal(a.indptr, b.indptr)

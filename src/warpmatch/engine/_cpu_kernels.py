@@ -67,7 +67,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers of this module)
-    BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD,
+    BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_CUT_DEPTH, H_CUT_LEAF, CUT_OFF,
+    CUT_UND, CUT_FWD, CUT_BWD,
     S_VLABEL, S_MIN_OUT, S_MIN_IN, S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL, S_NA_PTR,
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
     S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
@@ -126,39 +127,110 @@ def _edge_after(x, y, px, py, directed):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos, o_bn_dir, cut):
+def _prime(st, m0, d, c, cut, cdepth):
+    """Rule 8's prime data edge ``(px, py)`` at depth ``d >= cdepth`` (``c`` is
+    ``M[cdepth]`` when ``d == cdepth``), ordered as the edge order compares it."""
+    m_0 = st[m0]
+    m_j = c if d == cdepth else st[m0 + cdepth]
+    if cut != CUT_BWD:
+        px, py = m_0, m_j
+    else:
+        px, py = m_j, m_0
+    if cut == CUT_UND and px > py:
+        px, py = py, px
+    return px, py
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos, o_bn_dir, cut, cdepth):
     """Rule 8 (PBE's DupRemove): may ``c`` take depth ``d`` of an inter-partition search?
 
-    Depth 1 must cross partitions with ``M[0]`` (the prime data edge); every other
-    matched edge that crosses partitions must come after the prime edge, so a match
-    is found only from its smallest cut edge.
+    Depth ``cdepth`` must cross partitions with ``M[0]`` (the prime data edge); every
+    other matched edge that crosses partitions must come after the prime edge, so a
+    match is found only from its smallest cut edge. The edges of depths before
+    ``cdepth`` are checked at ``cdepth``, where the prime is known.
     """
+    if d < cdepth:
+        return True
     directed = cut != CUT_UND
-    pc = part[c]
-    m_0 = st[m0]
-    m_1 = c if d == 1 else st[m0 + 1]
-    if d == 1 and pc == part[m_0]:
+    if d == cdepth and part[c] == part[st[m0]]:
         return False
-    if cut != CUT_BWD:
-        px, py = m_0, m_1
-    else:
-        px, py = m_1, m_0
-    if not directed and px > py:
-        px, py = py, px
+    px, py = _prime(st, m0, d, c, cut, cdepth)
     prime_dir = 1 if cut == CUT_BWD else 0
-    for t in range(prog[o_bn_ptr + d], prog[o_bn_ptr + d + 1]):
-        mj = st[m0 + prog[o_bn_pos + t]]
-        if part[mj] == pc:
-            continue
-        dr = prog[o_bn_dir + t]
-        if d == 1 and (dr == prime_dir or not directed):
-            continue                  # the prime edge itself
-        if dr == 0:
-            if not _edge_after(mj, c, px, py, directed):
+    first = 1 if d == cdepth else d
+    for dd in range(first, d + 1):
+        y = c if dd == d else st[m0 + dd]
+        pc = part[y]
+        for t in range(prog[o_bn_ptr + dd], prog[o_bn_ptr + dd + 1]):
+            pos = prog[o_bn_pos + t]
+            mj = st[m0 + pos]
+            if part[mj] == pc:
+                continue
+            dr = prog[o_bn_dir + t]
+            if dd == cdepth and pos == 0 and (dr == prime_dir or not directed):
+                continue                  # the prime edge itself
+            if dr == 0:
+                if not _edge_after(mj, y, px, py, directed):
+                    return False
+            elif not _edge_after(y, mj, px, py, directed):
                 return False
-        elif not _edge_after(c, mj, px, py, directed):
-            return False
     return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_below(x, k0, k1, dr, directed):
+    """``t`` such that the edge joining ``x`` and ``c`` (``x -> c`` when ``dr == 0``,
+    ``c -> x`` when 1; ``{x, c}`` undirected) is at most ``(k0, k1)`` in the edge order
+    iff ``c < t`` (``c != x``): that key only grows with ``c``, so the cut neighbours of
+    ``x`` on either side of an edge are a prefix and a suffix of its sorted cut list."""
+    if directed and dr == 1:
+        return k0 + 1 if x <= k1 else k0                # key (c, x)
+    if x < k0:
+        return BIG
+    if x == k0:
+        return k1 + 1
+    if directed:
+        return np.int64(0)                              # key (x, c) > (k0, k1)
+    return k0 + 1 if x <= k1 else k0                    # undirected, c < x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_rank(cptr, cidx, x, dr, directed, v):
+    """How many cut neighbours of ``x`` (out-list when ``dr == 0``, in-list when 1) are
+    below ``v``."""
+    off = (cptr.shape[0] >> 1) if (directed and dr == 1) else 0
+    lo = cptr[off + x]
+    hi = cptr[off + x + 1]
+    return _lower_bound(cidx, lo, hi, v) - lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_limit(st, m0, d, prog, o_bn_ptr, o_bn_pos, o_bn_dir, part, x, dr, cut, cdepth):
+    """The last depth ``d``'s plain leaf of ``x`` under rule 8: ``(t, keep)``. With
+    ``keep`` False its candidates ``c < t`` among ``x``'s cut neighbours are excluded
+    (their edge would come before the prime edge); with ``keep`` True (``d == cdepth``:
+    the leaf's edge is the prime) only they are allowed (before every other cut edge)."""
+    directed = cut != CUT_UND
+    if d != cdepth:
+        px, py = _prime(st, m0, d, np.int64(-1), cut, cdepth)
+        return _cut_below(x, px, py, dr, directed), False
+    # the smallest cut edge matched so far (none: every cut neighbour is allowed)
+    k0 = BIG
+    k1 = BIG
+    for dd in range(1, d):
+        y = st[m0 + dd]
+        for t in range(prog[o_bn_ptr + dd], prog[o_bn_ptr + dd + 1]):
+            mj = st[m0 + prog[o_bn_pos + t]]
+            if part[mj] == part[y]:
+                continue
+            a, b = (mj, y) if prog[o_bn_dir + t] == 0 else (y, mj)
+            if not directed and a > b:
+                a, b = b, a
+            if a < k0 or (a == k0 and b < k1):
+                k0, k1 = a, b
+    if k0 == BIG:
+        return BIG, True
+    return _cut_below(x, k0, k1, dr, directed), True
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -203,8 +275,8 @@ def _fs_counted(st, d, n, f_zero, o_fs, o_pos, o_end, o_found):
 
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, cap, count_only,
-              budget, flag):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, st, out, cap,
+              count_only, budget, flag):
     """Run one lane's DFS over items ``st[ST_W], st[ST_W] + lane_step, ...`` below ``item_hi``.
 
     ``st[ST_D]`` is the current depth (-1: between items) and ``st[ST_W]`` the
@@ -227,6 +299,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     has_elab = prog[1] != 0
     has_vlab = prog[2] != 0
     cut = prog[4]
+    cdepth = prog[H_CUT_DEPTH]
+    cut_leaf = prog[H_CUT_LEAF] != 0
     o_vlabel = prog[HEAD + S_VLABEL]
     o_min_out = prog[HEAD + S_MIN_OUT]
     o_min_in = prog[HEAD + S_MIN_IN]
@@ -384,7 +458,23 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 q = _lower_bound(g_arr, s, e, hi_val)
                 t0 = prog[o_bn_ptr + d]
                 t1 = prog[o_bn_ptr + d + 1]
-                if t1 - t0 == 1:
+                # rule 8 (a plain leaf only, prog[H_CUT_LEAF]): the cut neighbours below t
+                # are excluded (keep False) or the only ones allowed (keep True)
+                cut_t = BIG
+                keep = False
+                xp = np.int64(-1)
+                if cut_leaf:
+                    xp = st[m0 + prog[o_bn_pos + t0]]
+                    xdr = prog[o_bn_dir + t0]
+                    cut_t, keep = _cut_limit(st, m0, d, prog, o_bn_ptr, o_bn_pos, o_bn_dir,
+                                             part, xp, xdr, cut, cdepth)
+                    top = hi_val if hi_val < cut_t else cut_t
+                    n_cut = np.int64(0)
+                    if top > lo_val:
+                        n_cut = (_cut_rank(cptr, cidx, xp, xdr, cut != CUT_UND, top)
+                                 - _cut_rank(cptr, cidx, xp, xdr, cut != CUT_UND, lo_val))
+                    n_last = n_cut if keep else q - s - n_cut
+                elif t1 - t0 == 1:
                     n_last = q - s
                 elif t1 - t0 == 2:
                     t = t0 if t0 != best else t0 + 1
@@ -424,6 +514,10 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                         if t != best:
                             ok = _has_edge(ip, ix, iip, iix, st[m0 + prog[o_bn_pos + t]], v,
                                            prog[o_bn_dir + t])
+                    if ok and cut_leaf:
+                        # a matched vertex among the cut neighbours below t was counted
+                        # (keep) or taken out (not keep) with them
+                        ok = (part[v] != part[xp] and v < cut_t) == keep
                     if ok:
                         n_last -= 1
                 total += n_last
@@ -537,7 +631,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             if not ok:
                 continue
             if cut != CUT_OFF and not _cut_ok(st, m0, d, c, part, prog, o_bn_ptr, o_bn_pos,
-                                                o_bn_dir, cut):
+                                                o_bn_dir, cut, cdepth):
                 continue
             found = c
             break
@@ -580,8 +674,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
 @njit(parallel=True, cache=True, nogil=True)
 def run_lanes(item_root, item_a, item_b, item_hi, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, part, st, out, res, cap, count_only,
-              budget, flag):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, st, out, res, cap,
+              count_only, budget, flag):
     """One round of every lane, in parallel (``prange`` over lanes).
 
     Lane ``t`` resumes from its state row ``st[t]`` and takes items
@@ -598,6 +692,6 @@ def run_lanes(item_root, item_a, item_b, item_hi, roots,
         # cache lines, and the scan writes its state at every step
         local = st[lane].copy()
         res[lane] = _run_lane(nlanes, item_hi, item_root, item_a, item_b, roots,
-                              ip, ix, iip, iix, el, iel, vl, cids, prog, part,
+                              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx,
                               local, out[lane], cap, count_only, budget, flag)
         st[lane, :] = local

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import weakref
 from typing import Callable, Iterator
 
 import numpy as np
@@ -201,7 +202,11 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     fast_last = np.zeros(k, dtype=np.int64)
     i = k - 1
     t0, t1 = int(bn_ptr[i]), int(bn_ptr[i + 1])
-    if k >= 2 and t1 > t0 and plan.cut_part is None:     # rule 8 checks every candidate
+    # rule 8 checks every candidate, except a plain leaf's, whose cut neighbours'
+    # lists (plan.cut_graph) say how many its edge's order excludes
+    cut_leaf = (plan.cut_part is not None and plan.cut_graph is not None and k >= 3
+                and t1 - t0 == 1)
+    if k >= 2 and t1 > t0 and (plan.cut_part is None or cut_leaf):
         pos = plan.bn_pos[t0:t1]
         dirs = plan.bn_dir[t0:t1]
         # a vertex in the lists of d distinct matched vertices has degree >= d
@@ -249,10 +254,37 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     else:
         cut = K.CUT_BWD if plan.cut_prime else K.CUT_FWD
     header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
-              int(plan.bn_pos.size), cut] + grp
+              int(plan.bn_pos.size), cut] + grp + [int(plan.cut_depth),
+                                                    int(cut_leaf and bool(fast_last[i]))]
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)
+
+
+#: each cut graph's lists as the kernels read them (:func:`_cut_arrays`)
+_CUT_ARRAYS: "weakref.WeakKeyDictionary[Graph, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _cut_arrays(cut: Graph | None, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """``(cptr, cidx)``: rule 8's cut neighbours (``Plan.cut_graph``) for the kernels, its
+    out-lists' offsets then (directed) its in-lists' into one id array of ``graph``'s
+    dtype (one compiled signature per index dtype); empty without a cut graph. Made once
+    per cut graph."""
+    itype = graph.indices.dtype
+    if cut is None:
+        return _ro(np.zeros(0, np.int64), np.int64), _ro(np.zeros(0, itype), itype)
+    if cut.n != graph.n:
+        raise ValueError(f"plan.cut_graph has {cut.n} vertices, the graph {graph.name!r} "
+                         f"has {graph.n}")
+    got = _CUT_ARRAYS.get(cut)
+    if got is None or got[1].dtype != itype:
+        if graph.directed:
+            ptr = np.concatenate([cut.indptr, cut.in_indptr + cut.indices.size])
+            idx = np.concatenate([cut.indices, cut.in_indices]).astype(itype, copy=False)
+        else:
+            ptr, idx = cut.indptr, cut.indices.astype(itype, copy=False)
+        got = _CUT_ARRAYS[cut] = (_ro(ptr, np.int64), _ro(idx, itype))
+    return got
 
 
 def _work_items(graph: Graph, plan: Plan, lanes: int) -> tuple[np.ndarray, ...]:
@@ -405,7 +437,8 @@ class CpuEngine:
                 raise ValueError(f"plan.cut_part has shape {plan.cut_part.shape}, the graph "
                                  f"{graph.name!r} has {graph.n} vertices")
             part = _ro(plan.cut_part, np.int32)
-        return garr + (cids, _program(plan, graph), part), roots
+        cptr, cidx = _cut_arrays(plan.cut_graph, graph)
+        return garr + (cids, _program(plan, graph), part, cptr, cidx), roots
 
     def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
               stop: Stop | None = None) -> int:

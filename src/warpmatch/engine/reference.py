@@ -107,19 +107,25 @@ class _Search:
         """Rule 8 of the Plan contract, written from its text."""
         p, M, part = self.p, self.M, self.p.cut_part
         directed = self.g.directed
+        j = int(p.cut_depth)
+        if i < j:
+            return True
 
         def key(x: int, y: int) -> tuple[int, int]:
             return (x, y) if directed else (min(x, y), max(x, y))
 
-        m1 = c if i == 1 else M[1]
-        if i == 1 and part[c] == part[M[0]]:
+        mj = c if i == j else M[j]
+        if i == j and part[c] == part[M[0]]:
             return False
-        prime = key(M[0], m1) if p.cut_prime == 0 else key(m1, M[0])
-        for t in range(p.bn_ptr[i], p.bn_ptr[i + 1]):
-            mj = M[p.bn_pos[t]]
-            e = key(mj, c) if p.bn_dir[t] == 0 else key(c, mj)
-            if part[mj] != part[c] and e != prime and not e > prime:
-                return False
+        prime = key(M[0], mj) if p.cut_prime == 0 else key(mj, M[0])
+        row = M[:i] + [c]
+        # at depth j every edge matched so far, later only depth i's own
+        for d in (range(1, j + 1) if i == j else (i,)):
+            for t in range(p.bn_ptr[d], p.bn_ptr[d + 1]):
+                a, b = row[p.bn_pos[t]], row[d]
+                e = key(a, b) if p.bn_dir[t] == 0 else key(b, a)
+                if part[a] != part[b] and e != prime and not e > prime:
+                    return False
         return True
 
     def generate(self, i: int) -> list[int]:

@@ -112,19 +112,24 @@ def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = 
     inter = copy.copy(engine)
     if memory is None:
         usable = device_budget(engine) * (1 - ROOM)
-        fixed = max((_plan_bytes(p) for p in plans or []), default=4 * graph.n)
         memory = next((m for m in ("device", "hybrid")
-                       if resident_bytes(graph, m) + fixed <= usable), "pinned")
+                       if resident_bytes(graph, m) + max(
+                           (_plan_bytes(p, m) for p in plans or []), default=4 * graph.n)
+                       <= usable), "pinned")
     inter.graph_memory = memory
     return inter
 
 
-def _plan_bytes(plan: Plan) -> int:
-    """Device bytes of an inter search beside the graph: its part ids and its candidate
+def _plan_bytes(plan: Plan, memory: str = "device") -> int:
+    """Device bytes of an inter search beside the graph: its part ids, its candidate
     sets twice (the pool its roots become is a filtered copy of them; counting every
-    depth's set twice errs on the safe side)."""
+    depth's set twice errs on the safe side) and, with the graph in device memory, the
+    cut neighbours' lists (elsewhere the engine keeps them pinned)."""
+    from ..engine.gpu.memory import resident_bytes
     from ..engine.gpu.render import part_nbytes
-    return part_nbytes(plan) + 8 * int(plan.cand_ids.size)
+    cut = (resident_bytes(plan.cut_graph, "device")
+           if plan.cut_graph is not None and memory == "device" else 0)
+    return part_nbytes(plan) + 8 * int(plan.cand_ids.size) + cut
 
 
 def pool_launches(engine: Any) -> Any:
@@ -145,14 +150,19 @@ def pool_launches(engine: Any) -> Any:
     return out
 
 
-def _inter_bytes(engine: Any, graph: Graph, searches: list) -> int:
+def _inter_bytes(engine: Any, graph: Graph, searches: list, list_mode: bool) -> int:
     """Bytes the inter searches copy to the device: the part ids and what of the graph
-    lives in device memory (zero-copy reads are not counted: PCIe traffic)."""
+    and its cut neighbours' lists lives in device memory (zero-copy reads are not
+    counted: PCIe traffic)."""
     if not searches or not _on_device(engine):
         return 0
     from ..engine.gpu.memory import resident_bytes
-    from ..engine.gpu.render import part_nbytes
-    return resident_bytes(graph, engine.graph_memory) + part_nbytes(searches[0].plan)
+    from ..engine.gpu.render import part_nbytes, uses_cut_graph
+    cut = searches[0].plan.cut_graph
+    used = any(uses_cut_graph(s.plan, list_mode) for s in searches)
+    return (resident_bytes(graph, engine.graph_memory) + part_nbytes(searches[0].plan)
+            + (resident_bytes(cut, "device") if used and engine.graph_memory == "device"
+               else 0))
 
 
 def _engine_name(engine: Any) -> str:
@@ -250,7 +260,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                           purpose="count")
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share,
-                               pg.on_boundary)
+                               pg.on_boundary, pg.cut_graph)
                 if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1 else [])
     inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
                                  [s.plan for s in searches])
@@ -296,7 +306,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     st.intra = total
     t1 = time.perf_counter()
     st.intra_seconds = t1 - t0
-    st.bytes_to_device += _inter_bytes(inter_engine, g, searches)
+    st.bytes_to_device += _inter_bytes(inter_engine, g, searches, False)
     inter_emb = 0
     for s in searches:
         cb = phases.stage()
@@ -341,7 +351,7 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     remaining = -1 if limit is None else int(limit)
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "list",
-                               on_boundary=pg.on_boundary)
+                               on_boundary=pg.on_boundary, cut_graph=pg.cut_graph)
                 if plan.empty_reason is None and remaining != 0 and plan.k >= 2
                 and pg.parts > 1 else [])
     inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
@@ -393,7 +403,7 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
             return
     t1 = time.perf_counter()
     st.intra_seconds = t1 - t0
-    st.bytes_to_device += _inter_bytes(inter_engine, g, searches)
+    st.bytes_to_device += _inter_bytes(inter_engine, g, searches, True)
     for s in searches:
         cb = phases.stage()
         # a shared search lists one row per |Aut| embeddings: ask for enough rows
@@ -430,7 +440,7 @@ def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
     if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1:
         colors = anchor_colors(g, plan.query, anchors)
         searches = inter_searches(g, plan, pg.part, pg.boundary, colors, purpose,
-                                  on_boundary=pg.on_boundary)
+                                  on_boundary=pg.on_boundary, cut_graph=pg.cut_graph)
         names = plan.query.names
         where = ("the whole graph (on the GPU: in device memory if it fits the budget, "
                  "else its offsets there if they fit and its lists read from pinned host "
@@ -442,6 +452,9 @@ def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
         for s in searches:
             edges = ", ".join(f"{names[a]}-{names[b]}" for a, b in s.edges)
             order = " ".join(names[int(u)] for u in s.plan.order)
+            late = (f"; the leaf {names[int(s.plan.order[-1])]} last, counted from the cut "
+                    "edges of its neighbour before the smallest cut edge matched"
+                    if s.plan.cut_depth > 1 else "")
             lines.append(f"    prime edge(s) {edges}: order {order}, {s.plan.roots.size:,} roots, "
-                         f"{int(s.plan.res_pos.size)} restriction(s)")
+                         f"{int(s.plan.res_pos.size)} restriction(s){late}")
     return "\n".join(lines)

@@ -103,6 +103,20 @@ def _plain_leaf(plan: Plan, d: int) -> bool:
     return not (plan.min_out_deg[d] > need_out or plan.min_in_deg[d] > need_in)
 
 
+def bare_last_leaf(plan: Plan, vertex_labels: bool, edge_labels: bool) -> bool:
+    """Whether the last depth is a plain leaf with nothing to check but its one edge (no
+    vertex or edge label the graph carries, no candidate set): its matches are then the
+    entries of a list (restriction-clipped) less the matched vertices in it, which the
+    engines count from the list instead of checking each candidate (and under rule 8,
+    from the cut neighbours' lists, ``Plan.cut_graph``)."""
+    d = plan.k - 1
+    if d < 1 or not _plain_leaf(plan, d) or plan.cand_restricted[d]:
+        return False
+    b0 = int(plan.bn_ptr[d])
+    return ((not vertex_labels or int(plan.vlabel[d]) == -1)
+            and (not edge_labels or int(plan.bn_elabel[b0]) == -1))
+
+
 def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
     """The last 3 (else 2) depths as leaves of matched vertices with no restriction on
     them, counted by inclusion-exclusion; ``None`` where they are not so."""

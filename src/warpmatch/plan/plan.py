@@ -30,14 +30,23 @@ satisfy, in any order:
 7. symmetry breaking: for each ``t`` in ``res_ptr[i]:res_ptr[i+1]`` with
    ``j = res_pos[t]``: ``c > M[j]`` if ``res_sign[t] == 1``, ``c < M[j]`` if ``-1``;
 8. cut (only when ``cut_part`` is set: the inter-partition search of
-   :mod:`warpmatch.partition`, PBE's DupRemove): the *prime* data edge is
-   ``M[0] -> M[1]`` (``cut_prime == 0``; ``{M[0], M[1]}`` if undirected) or
-   ``M[1] -> M[0]`` (``cut_prime == 1``); at depth 1 ``cut_part[c] !=
+   :mod:`warpmatch.partition`, PBE's DupRemove): with ``j = cut_depth``, the
+   *prime* data edge is ``M[0] -> M[j]`` (``cut_prime == 0``; ``{M[0], M[j]}``
+   if undirected) or ``M[j] -> M[0]`` (``cut_prime == 1``), and depth ``j`` has
+   that backward edge to depth 0; at depth ``j`` ``cut_part[c] !=
    cut_part[M[0]]``; every other matched data edge (a backward edge of rule 5)
    whose endpoints lie in different parts must come *after* the prime edge in
    the order of ordered pairs ``(x, y)`` (``(min, max)`` if undirected). So a
    match is found exactly once, from its smallest cut edge, and a match inside
-   one part not at all.
+   one part not at all. The edges matched before depth ``j`` are checked at
+   depth ``j`` (the prime is known there); depths ``1..j-1`` have no rule 8.
+   ``cut_depth`` is 1 except where the prime's second vertex is a leaf of the
+   query matched last (:mod:`warpmatch.partition.plans`), so that the rest of
+   the query is not searched once per cut edge of ``M[0]``. ``cut_graph``, when
+   set, holds each vertex's cut neighbours (the graph's edges whose endpoints lie
+   in different parts, as a :class:`~warpmatch.graph.Graph` with the same ids):
+   an engine may then count a last plain leaf under rule 8 from its lists
+   (two binary searches) instead of checking each candidate.
 
 A full assignment ``M[0..k-1]`` is a raw match. ``count = raw matches ×
 multiplier``. Matches are produced in *depth* order; :meth:`Plan.to_query_order`
@@ -88,7 +97,9 @@ class Plan:
     filter_counts: dict = field(default_factory=dict)  # u -> {"ldf", "nlf"[, "refined"]}
     refine_passes: int = 0              # candidate refinement passes (0: not refined)
     cut_part: np.ndarray | None = None   # int32[n]: part per data vertex (rule 8), or None
-    cut_prime: int = 0                  # rule 8: 0 prime edge M[0] -> M[1], 1 M[1] -> M[0]
+    cut_prime: int = 0                  # rule 8: 0 prime edge M[0] -> M[j], 1 M[j] -> M[0]
+    cut_depth: int = 1                  # rule 8: j, the depth of the prime's second vertex
+    cut_graph: Any = None               # rule 8: each vertex's cut neighbours (a Graph), or None
 
     @property
     def roots(self) -> np.ndarray:

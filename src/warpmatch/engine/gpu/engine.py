@@ -59,7 +59,8 @@ from ..base import Progress, Stop
 from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import leaf_countable, part_dtype, part_nbytes, plan_signature, plan_trims
+from .render import (leaf_countable, part_dtype, part_nbytes, plan_signature, plan_trims,
+                     uses_cut_graph)
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -341,6 +342,15 @@ class _Run:
         gbytes = resident_bytes(graph, eng.graph_memory)
         # candidate sets and rule 8's part ids
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8 + part_nbytes(plan)
+        # count mode counts a plain last leaf from its list (render.leaf_countable). Rule 8
+        # plans may read the cut neighbours' lists (render.uses_cut_graph), kept beside the
+        # graph where it is in device memory, else in pinned host memory (the hybrid
+        # layout's offsets did not leave room for another 8 bytes a vertex)
+        self.leaf = not list_mode and leaf_countable(plan)
+        self.cut_memory = None
+        if uses_cut_graph(plan, list_mode):
+            self.cut_memory = "device" if eng.graph_memory == "device" else "pinned"
+            gbytes += resident_bytes(plan.cut_graph, self.cut_memory)
         if gbytes + cbytes > self.budget:
             raise BudgetError(f"the graph needs {_fmt(gbytes)} of GPU memory "
                               f"({graph.n} vertices, {graph.indices.size} adjacency entries) "
@@ -354,13 +364,18 @@ class _Run:
             _GRAPHS[graph] = self.dg
         self.part = (None if plan.cut_part is None
                      else _array(plan.cut_part, part_dtype(plan), "device"))
+        self.cut_dg = None
+        if self.cut_memory is not None:
+            self.cut_dg = _GRAPHS.get(plan.cut_graph)
+            if self.cut_dg is None or self.cut_dg.memory != self.cut_memory:
+                _GRAPHS.pop(plan.cut_graph, None)
+                self.cut_dg = _GRAPHS[plan.cut_graph] = DeviceGraph(plan.cut_graph,
+                                                                    self.cut_memory)
         self.cand_ptr = cp.asarray(plan.cand_ptr, dtype=cp.int64)
         self.cand_ids = (cp.asarray(plan.cand_ids, dtype=cp.int32) if plan.cand_ids.size
                          else cp.zeros(1, cp.int32))
         self.dummy = cp.zeros(1, cp.int32)
         self.kernel = eng.model
-        # count mode counts a plain last leaf from its list (render.leaf_countable)
-        self.leaf = not list_mode and leaf_countable(plan)
         self.stats["leaf_count"] = self.leaf
         self._sources: dict[bool, str] = {}
         self.generic = self._choose_generic()
@@ -430,10 +445,13 @@ class _Run:
         def ptr(a: Any) -> int:
             return int((self.dummy if a is None else a).data.ptr)
 
+        cut = self.cut_dg
+        cuts = ([None] * 4 if cut is None
+                else [cut.indptr, cut.indices, cut.in_indptr, cut.in_indices])
         vals = np.array([ptr(dg.indptr), ptr(dg.indices), ptr(dg.elab), ptr(dg.in_indptr),
                          ptr(dg.in_indices), ptr(dg.in_elab), ptr(dg.vlab),
-                         ptr(self.cand_ptr), ptr(self.cand_ids), ptr(self.part)],
-                        dtype=np.uint64)
+                         ptr(self.cand_ptr), ptr(self.cand_ids), ptr(self.part)]
+                        + [ptr(a) for a in cuts], dtype=np.uint64)
         mem = mod.get_global("g")
         cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
         _BOUND[id(mod)] = id(self)

@@ -114,7 +114,8 @@ def plan_structure(plan: Plan) -> tuple:
     key = _KEYS.get(plan)
     if key is None:
         parts: list[Any] = [int(plan.k), bool(plan.directed), part_ctype(plan),
-                            int(plan.cut_prime)]
+                            int(plan.cut_prime), int(plan.cut_depth),
+                            plan.cut_graph is not None]
         for name in _STRUCTURE_FIELDS:
             a = np.asarray(getattr(plan, name))
             parts.append((a.dtype.str, a.tobytes()))
@@ -176,32 +177,46 @@ def _ms_params(d: int) -> str:
     return ", ".join(f"int m{j}" for j in range(d))
 
 
-def _cut(d: int, s: DepthSpec, directed: bool, prime: int) -> list[str]:
+def _key(x: str, y: str, directed: bool) -> tuple[str, str]:
+    """The edge order's key of data edge ``x -> y`` (``(min, max)`` if undirected)."""
+    return (x, y) if directed else (f"min({x}, {y})", f"max({x}, {y})")
+
+
+def _prime(d: int, directed: bool, prime: int, cdepth: int) -> str:
+    """``px_, py_``: rule 8's prime data edge at depth ``d >= cdepth`` (``c`` is
+    ``M[cdepth]`` at ``cdepth``), as the edge order compares it."""
+    mj = "c" if d == cdepth else f"m{cdepth}"
+    x, y = ("m0", mj) if prime == 0 else (mj, "m0")
+    kx, ky = _key(x, y, directed)
+    return f"    const int px_ = {kx}, py_ = {ky};"
+
+
+def _cut(d: int, specs: list[DepthSpec], directed: bool, prime: int,
+         cdepth: int) -> list[str]:
     """Rule 8 at depth ``d`` (inter-partition plans): the prime edge joins ``m0`` and
-    ``m1`` across parts, every other crossing edge comes after it (DupRemove)."""
-    m1 = "c" if d == 1 else "m1"
-    out = ["  {", "    const int pc_ = WM_PART(c);"]
-    if d == 1:
-        out.append("    if (pc_ == WM_PART(m0)) return false;")
-    if not directed:
-        out.append(f"    const int px_ = min(m0, {m1}), py_ = max(m0, {m1});")
-    elif prime == 0:
-        out.append(f"    const int px_ = m0, py_ = {m1};")
-    else:
-        out.append(f"    const int px_ = {m1}, py_ = m0;")
-    for pos, dr, _el in s.bn:
-        if d == 1 and (not directed or dr == prime):
-            continue                        # the prime edge itself
-        x, y = (f"m{pos}", "c") if dr == 0 else ("c", f"m{pos}")
-        if not directed:
-            x, y = f"min({x}, {y})", f"max({x}, {y})"
-        out.append(f"    if (WM_PART(m{pos}) != pc_ && !wm_after({x}, {y}, px_, py_)) "
-                   "return false;")
+    ``M[cdepth]`` across parts, every other crossing edge comes after it (DupRemove); the
+    edges of depths before ``cdepth`` are checked at ``cdepth``, where the prime is known."""
+    if d < cdepth:
+        return []
+    out = ["  {"]
+    if d == cdepth:
+        out.append("    if (WM_PART(c) == WM_PART(m0)) return false;")
+    out.append(_prime(d, directed, prime, cdepth))
+    for dd in (range(1, d + 1) if d == cdepth else (d,)):
+        y = "c" if dd == d else f"m{dd}"
+        for pos, dr, _el in specs[dd].bn:
+            if dd == cdepth and pos == 0 and (not directed or dr == prime):
+                continue                        # the prime edge itself
+            kx, ky = _key(*((f"m{pos}", y) if dr == 0 else (y, f"m{pos}")), directed)
+            out.append(f"    if (WM_PART(m{pos}) != WM_PART({y}) && "
+                       f"!wm_after({kx}, {ky}, px_, py_)) return false;")
     out.append("  }")
     return out
 
 
-def _check(d: int, s: DepthSpec, directed: bool, cut: int = -1) -> str:
+def _check(d: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
+           cdepth: int = 1) -> str:
+    s = specs[d]
     params = "int c, int gen, long long gpos" + (", " + _ms_params(d) if d else "")
     out = [f"__device__ __forceinline__ bool wm_check_d{d}({params}) {{",
            "  (void)gen; (void)gpos;"]
@@ -242,7 +257,7 @@ def _check(d: int, s: DepthSpec, directed: bool, cut: int = -1) -> str:
     for pos, dr in s.na:
         out.append(f"  if (wm_bedge(m{pos}, c, {dr}, -1)) return false;")
     if cut >= 0 and d > 0:
-        out += _cut(d, s, directed, cut)
+        out += _cut(d, specs, directed, cut, cdepth)
     out.append("  return true;")
     out.append("}")
     return "\n".join(out)
@@ -282,7 +297,9 @@ def _leaf_countable(plan: Plan) -> bool:
     list entry (the tail of a tailed triangle at a hub: thousands of tasks).
     """
     k = int(plan.k)
-    if k < 2 or plan.cut_part is not None:     # rule 8 checks every candidate
+    # rule 8 checks every candidate, except a plain leaf's when the plan carries the cut
+    # neighbours' lists (two binary searches in them say how many its edge excludes)
+    if k < 2 or (plan.cut_part is not None and (plan.cut_graph is None or k < 3)):
         return False
     s = depth_specs(plan)[k - 1]
     if s.vlabel != -1 or len(s.bn) != 1 or s.na or s.restricted or s.bn[0][2] != -1:
@@ -295,14 +312,48 @@ def _leaf_countable(plan: Plan) -> bool:
     return s.min_in == 0 and s.min_out <= 1
 
 
-def _gen(d: int, s: DepthSpec) -> str:
+def cut_gen(plan: Plan) -> int:
+    """Which backward edge of depth ``cut_depth`` (its index there) draws its candidates
+    from ``M[0]``'s cut neighbours (``Plan.cut_graph``) instead of its whole list, or -1.
+
+    Rule 8 takes only cut neighbours of ``M[0]`` at that depth (the prime edge crosses
+    parts): on a graph with communities most of a boundary vertex's list is in its own
+    part (5% of the edges cut, 10^7-edge planted partitions in 6 parts), and every entry
+    of it was a task that read its part and failed. Not where the prime edge carries a
+    label (the check reads the label at the task's position in the whole list).
+    """
+    if plan.cut_part is None or plan.cut_graph is None:
+        return -1
+    j = int(plan.cut_depth)
+    for t, (pos, dr, el) in enumerate(depth_specs(plan)[j].bn):
+        if pos == 0 and (not plan.directed or dr == int(plan.cut_prime)):
+            return t if el == -1 else -1
+    return -1
+
+
+def uses_cut_graph(plan: Plan, list_mode: bool) -> bool:
+    """Whether a search of ``plan`` reads ``Plan.cut_graph``: a candidate list drawn from
+    it (:func:`cut_gen`) or, counting, a last leaf counted from it (:func:`leaf_countable`)."""
+    return plan.cut_part is not None and plan.cut_graph is not None and (
+        cut_gen(plan) >= 0 or (not list_mode and leaf_countable(plan)))
+
+
+def _gen(d: int, s: DepthSpec, cut_t: int = -1) -> str:
     """The local candidate set: the shortest backward list (gMatch section 4.1),
-    cut to the range its symmetry restrictions allow (:func:`trims`)."""
+    cut to the range its symmetry restrictions allow (:func:`trims`). Backward edge
+    ``cut_t`` (:func:`cut_gen`) reads the cut neighbours' lists instead."""
+    def src(t: int, dr: int) -> tuple[str, str]:
+        pre = "g.cut_" if t == cut_t else "g."
+        return (pre + ("indptr" if dr == 0 else "in_indptr"),
+                pre + ("indices" if dr == 0 else "in_indices"))
+
     out = [f"__device__ __forceinline__ const int* wm_arr_d{d}(int gen) {{",
            "  (void)gen;"]
     dirs = {dr for _, dr, _ in s.bn}
     if s.restricted:
         out.append(f"  if (gen == {CAND_GEN}) return g.cand_ids;")
+    if cut_t >= 0:
+        out.append(f"  if (gen == {cut_t}) return {src(cut_t, s.bn[cut_t][1])[1]};")
     if dirs == {0}:
         out.append("  return g.indices;")
     elif dirs == {1}:
@@ -317,7 +368,7 @@ def _gen(d: int, s: DepthSpec) -> str:
             "  long long s, e;",
             "  skip = 0;"]
     for t, (pos, dr, _el) in enumerate(s.bn):
-        ip = "g.indptr" if dr == 0 else "g.in_indptr"
+        ip = src(t, dr)[0]
         out.append(f"  s = {ip}[m{pos}]; e = {ip}[m{pos} + 1];")
         if t == 0:
             out.append("  gen = 0; start = s; len = (int)(e - s);")
@@ -346,8 +397,7 @@ def _gen(d: int, s: DepthSpec) -> str:
                f"{_ms_params(d)}) {{")
     out.append("  switch (gen) {")
     for t, (pos, dr, _el) in enumerate(s.bn):
-        ip = "g.indptr" if dr == 0 else "g.in_indptr"
-        out.append(f"  case {t}: return {ip}[m{pos}];")
+        out.append(f"  case {t}: return {src(t, dr)[0]}[m{pos}];")
     if s.restricted:
         out.append(f"  case {CAND_GEN}: return g.cand_ptr[{d}];")
     out.append("  }")
@@ -370,8 +420,14 @@ def _in_list(specs: list[DepthSpec], j: int, pos: int, dr: int, directed: bool) 
     return False
 
 
-def _leaf(k: int, specs: list[DepthSpec], directed: bool) -> str:
-    """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`)."""
+def _leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
+          cdepth: int = 1) -> str:
+    """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`).
+
+    Under rule 8 (``cut >= 0``) the cut neighbours of the leaf's parent below a bound
+    ``t_`` (:func:`_cut_limit`) are excluded from its list, or, where the leaf's edge is
+    the prime (``cdepth == k - 1``), are all it may take.
+    """
     d = k - 1
     s = specs[d]
     pos, dr, _ = s.bn[0]
@@ -383,15 +439,28 @@ def _leaf(k: int, specs: list[DepthSpec], directed: bool) -> str:
            f"  wm_gen_d{d}({_ms(d)}, gen, start, len, skip);",
            f"  const int* a_ = wm_arr_d{d}(gen);",
            "  int n = len;"]
+    keep = cut >= 0 and cdepth == d
+    if cut >= 0:
+        out += _cut_limit(d, specs, directed, cut, cdepth)
+        out.append("  const long long top_ = t_ < hi_v ? t_ : hi_v;")
+        out.append(f"  const int n_cut = top_ > lo_v ? (int)(wm_cut_rank(m{pos}, {dr}, top_) - "
+                   f"wm_cut_rank(m{pos}, {dr}, lo_v)) : 0;")
+        out.append("  n = n_cut;" if keep else "  n = len - n_cut;")
     # the matched vertices that the list may hold but the match may not reuse:
     # those the plan already placed in the list are in its restriction range
-    # iff they satisfy the restrictions; the others need a binary search
+    # iff they satisfy the restrictions; the others need a binary search (under rule 8,
+    # one among the cut neighbours below t_ was counted with them (keep) or taken out
+    # with them already)
     for j in rest:
+        dec = "--n;"
+        if cut >= 0:
+            inside = f"(WM_PART(m{j}) != WM_PART(m{pos}) && m{j} < t_)"
+            dec = f"if ({inside if keep else '!' + inside}) --n;"
         if _in_list(specs, j, pos, dr, directed):
             conds = [f"m{j} {'>' if sign == 1 else '<'} m{p}" for p, sign in s.res]
-            out.append(f"  if ({' && '.join(conds)}) --n;" if conds else "  --n;")
+            out.append(f"  if ({' && '.join(conds)}) {{ {dec} }}" if conds else f"  {{ {dec} }}")
         else:
-            out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) --n;")
+            out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) {{ {dec} }}")
     out.append("  (void)a_; (void)skip;")
     out.append("  return n;")
     out.append("}")
@@ -399,6 +468,37 @@ def _leaf(k: int, specs: list[DepthSpec], directed: bool) -> str:
     out.append("  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(d)) + ");")
     out.append("}")
     return "\n".join(out)
+
+
+def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
+               cdepth: int) -> list[str]:
+    """The last depth's plain leaf under rule 8: its values' range ``[lo_v, hi_v)`` (the
+    restrictions) and ``t_``, below which its parent's cut neighbours are excluded (the
+    edge would come before the prime) or, at ``cdepth``, the only ones allowed (before the
+    smallest cut edge matched so far; none: all of them)."""
+    s = specs[d]
+    pos, dr, _ = s.bn[0]
+    out = ["  long long lo_v = 0, hi_v = 1ll << 62;"]
+    for p, sign in s.res:
+        out.append(f"  lo_v = wm_max(lo_v, (long long)m{p} + 1);" if sign == 1
+                   else f"  hi_v = wm_min(hi_v, (long long)m{p});")
+    if cdepth < d:
+        out.append("  long long t_;")
+        out.append("  {")
+        out.append(_prime(d, directed, prime, cdepth))
+        out.append(f"    t_ = wm_cut_below(m{pos}, px_, py_, {dr});")
+        out.append("  }")
+        return out
+    out.append("  long long k0_ = 1ll << 62, k1_ = 1ll << 62;")
+    for dd in range(1, d):
+        for p, r, _el in specs[dd].bn:
+            kx, ky = _key(*((f"m{p}", f"m{dd}") if r == 0 else (f"m{dd}", f"m{p}")), directed)
+            out.append(f"  if (WM_PART(m{p}) != WM_PART(m{dd})) {{ const long long x_ = {kx}, "
+                       f"y_ = {ky}; if (x_ < k0_ || (x_ == k0_ && y_ < k1_)) "
+                       "{ k0_ = x_; k1_ = y_; } }")
+    out.append(f"  const long long t_ = k0_ == (1ll << 62) ? k0_ : "
+               f"wm_cut_below(m{pos}, k0_, k1_, {dr});")
+    return out
 
 
 def _stack_task(k: int, specs: list[DepthSpec], leaf: bool) -> str:
@@ -504,13 +604,15 @@ def render_functions(plan: Plan) -> str:
     specs = depth_specs(plan)
     body = []
     cut = -1 if plan.cut_part is None else int(plan.cut_prime)
+    cdepth = int(plan.cut_depth)
     for d in range(k):
-        body.append(_check(d, specs[d], bool(plan.directed), cut))
+        body.append(_check(d, specs, bool(plan.directed), cut, cdepth))
+    cut_t = cut_gen(plan)
     for d in range(1, k):
-        body.append(_gen(d, specs[d]))
+        body.append(_gen(d, specs[d], cut_t if d == cdepth else -1))
     leaf = leaf_countable(plan)
     if leaf:
-        body.append(_leaf(k, specs, bool(plan.directed)))
+        body.append(_leaf(k, specs, bool(plan.directed), cut, cdepth))
     body.append(_stack_task(k, specs, leaf))
     body.append(_row_dispatch(k))
     return "\n".join(body) + "\n"
@@ -525,6 +627,7 @@ def plan_signature(plan: Plan) -> str:
     return memo(plan, "signature", make)
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "depth_specs", "leaf_countable", "memo", "part_ctype",
+__all__ = ["CAND_GEN", "DepthSpec", "cut_gen", "depth_specs", "leaf_countable", "memo",
+           "part_ctype", "uses_cut_graph",
            "part_dtype", "part_nbytes", "plan_structure",
            "render_plan", "render_functions", "plan_signature", "trims"]

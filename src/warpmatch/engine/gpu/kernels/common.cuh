@@ -33,6 +33,12 @@ struct WmGraph {
   const long long* cand_ptr;
   const int* cand_ids;
   const void* part;       // rule 8 (inter-partition plans): part per vertex, else unused
+  // rule 8's cut neighbours (Plan.cut_graph: a last plain leaf is counted from them);
+  // for undirected graphs the in_* pointers equal the out pointers; else unused
+  const long long* cut_indptr;
+  const int* cut_indices;
+  const long long* cut_in_indptr;
+  const int* cut_in_indices;
 };
 
 __constant__ WmGraph g;
@@ -81,6 +87,30 @@ __device__ __forceinline__ bool wm_bedge(int m, int c, int dr, int el) {
 // (min, max) pairs.
 __device__ __forceinline__ bool wm_after(int x, int y, int px, int py) {
   return x > px || (x == px && y > py);
+}
+
+// Rule 8 for a plain last leaf of x (WM_CUT_LEAF): the t such that the edge joining x and
+// c (x -> c when dr is 0, c -> x when 1; {x, c} undirected) is at most (k0, k1) in the edge
+// order iff c < t (c != x). That key only grows with c, so the cut neighbours of x on either
+// side of an edge are a prefix and a suffix of its sorted cut list (engine/_cpu_kernels.py
+// has the same function, _cut_below).
+__device__ __forceinline__ long long wm_cut_below(int x, long long k0, long long k1, int dr) {
+  const long long big = 1ll << 62;
+  if (WM_DIRECTED && dr == 1) return x <= k1 ? k0 + 1 : k0;     // key (c, x)
+  if (x < k0) return big;
+  if (x == k0) return k1 + 1;
+  if (WM_DIRECTED) return 0;                                      // key (x, c) > (k0, k1)
+  return x <= k1 ? k0 + 1 : k0;                                   // undirected, c < x
+}
+
+// how many cut neighbours of x (out-list when dr is 0, in-list when 1) are below v
+__device__ __forceinline__ long long wm_cut_rank(int x, int dr, long long v) {
+  const long long* ip = dr == 0 ? g.cut_indptr : g.cut_in_indptr;
+  const int* ix = dr == 0 ? g.cut_indices : g.cut_in_indices;
+  const long long lo = ip[x], hi = ip[x + 1];
+  // ids are below 2^31 - 1 (n fits an int): a larger v is the end of the list
+  const int w = v > 0x7fffffffll ? 0x7fffffff : (v < 0 ? 0 : (int)v);
+  return wm_lower_bound(ix, lo, hi, w) - lo;
 }
 
 // A warp's execution stack (gMatch 5.1), in shared memory: level l holds up
