@@ -135,10 +135,10 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
     for p, plan in plans.items():
         srcs += _sources(inmem, [plan])
         srcs += _sources(part_eng, local_plans(plan, pg.part, pg.local, pg.parts)[:1])
-        for share in (True, False):
+        for share, cut in ((True, pg.cut_graph), (False, pg.cut_graph), (True, None)):
             srcs += _sources(part_eng, [s.plan for s in inter_searches(
                 g, plan, pg.part, pg.boundary, anchor_colors(g, queries[p], colors), "count",
-                share, pg.on_boundary, pg.cut_graph)])
+                share, pg.on_boundary, cut)])
     t0 = time.perf_counter()
     n_mod = precompile(srcs)
     print(f"# {n_mod} modules compiled in {time.perf_counter() - t0:.1f} s",
@@ -186,11 +186,11 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
             row["skipped"] = f"in-memory > {limit:g} s"
             print(f"# {p}: skipped (in-memory > {limit:g} s)", file=sys.stderr, flush=True)
             continue
-        variants = [("part", True, None), ("unshared", False, None)]
+        variants = [("part", True, None), ("unshared", False, None), ("uncut", True, None)]
         if args.inter_pinned and inter_mem != "pinned":
             variants.append(("part_pinned", True, "pinned"))
         for key, share, memory in variants:         # 3. partitioned
-            if key == "unshared" and not args.unshared:
+            if (key == "unshared" and not args.unshared) or (key == "uncut" and not args.uncut):
                 continue
             where = memory or inter_mem
             place_s[where] = max(place_s.get(where, 0.0), place(where))
@@ -200,7 +200,7 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
                 t = time.perf_counter()
                 c1, st1, done1 = count_partitioned(
                     pg, q, engine=part_eng, plan=plan, share=share, inter_memory=memory,
-                    stop=lambda _: time.perf_counter() > deadline)
+                    stop=lambda _: time.perf_counter() > deadline, cut_lists=key != "uncut")
                 dt1 = time.perf_counter() - t
                 if st is None or (done1 and dt1 < dt):
                     c, st, done, dt = c1, st1, done1, dt1
@@ -273,7 +273,7 @@ def _ratio(r: dict, key: str) -> tuple[float | None, bool]:
 
 def print_table(rows: list[dict], limit: float) -> None:
     print("| graph | pattern | count | in-mem s | part s | intra share | intra s | inter s "
-          "(default / pinned / unshared) | zero-copy s | hybrid s | unified s | UM/part "
+          "(default / pinned / unshared / uncut) | zero-copy s | hybrid s | unified s | UM/part "
           "| ZC/part | HY/part | part/in-mem | check |")
     print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     lim = f"> {limit:g}"
@@ -291,7 +291,7 @@ def print_table(rows: list[dict], limit: float) -> None:
 
     for r in rows:
         inter = " / ".join(_f(r.get(k)) for k in ("part_inter_s", "part_pinned_inter_s",
-                                                  "unshared_inter_s"))
+                                                  "unshared_inter_s", "uncut_inter_s"))
         print(f"| {r['graph']} | {r['pattern']} | {r['count'] if r['count'] is not None else lim}"
               f" | {_f(r['inmem_s'])} | {t(r, 'part_s')} | {r.get('intra_share', 0):.1%}"
               f" | {_f(r.get('intra_s'))} | {inter} | {t(r, 'zerocopy_s')}"
@@ -329,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inter-pinned", action="store_true",
                     help="also time the partitioned count with its inter searches reading "
                          "the whole graph from pinned host memory (offsets included)")
+    ap.add_argument("--uncut", action="store_true",
+                    help="also time the inter searches without the cut edges' lists (leaves "
+                         "checked one by one, the prime edge's candidates from whole lists)")
     ap.add_argument("--unified", action="store_true",
                     help="also time the whole graph in oversubscribed managed memory "
                          "(never on a shared machine: it can hang the GPU)")

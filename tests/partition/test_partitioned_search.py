@@ -297,6 +297,13 @@ def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from the cut neighbours' lists; a prime edge at a leaf matched last, rule 8 at that
     depth) as without it (every candidate checked) and as the reference engine; a leaf
     end of a prime edge is matched last exactly where the leaf is counted from a list."""
+    from warpmatch.partition import plans as P_
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P_, "LEAF_LAST_SPREAD", 0.0)   # leaf last wherever it is countable
+        _test_inter_searches_count_leaves_from_the_cut_lists(data)
+
+
+def _test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from warpmatch.partition import plans as P
     from warpmatch.plan import build_plan
     from warpmatch.plan.build import anchor_colors
@@ -337,21 +344,37 @@ def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
 
 @pytest.mark.parametrize("directed", [False, True])
 def test_leafy_queries_on_a_hub_graph(directed: bool) -> None:
-    """Leaves at hubs (a power-law graph cut in 4): partitioned counts equal the in-memory
-    ones, and the searches whose prime edge ends at a leaf match it last."""
-    G = nx.barabasi_albert_graph(120, 3, seed=4)
+    """Leaves at hubs (a power-law graph cut in 4, its boundary vertices' cut edges
+    spread past LEAF_LAST_SPREAD): partitioned counts equal the in-memory ones, and every
+    search whose prime edge ends at a leaf matches it last; on a graph of two cliques
+    joined by one edge (a spread of 1) none does."""
+    from warpmatch.partition import plans as P
+    G = nx.barabasi_albert_graph(400, 4, seed=4)
     edges = list(G.edges())
     if directed:
         rng = np.random.default_rng(2)
         edges = [(a, b) if rng.random() < 0.5 else (b, a) for a, b in edges]
-    g = Graph.from_edges(*zip(*edges), n=120, directed=directed, warn=False)
+    g = Graph.from_edges(*zip(*edges), n=400, directed=directed, warn=False)
     pg = Partitioned.build(g, parts=4)
+    assert P.cut_spread(g, pg.cut_graph, pg.on_boundary) >= P.LEAF_LAST_SPREAD
     dsls = (["a->b, b->c, c->a, c->d", "a->b, b->c, c->d", "a->b, c->b, d->b",
              "a->b, b->c, c->a, d->a"] if directed else LEAFY)
     for dsl in dsls:
         q = wm.api.as_query(dsl, g)
         _check(g, q, pg, "embeddings", False, listing=False)
-        _, st_, _ = count_partitioned(pg, q, engine=CPU)
-        from warpmatch.partition.plans import leaf_of
-        if any(leaf_of(q, a, b) is not None for a, b in q.edges.tolist()):
-            assert any(s["edges"] for s in st_.per_search)
+        plan = wm.plan.build_plan(g, q, purpose="count")
+        for s in P.inter_searches(g, plan, pg.part, pg.boundary, None, "count",
+                                  cut_graph=pg.cut_graph):
+            leafy = any(P.leaf_of(q, a, b) is not None for a, b in s.edges)
+            assert (s.plan.cut_depth == q.k - 1) == leafy, (dsl, s.edges)
+    two = nx.disjoint_union(nx.complete_graph(8), nx.complete_graph(8))
+    two.add_edge(0, 8)
+    g2 = Graph.from_networkx(two)
+    pg2 = Partitioned(g2, np.repeat(np.arange(2, dtype=np.int32), 8))
+    assert P.cut_spread(g2, pg2.cut_graph, pg2.on_boundary) == 1.0
+    q = wm.api.as_query("tailed-triangle", g2)
+    plan = wm.plan.build_plan(g2, q, purpose="count")
+    searches = P.inter_searches(g2, plan, pg2.part, pg2.boundary, None, "count",
+                                cut_graph=pg2.cut_graph)
+    assert all(s.plan.cut_depth == 1 for s in searches)
+    _check(g2, q, pg2, "embeddings", False, listing=False)

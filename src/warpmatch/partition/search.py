@@ -184,6 +184,20 @@ def _on_device(engine: Any) -> bool:
     return getattr(engine, "name", "") == "gpu"
 
 
+def _load_part(pg: Partitioned, p: int, engine: Any, st: PartitionStats) -> Graph:
+    """Part ``p``'s subgraph for the intra search (pinned for a GPU engine). On the GPU,
+    other graphs' cached device copies go first, oldest first, where the device lacks
+    room for it: the whole graph's copy that an earlier query's inter searches left (its
+    offsets alone were 100 MB of a 215 MiB budget at 10^8 edges, and the part's search ran
+    out of memory beside them)."""
+    sub = pg.subgraph(p, pinned=_on_device(engine))
+    if _on_device(engine):
+        from ..engine.gpu.memory import make_room
+        make_room(sub)
+        st.bytes_to_device += int(pg.part_bytes()[p])
+    return sub
+
+
 def _drop_device_copy(engine: Any, sub: Graph) -> None:
     """Free the GPU engine's cached copy of a part before the next part is loaded."""
     if _on_device(engine):
@@ -219,7 +233,8 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                       progress: Progress | None = None,
                       stop: Callable[[int], bool] | None = None,
                       plan: Plan | None = None, inter_memory: str | None = None,
-                      share: bool = True) -> tuple[int, PartitionStats, bool]:
+                      share: bool = True,
+                      cut_lists: bool = True) -> tuple[int, PartitionStats, bool]:
     """Count ``query`` in a partitioned graph: intra-partition plus inter-partition matches.
 
     Parameters
@@ -244,6 +259,11 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     share : bool, optional
         ``False`` runs one inter search per query edge instead of one per orbit
         of query edges (to measure what sharing saves). The default is ``True``.
+    cut_lists : bool, optional
+        ``False`` runs the inter searches without the cut edges' lists
+        (:attr:`Partitioned.cut_graph`: leaves counted from them, leaf-last
+        searches, on the GPU the prime edge's candidates drawn from them), to
+        measure what they save. The default is ``True``.
 
     Returns
     -------
@@ -260,7 +280,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                           purpose="count")
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share,
-                               pg.on_boundary, pg.cut_graph)
+                               pg.on_boundary, pg.cut_graph if cut_lists else None)
                 if plan.empty_reason is None and plan.k >= 2 and pg.parts > 1 else [])
     inter_engine = _inter_engine(engine, g if pg.parts > 1 else None, inter_memory,
                                  [s.plan for s in searches])
@@ -291,9 +311,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
             if cb:
                 cb(1, 1)
             continue
-        sub = pg.subgraph(p, pinned=_on_device(engine))
-        if _on_device(engine):
-            st.bytes_to_device += int(pg.part_bytes()[p])
+        sub = _load_part(pg, p, engine, st)
         base, mult = total, int(plan.multiplier)
         raw = int(engine.count(sub, lp, progress=cb,
                                **extra(stopper(lambda r: base + r * mult))))
@@ -384,10 +402,8 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         lp = lps[p]
         if lp.roots.size == 0:
             continue
-        sub = pg.subgraph(p, pinned=_on_device(engine))
+        sub = _load_part(pg, p, engine, st)
         members = pg.members(p).astype(np.int64)
-        if _on_device(engine):
-            st.bytes_to_device += int(pg.part_bytes()[p])
         for batch in engine.match(sub, lp, batch_size=batch_size,
                                   limit=None if remaining < 0 else remaining, progress=cb):
             rows = members[lp.to_query_order(np.asarray(batch, dtype=np.int64))]
