@@ -52,6 +52,29 @@ def queries(draw, graph: Graph, kmin: int = 3, kmax: int = 7) -> Query:
                             directed=graph.directed)
 
 
+#: queries with leaves: a tail, a path's ends, a star's leaves, leaves on a cycle
+LEAFY = ["tailed-triangle", "3-path", "4-path", "3-star", "a-b, b-c, c-a, c-d, d-e",
+         "a-b, b-c, c-d, d-a, a-e", "a-b, a-c, a-d, b-c, d-e"]
+
+
+@st.composite
+def leafy_cases(draw, nmax: int = 24) -> tuple[Graph, Query, dict | None]:
+    """``(graph, query, anchors)``: a random graph; a random query of 3-6 vertices or (on an
+    undirected graph, half of the time) one of :data:`LEAFY`; anchors on one query vertex
+    half of the time (else ``None``)."""
+    from warpmatch.api import as_query
+    g = draw(graphs(nmax=nmax))
+    if g.directed or draw(st.booleans()):
+        q = draw(queries(g, 3, 6))
+    else:
+        q = as_query(draw(st.sampled_from(LEAFY)), g)
+    anchors = None
+    if draw(st.booleans()):
+        ids = draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
+        anchors = {draw(st.integers(0, q.k - 1)): ids}
+    return g, q, anchors
+
+
 def sorted_rows(batches, k: int) -> list[tuple[int, ...]]:
     """Every row of an engine's or ``match``'s batches, as sorted tuples (a multiset to compare)."""
     arrs = [np.asarray(b) for b in batches]

@@ -38,7 +38,7 @@ from warpmatch.plan import build_plan  # noqa: E402
 from warpmatch.plan.build import anchor_colors  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import graphs, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leafy_cases, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -178,10 +178,6 @@ def test_make_room_drops_old_device_copies_only_when_short(monkeypatch) -> None:
         CPU.count(gs[0], build_plan(gs[0], wm.get_pattern("triangle")))   # copied again
 
 
-LEAFY = ["tailed-triangle", "3-path", "4-path", "3-star", "a-b, b-c, c-a, c-d, d-e",
-         "a-b, b-c, c-d, d-a, a-e", "a-b, a-c, a-d, b-c, d-e"]
-
-
 @pytest.fixture
 def leaf_last_always(monkeypatch):
     """Every prime edge with a countable leaf end searched leaf last, whatever the spread
@@ -204,16 +200,8 @@ def test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
 
 def _test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
     from warpmatch.engine.gpu.render import leaf_countable
-    g = data.draw(graphs(nmax=24))
-    if g.n < 2:
-        return
-    q = (data.draw(queries(g, 3, 6)) if g.directed or data.draw(st.booleans())
-         else wm.api.as_query(data.draw(st.sampled_from(LEAFY)), g))
+    g, q, anchors = data.draw(leafy_cases())
     pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
-    anchors = None
-    if data.draw(st.booleans()):
-        ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
-        anchors = {data.draw(st.integers(0, q.k - 1)): ids}
     plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
                       anchors=anchors, purpose="count")
     if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:

@@ -32,7 +32,7 @@ from warpmatch.query.model import Query
 from warpmatch.query.sample import random_walk_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import graphs, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leafy_cases, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -286,10 +286,6 @@ def _without_cut_graph(plan):
     return dataclasses.replace(plan, cut_graph=None)
 
 
-LEAFY = ["tailed-triangle", "3-path", "4-path", "3-star", "a-b, b-c, c-a, c-d, d-e",
-         "a-b, b-c, c-d, d-a, a-e", "a-b, a-c, a-d, b-c, d-e"]
-
-
 @SETTINGS
 @given(data=st.data())
 def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
@@ -308,16 +304,8 @@ def _test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from warpmatch.plan import build_plan
     from warpmatch.plan.build import anchor_colors
     from warpmatch.plan.leaves import bare_last_leaf
-    g = data.draw(graphs(nmax=24))
-    if g.directed or data.draw(st.booleans()):
-        q = data.draw(queries(g, 3, 6))
-    else:
-        q = wm.api.as_query(data.draw(st.sampled_from(LEAFY)), g)
+    g, q, anchors = data.draw(leafy_cases())
     pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
-    anchors = None
-    if data.draw(st.booleans()):
-        ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
-        anchors = {data.draw(st.integers(0, q.k - 1)): ids}
     plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
                       anchors=anchors, purpose="count")
     if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:

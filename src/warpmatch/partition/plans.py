@@ -3,8 +3,9 @@
 Map: :func:`local_plans` (a plan's candidate sets moved to every part's local
 ids) < :func:`edge_order` (a matching order that starts at a query edge, or ends
 at its leaf) < :func:`leaf_of` < :func:`edge_orbits` (the query's edges grouped
-by automorphism) < :class:`InterSearch` / :func:`inter_searches` (PBE Alg. 2:
-the inter-partition search sequences, with their sharing; :func:`_leaf_last`).
+by automorphism) < :func:`cut_spread` < :class:`InterSearch` /
+:func:`inter_searches` (PBE Alg. 2: the inter-partition search sequences, with
+their sharing; :func:`_leaf_last`).
 
 PBE (§3.2, §4, Alg. 2-3): every match that uses a cut edge is found from its
 smallest cut edge (the *prime* edge, DupRemove) by the search sequence whose
@@ -36,10 +37,11 @@ prime query edges lie in one automorphism edge orbit are strictly equivalent
   both engines count a last plain leaf under rule 8 from them (two binary
   searches) instead of checking its every candidate.
 - Counting, a prime edge with a leaf end (a tailed triangle's tail) is searched
-  leaf last (:func:`_leaf_last`, rule 8's ``cut_depth``): the rest of the query
-  once per boundary vertex, and the leaf counted among the cut neighbours before
-  the smallest cut edge matched, where PBE's sequence (prime edge first)
-  searches the rest once per cut edge.
+  leaf last (:func:`_leaf_last`, rule 8's ``cut_depth``) where boundary vertices
+  have many cut edges (:func:`cut_spread`): the rest of the query once per
+  boundary vertex, and the leaf counted among the cut neighbours before the
+  smallest cut edge matched, where PBE's sequence (prime edge first) searches
+  the rest once per cut edge.
 """
 from __future__ import annotations
 
@@ -297,8 +299,9 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
     cut_graph : Graph, optional
         The cut neighbours (:attr:`Partitioned.cut_graph`): the plans carry it, so
         that the engines count a last plain leaf under rule 8 from its lists, and
-        counting matches a leaf last where it is an end of the prime edge
-        (:func:`_leaf_last`). The default, ``None``, checks every leaf candidate.
+        counting matches a leaf last where it is an end of the prime edge and the
+        cut edges spread (:func:`_leaf_last`, :data:`LEAF_LAST_SPREAD`). The
+        default, ``None``, checks every leaf candidate.
 
     Returns
     -------
