@@ -5,7 +5,11 @@ its own modules; other folders insert it).
 """
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from warpmatch.graph.csr import Graph
@@ -73,6 +77,16 @@ def leafy_cases(draw, nmax: int = 24) -> tuple[Graph, Query, dict | None]:
         ids = draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
         anchors = {draw(st.integers(0, q.k - 1)): ids}
     return g, q, anchors
+
+
+@contextlib.contextmanager
+def leaf_last_always() -> Iterator[None]:
+    """Every prime edge with a countable leaf end searched leaf last, whatever the spread
+    of the cut (small random graphs rarely reach ``plans.LEAF_LAST_SPREAD``)."""
+    from warpmatch.partition import plans
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plans, "LEAF_LAST_SPREAD", 0.0)
+        yield
 
 
 def sorted_rows(batches, k: int) -> list[tuple[int, ...]]:

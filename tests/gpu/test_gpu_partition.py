@@ -38,7 +38,7 @@ from warpmatch.plan import build_plan  # noqa: E402
 from warpmatch.plan.build import anchor_colors  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import LEAFY, graphs, leafy_cases, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leaf_last_always, leafy_cases, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -178,23 +178,13 @@ def test_make_room_drops_old_device_copies_only_when_short(monkeypatch) -> None:
         CPU.count(gs[0], build_plan(gs[0], wm.get_pattern("triangle")))   # copied again
 
 
-@pytest.fixture
-def leaf_last_always(monkeypatch):
-    """Every prime edge with a countable leaf end searched leaf last, whatever the spread
-    of the cut (small random graphs rarely reach LEAF_LAST_SPREAD)."""
-    from warpmatch.partition import plans as P
-    monkeypatch.setattr(P, "LEAF_LAST_SPREAD", 0.0)
-
-
 @SETTINGS
 @given(data=st.data())
 def test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
     """Inter searches with the cut neighbours' lists (a last leaf counted under rule 8; a
     leaf end of the prime edge matched last) count on the GPU as on the CPU engine, which
     tests/partition checks against the reference; directed, labeled, anchors."""
-    from warpmatch.partition import plans as P_
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(P_, "LEAF_LAST_SPREAD", 0.0)   # leaf last wherever it is countable
+    with leaf_last_always():
         _test_cut_leaves_on_the_gpu_equal_the_cpu(data)
 
 
@@ -213,7 +203,7 @@ def _test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
         assert eng.last_stats["leaf_count"] == leaf_countable(s.plan)
 
 
-def test_cut_leaves_at_hubs_on_the_gpu(leaf_last_always) -> None:
+def test_cut_leaves_at_hubs_on_the_gpu() -> None:
     """A power-law graph in 4 parts: partitioned counts of leafy queries on the GPU equal
     the in-memory ones, with the searches whose prime edge ends at a leaf matching it
     last and counting it from the cut lists."""

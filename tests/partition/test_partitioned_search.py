@@ -32,7 +32,7 @@ from warpmatch.query.model import Query
 from warpmatch.query.sample import random_walk_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import LEAFY, graphs, leafy_cases, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leaf_last_always, leafy_cases, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -293,9 +293,7 @@ def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from the cut neighbours' lists; a prime edge at a leaf matched last, rule 8 at that
     depth) as without it (every candidate checked) and as the reference engine; a leaf
     end of a prime edge is matched last exactly where the leaf is counted from a list."""
-    from warpmatch.partition import plans as P_
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(P_, "LEAF_LAST_SPREAD", 0.0)   # leaf last wherever it is countable
+    with leaf_last_always():
         _test_inter_searches_count_leaves_from_the_cut_lists(data)
 
 

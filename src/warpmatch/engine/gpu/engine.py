@@ -56,7 +56,7 @@ from ...errors import BackendUnavailableError, BudgetError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
 from ..base import Progress, Stop
-from .memory import _GRAPHS, MEMORY_KINDS, DeviceGraph, _array, resident_bytes
+from .memory import MEMORY_KINDS, _array, device_copy, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import (leaf_countable, part_dtype, part_nbytes, plan_signature, plan_trims,
@@ -357,20 +357,11 @@ class _Run:
                               f"plus {_fmt(cbytes)} of candidate sets, but the budget is "
                               f"{_fmt(self.budget)}")
         self.used = gbytes + cbytes
-        self.dg = _GRAPHS.get(graph)
-        if self.dg is None or self.dg.memory != eng.graph_memory:
-            _GRAPHS.pop(graph, None)                # free the other kind's copy first
-            self.dg = DeviceGraph(graph, eng.graph_memory)
-            _GRAPHS[graph] = self.dg
+        self.dg = device_copy(graph, eng.graph_memory)
         self.part = (None if plan.cut_part is None
                      else _array(plan.cut_part, part_dtype(plan), "device"))
-        self.cut_dg = None
-        if self.cut_memory is not None:
-            self.cut_dg = _GRAPHS.get(plan.cut_graph)
-            if self.cut_dg is None or self.cut_dg.memory != self.cut_memory:
-                _GRAPHS.pop(plan.cut_graph, None)
-                self.cut_dg = _GRAPHS[plan.cut_graph] = DeviceGraph(plan.cut_graph,
-                                                                    self.cut_memory)
+        self.cut_dg = (None if self.cut_memory is None
+                       else device_copy(plan.cut_graph, self.cut_memory))
         self.cand_ptr = cp.asarray(plan.cand_ptr, dtype=cp.int64)
         self.cand_ids = (cp.asarray(plan.cand_ids, dtype=cp.int32) if plan.cand_ids.size
                          else cp.zeros(1, cp.int32))

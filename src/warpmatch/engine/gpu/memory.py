@@ -3,9 +3,9 @@
 Map: :data:`MEMORY_KINDS` < :func:`device_graph_bytes` (what a graph costs in
 device memory) < :func:`_array` (one array in a memory kind) <
 :class:`DeviceGraph` (the graph's arrays, as the kernels read them) < the engine's
-cache of copies, one per graph (``_GRAPHS``), and its management: :func:`release_graph`,
-:func:`make_room` < :func:`pinned_copy` (a host graph in page-locked memory, so that
-its copies to the device run at full bus speed).
+cache of copies, one per graph (``_GRAPHS``), and its management: :func:`device_copy`,
+:func:`release_graph`, :func:`make_room` < :func:`pinned_copy` (a host graph in
+page-locked memory, so that its copies to the device run at full bus speed).
 
 - ``"device"`` (the default): ``cudaMalloc``, copied once; the graph counts
   against the engine's memory budget.
@@ -125,6 +125,16 @@ class DeviceGraph:
 
 #: the GPU engine's copy of each graph it searched (kept while the graph lives)
 _GRAPHS: "weakref.WeakKeyDictionary[Graph, DeviceGraph]" = weakref.WeakKeyDictionary()
+
+
+def device_copy(graph: Graph, memory: str) -> DeviceGraph:
+    """The engine's cached copy of ``graph`` in ``memory``, made (and cached) if there is
+    none of that kind; a copy of another kind is freed first."""
+    dg = _GRAPHS.get(graph)
+    if dg is None or dg.memory != memory:
+        _GRAPHS.pop(graph, None)
+        dg = _GRAPHS[graph] = DeviceGraph(graph, memory)
+    return dg
 
 
 def release_graph(graph: Graph) -> None:
