@@ -5,9 +5,6 @@ its own modules; other folders insert it).
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
-
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -79,14 +76,27 @@ def leafy_cases(draw, nmax: int = 24) -> tuple[Graph, Query, dict | None]:
     return g, q, anchors
 
 
-@contextlib.contextmanager
-def leaf_last_always() -> Iterator[None]:
-    """Every prime edge with a countable leaf end searched leaf last, whatever the spread
-    of the cut (small random graphs rarely reach ``plans.LEAF_LAST_SPREAD``)."""
-    from warpmatch.partition import plans
+def leafy_inter_case(data) -> tuple | None:
+    """``(graph, query, anchors, partitioned, plan, searches)`` from hypothesis's ``data``:
+    a :func:`leafy_cases` case cut into 2-4 parts, its counting plan (either mode) and its
+    inter searches with the cut lists, every prime edge with a countable leaf end searched
+    leaf last whatever the spread of the cut (small random graphs rarely reach
+    ``plans.LEAF_LAST_SPREAD``); ``None`` where there is no inter search to run."""
+    from warpmatch.partition import Partitioned, plans
+    from warpmatch.plan import build_plan
+    from warpmatch.plan.build import anchor_colors
+    g, q, anchors = data.draw(leafy_cases())
+    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      anchors=anchors, purpose="count")
+    if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:
+        return None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plans, "LEAF_LAST_SPREAD", 0.0)
-        yield
+        searches = plans.inter_searches(g, plan, pg.part, pg.boundary,
+                                        anchor_colors(g, q, anchors), "count",
+                                        cut_graph=pg.cut_graph)
+    return g, q, anchors, pg, plan, searches
 
 
 def sorted_rows(batches, k: int) -> list[tuple[int, ...]]:

@@ -38,7 +38,7 @@ from warpmatch.plan import build_plan  # noqa: E402
 from warpmatch.plan.build import anchor_colors  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import LEAFY, graphs, leaf_last_always, leafy_cases, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leafy_inter_case, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -184,21 +184,13 @@ def test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
     """Inter searches with the cut neighbours' lists (a last leaf counted under rule 8; a
     leaf end of the prime edge matched last) count on the GPU as on the CPU engine, which
     tests/partition checks against the reference; directed, labeled, anchors."""
-    with leaf_last_always():
-        _test_cut_leaves_on_the_gpu_equal_the_cpu(data)
-
-
-def _test_cut_leaves_on_the_gpu_equal_the_cpu(data) -> None:
     from warpmatch.engine.gpu.render import leaf_countable
-    g, q, anchors = data.draw(leafy_cases())
-    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
-    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
-                      anchors=anchors, purpose="count")
-    if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:
+    case = leafy_inter_case(data)
+    if case is None:
         return
+    g, searches = case[0], case[-1]
     eng = _gpu(graph_memory=data.draw(st.sampled_from(["device", "hybrid", "pinned"])))
-    for s in inter_searches(g, plan, pg.part, pg.boundary, anchor_colors(g, q, anchors),
-                            "count", cut_graph=pg.cut_graph):
+    for s in searches:
         assert eng.count(g, s.plan) == CPU.count(g, s.plan), (s.edges, s.plan.cut_depth)
         assert eng.last_stats["leaf_count"] == leaf_countable(s.plan)
 

@@ -32,7 +32,7 @@ from warpmatch.query.model import Query
 from warpmatch.query.sample import random_walk_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_helpers import LEAFY, graphs, leaf_last_always, leafy_cases, queries  # noqa: E402
+from engine_helpers import LEAFY, graphs, leafy_inter_case, queries  # noqa: E402
 from engine_helpers import sorted_rows as _rows  # noqa: E402
 
 CPU = CpuEngine()
@@ -293,25 +293,15 @@ def test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from the cut neighbours' lists; a prime edge at a leaf matched last, rule 8 at that
     depth) as without it (every candidate checked) and as the reference engine; a leaf
     end of a prime edge is matched last exactly where the leaf is counted from a list."""
-    with leaf_last_always():
-        _test_inter_searches_count_leaves_from_the_cut_lists(data)
-
-
-def _test_inter_searches_count_leaves_from_the_cut_lists(data) -> None:
     from warpmatch.partition import plans as P
-    from warpmatch.plan import build_plan
     from warpmatch.plan.build import anchor_colors
     from warpmatch.plan.leaves import bare_last_leaf
-    g, q, anchors = data.draw(leafy_cases())
-    pg = Partitioned.build(g, parts=min(g.n, data.draw(st.sampled_from([2, 3, 4]))))
-    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
-                      anchors=anchors, purpose="count")
-    if plan.empty_reason is not None or plan.k < 2 or pg.parts < 2:
+    case = leafy_inter_case(data)
+    if case is None:
         return
-    colors = anchor_colors(g, q, anchors)
-    searches = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count",
-                                cut_graph=pg.cut_graph)
-    plain = P.inter_searches(g, plan, pg.part, pg.boundary, colors, "count")
+    g, q, anchors, pg, plan, searches = case
+    plain = P.inter_searches(g, plan, pg.part, pg.boundary, anchor_colors(g, q, anchors),
+                             "count")
     labels = (g.vertex_labels is not None, g.edge_labels is not None)
     assert sum(s.weight * CPU.count(g, s.plan) for s in searches) == \
         sum(s.weight * CPU.count(g, s.plan) for s in plain)

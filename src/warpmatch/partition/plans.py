@@ -45,6 +45,7 @@ prime query edges lie in one automorphism edge orbit are strictly equivalent
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,22 +123,22 @@ def local_plans(plan: Plan, part: np.ndarray, local: np.ndarray, parts: int) -> 
 
 
 def edge_order(query: Query, a: int, b: int, sizes: np.ndarray,
-               last: int | None = None) -> list[int]:
+               leaf_last: bool = False) -> list[int]:
     """A connected order starting ``a, b``: then the vertex with the most matched
     neighbours, ties to the smaller candidate count ``sizes[u]``, then the higher degree.
-    With ``last`` (a leaf of the query, ``b`` then its neighbour), the order starts at
-    ``b`` alone and ends with ``last``."""
+    With ``leaf_last`` (``a`` a leaf of the query, ``b`` its neighbour) the order starts
+    at ``b`` alone and ends with ``a``."""
     A = query.adjacency()
     adj = (A | A.T) if query.directed else A
     deg = adj.sum(axis=1)
-    order = [a, b] if last is None else [b]
-    left = set(range(query.k)) - set(order) - {last}
+    order = [b] if leaf_last else [a, b]
+    left = set(range(query.k)) - {a, b}
     while left:
         u = max(sorted(left), key=lambda x: (int(adj[x, order].sum()), -int(sizes[x]),
                                              int(deg[x])))
         order.append(u)
         left.remove(u)
-    return order if last is None else order + [last]
+    return order + [a] if leaf_last else order
 
 
 def leaf_of(query: Query, a: int, b: int) -> int | None:
@@ -359,13 +360,23 @@ def inter_searches(graph: Graph, plan: Plan, part: np.ndarray, boundary: np.ndar
 LEAF_LAST_SPREAD = 4.0
 
 
+#: :func:`cut_spread` of each cut graph (a pass over the boundary, 4.7M vertices at 10^8
+#: edges: once per partition, not once per query)
+_SPREADS: "weakref.WeakKeyDictionary[Graph, float]" = weakref.WeakKeyDictionary()
+
+
 def cut_spread(graph: Graph, cut_graph: Graph, on_boundary: np.ndarray) -> float:
     """The boundary vertices' mean number of cut edges, each vertex weighted by its
     degree (the search below a vertex grows with it): how many times a search that
-    matches a cut edge of its root first repeats the rest of the query per root."""
-    w = graph.degree[on_boundary].astype(np.float64)
-    total = float(w.sum())
-    return 0.0 if total == 0 else float((cut_graph.degree[on_boundary] * w).sum()) / total
+    matches a cut edge of its root first repeats the rest of the query per root.
+    Computed once per ``cut_graph`` (which fixes the graph and its boundary)."""
+    got = _SPREADS.get(cut_graph)
+    if got is None:
+        w = graph.degree[on_boundary].astype(np.float64)
+        total = float(w.sum())
+        got = _SPREADS[cut_graph] = (
+            0.0 if total == 0 else float((cut_graph.degree[on_boundary] * w).sum()) / total)
+    return got
 
 
 def _leaf_last(graph: Graph, src: Plan, a: int, b: int, sizes: np.ndarray,
@@ -390,7 +401,7 @@ def _leaf_last(graph: Graph, src: Plan, a: int, b: int, sizes: np.ndarray,
         return None
     u = b if leaf == a else a
     arc_out = (not query.directed) or bool(query.adjacency()[u, leaf])   # u -> leaf
-    p = reorder_plan(src, edge_order(query, leaf, u, sizes, last=leaf),
+    p = reorder_plan(src, edge_order(query, leaf, u, sizes, leaf_last=True),
                      _roots(graph, src, u, mask), pairs, multiplier=1,
                      **{**cut, "cut_prime": 0 if arc_out else 1, "cut_depth": query.k - 1})
     labels = (graph.vertex_labels is not None, graph.edge_labels is not None)
