@@ -207,8 +207,8 @@ def test_unshared_inter_searches_give_the_same_count() -> None:
 @SETTINGS
 @given(data=st.data())
 def test_local_plans_split_every_candidate_set_by_part(data) -> None:
-    """local_plans (one counting pass per depth) gives each part its ids filtered and
-    renamed one part at a time (the implementation it replaced), and the inter roots
+    """local_plans (one threaded pass per distinct set) gives each part its ids filtered
+    and renamed one part at a time (the implementation it replaced), and the inter roots
     are the boundary vertices of the prime vertex's candidates."""
     from warpmatch.partition.plans import _roots, local_plans
     from warpmatch.plan import build_plan
@@ -233,7 +233,9 @@ def test_local_plans_split_every_candidate_set_by_part(data) -> None:
         ids = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=6, unique=True))
         anchors = {data.draw(st.integers(0, q.k - 1)): ids}
     plan = build_plan(g, q, anchors=anchors)
-    every = local_plans(plan, pg.part, pg.local, pg.parts)
+    # threads' chunks: fewer and more than a set's ids, and the default
+    every = local_plans(plan, pg.part, pg.local, pg.parts,
+                        data.draw(st.sampled_from([None, 1, 3, 64])))
     assert len(every) == pg.parts
     for p, lp in enumerate(every):
         ptr, ids = local_plan(plan, pg.part, pg.local, p)
