@@ -197,6 +197,22 @@ def source(graph: Any) -> tuple[Any, Graph]:
     return (pg, pg.graph) if pg is not None else (None, as_graph(graph))
 
 
+def budgeted(engine: Any, memory_budget: int | str | None) -> Any:
+    """The engine a request runs: with its own ``memory_budget``
+    (:func:`warpmatch.partition.choose.with_budget`); a bad size is a QueryError, on
+    every backend (a host engine ignores the budget)."""
+    from .partition.choose import with_budget
+    from .partition.split import parse_bytes
+    try:
+        if memory_budget is not None:
+            parse_bytes(memory_budget)
+        return with_budget(engine, memory_budget)
+    except ValueError as e:
+        if isinstance(e, WarpmatchError):
+            raise
+        raise QueryError(str(e)) from None
+
+
 def partition(pg: Any, g: Graph, engine: Any, partitions: Any,
                memory_budget: int | str | None) -> Any:
     """The partition to run on (:func:`warpmatch.partition.choose.choose`), or ``None``."""

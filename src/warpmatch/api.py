@@ -280,6 +280,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         return S.count_on_cluster(client, graph, g, q, mode, induced, backend, anchors, order,
                                   progress, limit, time_limit, shards, pg, vertex_order)
     engine = resolve_backend(backend)   # before planning: a missing GPU fails fast
+    engine = S.budgeted(engine, memory_budget)
     t0 = time.perf_counter()
     whole = g
     by_label = None
@@ -514,7 +515,7 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         path = graph if isinstance(graph, (str, os.PathLike)) else None
         job = D.prepare(client, g, plan, backend=backend, graph_path=path)
         return D.match_plan(job, None if limit is None else int(limit), progress)
-    engine = resolve_backend(backend)
+    engine = S.budgeted(resolve_backend(backend), memory_budget)
     if pg is None and partitions is None:
         g, _ = S.label_graph(g, q, induced)
     plan = _plan(g, q, mode, induced, anchors, order, purpose="list")
@@ -591,6 +592,8 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         engine_name = engine.name
     except WarpmatchError as e:
         engine_name = f"{backend} (unavailable: {e})"
+    if engine is not None:
+        engine = S.budgeted(engine, memory_budget)       # a bad size is an error here
     head = f"graph {g!r}; backend {engine_name}; plan for {purpose}ing"
     lines = []
     if pg is None and partitions is None and client is None:

@@ -1,9 +1,10 @@
 """Whether a request runs partitioned, and on which partition (the strategy of issue 18).
 
 Map: :func:`device_budget` (the default budget: the device's free memory less
-working room) < :func:`choose` (``partitions=``, ``memory_budget=`` and the
-engine decide: in memory, or a :class:`~warpmatch.partition.store.Partitioned`
-graph) < :func:`open_source` (a partition directory given where a graph is).
+working room) < :func:`with_budget` (a copy of an engine with a given budget) <
+:func:`choose` (``partitions=``, ``memory_budget=`` and the engine decide: in
+memory, or a :class:`~warpmatch.partition.store.Partitioned` graph) <
+:func:`open_source` (a partition directory given where a graph is).
 
 PBE §3.1 partitions when the graph does not fit the GPU. Here:
 
@@ -38,6 +39,19 @@ def device_budget(engine: Any) -> int | None:
     return int(free * (1 - WORKING_ROOM))
 
 
+def with_budget(engine: Any, memory_budget: int | str | None) -> Any:
+    """``engine`` with ``memory_budget`` (bytes, or a size such as ``"4GB"``) as its device
+    budget: a copy, for a device engine given a budget (the API's engines are one
+    instance per backend, so a budget set on it would stay for every later call);
+    else ``engine`` itself."""
+    if memory_budget is None or getattr(engine, "name", "") != "gpu":
+        return engine
+    import copy
+    out = copy.copy(engine)
+    out.memory_budget_bytes = parse_bytes(memory_budget)
+    return out
+
+
 def open_source(source: Any) -> Partitioned | None:
     """A :class:`Partitioned` if ``source`` is one or names a partition directory."""
     if isinstance(source, Partitioned):
@@ -55,8 +69,8 @@ def choose(graph: Graph, engine: Any, partitions: Any = None,
     ----------
     graph : Graph
     engine : Engine
-        The engine that will run the intra-partition searches; with a device
-        engine the budget is set on it too, so that each part honours it.
+        The engine that will run the intra-partition searches (give it the budget
+        with :func:`with_budget`, so that each part honours it).
     partitions : int, str, os.PathLike or Partitioned, optional
         ``P`` parts (forced, any backend), or a partition to reuse.
     memory_budget : int or str, optional
@@ -70,8 +84,6 @@ def choose(graph: Graph, engine: Any, partitions: Any = None,
     Partitioned or None
     """
     budget = None if memory_budget is None else parse_bytes(memory_budget)
-    if budget is not None and getattr(engine, "name", "") == "gpu":
-        engine.memory_budget_bytes = budget
     if isinstance(partitions, Partitioned):
         if partitions.graph is not graph:
             return Partitioned(graph, partitions.part, partitions.method)

@@ -89,6 +89,8 @@ FIRST_SLICE = 4096
 SLICE_MAX_S = 1.0
 #: how a count's DFS launches divide the pool (GpuEngine's ``launches=``)
 LAUNCH_MODES = ("sliced", "pool")
+#: the fewest rows of list mode's device buffer when a small budget shrinks it
+LIST_ROWS_MIN = 1024
 
 
 def _fmt(nbytes: float) -> str:
@@ -141,7 +143,8 @@ class GpuEngine:
         clock) and raise :class:`TimeoutError`. The default is ``None``: no limit.
     list_rows : int or None, optional
         Rows of the device buffer that list mode drains to the host. The
-        default is ``None``, meaning ``4 * batch_size`` within [2**16, 2**22].
+        default is ``None``, meaning ``4 * batch_size`` within [2**16, 2**22],
+        and within half the budget's room left (at least 1024 rows).
     fetch : int or None, optional
         Pool items a warp takes per atomic fetch (1..32). The default is
         ``None``: with stealing ``pool / (8 * warps)`` clipped to 1..32 (a full
@@ -764,6 +767,11 @@ class _Run:
         t = time.perf_counter()
         cap = (int(self.eng.list_rows) if self.eng.list_rows
                else int(min(max(4 * self.batch_size, 1 << 16), 1 << 22)))
+        if not self.eng.list_rows:
+            # a small budget (a part's, or a graph read from host memory) drains a smaller
+            # buffer more often instead of failing: at most half the room left
+            cap = max(min(cap, (self.budget - self.used) // (2 * 4 * self.k)),
+                      min(cap, LIST_ROWS_MIN))
         self._reserve(f"the list buffer ({cap} rows of {self.k} vertices)", cap * self.k * 4)
         out = cp.empty((cap, self.k), dtype=cp.int32)
         self.used += out.nbytes
