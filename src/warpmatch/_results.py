@@ -165,7 +165,8 @@ class CountResult:
             "partial_reason": self.partial,
             "semantics": self.describe(),
             **({"distributed": self.distributed} if self.distributed is not None else {}),
-            "strategy": "partitioned" if self.partition is not None else "in-memory",
+            "strategy": (self.partition.get("strategy", "partitioned")
+                         if self.partition is not None else "in-memory"),
             "vertex_order": self.vertex_order,
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}

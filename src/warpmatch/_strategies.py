@@ -228,8 +228,9 @@ def partition(pg: Any, g: Graph, engine: Any, partitions: Any,
 def count_partitioned(pg: Any, q: Query, plan: Plan, mode: str, induced: bool,
                        anchors: Mapping[Any, Any] | None, order: str, engine: Any,
                        progress: Any, limit: int | None, time_limit: float | None,
-                       plan_s: float) -> Any:
-    """:func:`~warpmatch.api.count_result` by partitions (:mod:`warpmatch.partition`)."""
+                       plan_s: float, strategy: str = "parts") -> Any:
+    """:func:`~warpmatch.api.count_result` by partitions (:mod:`warpmatch.partition`;
+    ``strategy`` as in :func:`~warpmatch.partition.search.count_partitioned`)."""
     from .api import CountResult, _early_stop, _make_progress, warm_up
     from .partition.search import count_partitioned
     warm_s = warm_up(engine, pg.graph)
@@ -239,10 +240,12 @@ def count_partitioned(pg: Any, q: Query, plan: Plan, mode: str, induced: bool,
                             None if time_limit is None else float(time_limit), 1, t2)
     try:
         total, stats, _ = count_partitioned(pg, q, mode, bool(induced), anchors, order,
-                                            engine, progress=callback, stop=stop, plan=plan)
+                                            engine, progress=callback, stop=stop, plan=plan,
+                                            strategy=strategy)
     finally:
         close()
     name = engine.name if stats.inter_engine == engine.name else \
+        stats.inter_engine if stats.strategy != "partitioned" else \
         f"{engine.name}+{stats.inter_engine}"
     return CountResult(int(total), mode, bool(induced), name, time.perf_counter() - t2,
                        plan_s, plan, q, pg.graph, warmup_seconds=warm_s,

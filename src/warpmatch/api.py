@@ -296,8 +296,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                            vertex_order="degree" if by_degree else "given")
     pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:
+        # the whole graph may be read instead where no part count was forced
         return S.count_partitioned(pg, q, plan, mode, induced, anchors, order, engine,
-                                  progress, limit, time_limit, t1 - t0)
+                                  progress, limit, time_limit, t1 - t0,
+                                  "auto" if partitions is None else "parts")
     warm_s = warm_up(engine, g)     # timed apart: a one-time cost is not the count's
     callback, close = _make_progress(progress, q.name)
     t2 = time.perf_counter()
@@ -526,7 +528,8 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     if pg is not None and plan.empty_reason is None:
         from .partition.search import match_partitioned
         rows = match_partitioned(pg, q, mode, bool(induced), anchors, order, engine,
-                                 int(batch_size), limit, progress, plan=plan)
+                                 int(batch_size), limit, progress, plan=plan,
+                                 strategy="auto" if partitions is None else "parts")
         return (g.to_external(r).astype(np.int64, copy=False) for r in rows)
     return _match_batches(engine, g, plan, limit, int(batch_size), progress)
 
@@ -620,7 +623,8 @@ def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fa
         pg = S.partition(pg, g, engine, partitions, memory_budget)
     if pg is not None:
         from .partition.search import describe as describe_parts
-        text += "\n" + describe_parts(pg, plan, anchors, engine_name, purpose)
+        text += "\n" + describe_parts(pg, plan, anchors, engine_name, purpose, engine,
+                                     "auto" if partitions is None else "parts")
     if client is not None:
         from .distributed.static import describe
         text += "\n" + describe(client, g, plan, shards)

@@ -153,6 +153,37 @@ def test_the_api_runs_parts_on_the_gpu() -> None:
     assert rows == _rows(wm.match(g, "square", backend="cpu", mode="subgraphs"), 4)
 
 
+def test_the_api_reads_the_whole_graph_where_the_parts_cut_most_edges(tmp_path) -> None:
+    """A partition directory that cuts most edges (a power-law graph by BFS ranges) is
+    counted and listed on the GPU over the whole graph in host memory when no part count
+    is forced (the budget leaves room for the row offsets: hybrid; listing shrinks its
+    buffer to the budget), and by parts when one is."""
+    from warpmatch.engine.gpu.memory import device_graph_bytes
+    from warpmatch.partition import Partitioned
+    from warpmatch.partition.search import WHOLE_GRAPH_CUT
+    g = Graph.from_networkx(nx.powerlaw_cluster_graph(20000, 6, 0.3, seed=4))
+    pg = Partitioned.build(g, parts=4, method="bfs")
+    assert pg.cut_edges >= WHOLE_GRAPH_CUT * g.num_edges
+    out = pg.write(tmp_path / "parts")
+    budget = device_graph_bytes(g) // 2
+    r = wm.api.count_result(out, "diamond", backend="gpu", memory_budget=budget)
+    p = r.as_dict()
+    assert r.count == wm.count(g, "diamond", backend="cpu")
+    assert p["strategy"] == "whole graph" and "hybrid" in p["partition"]["engine"]
+    assert "strategy: whole graph" in wm.explain(out, "diamond", backend="gpu",
+                                                 memory_budget=budget)
+    forced = wm.api.count_result(g, "diamond", backend="gpu", partitions=str(out),
+                                 memory_budget=budget)
+    assert forced.count == r.count and forced.as_dict()["strategy"] == "partitioned"
+    rows = _rows(wm.match(out, "square", backend="gpu", memory_budget=budget,
+                          mode="subgraphs"), 4)
+    assert rows == _rows(wm.match(g, "square", backend="cpu", mode="subgraphs"), 4)
+    # each call's budget was its own: the process's GPU engine keeps none (it had kept the
+    # last one, and a later test's vertex_order="auto" found the graph too big for it)
+    from warpmatch.engine import resolve_backend
+    assert resolve_backend("gpu").memory_budget_bytes is None
+
+
 def test_make_room_drops_old_device_copies_only_when_short(monkeypatch) -> None:
     """A Dask worker keeps a partitioned run's graphs mapped; their device copies go,
     oldest first, only when the next graph's copy would not fit."""

@@ -263,9 +263,74 @@ def test_a_gpu_budget_too_small_for_the_graph_partitions_it(g: Graph) -> None:
     # nor do the offsets beside larger candidate sets: all of it pinned
     big = dataclasses.replace(plans[0], cand_ids=np.zeros(need // 4, dtype=np.int32))
     assert _inter_engine(eng, g, plans=[big]).graph_memory == "pinned"
-    roomy = _FakeGpu()
+    roomy = with_budget(_FakeGpu(), 10 * need)
     assert choose(g, roomy, memory_budget=10 * need) is None
     assert _inter_engine(roomy, g).graph_memory == "device"
     assert _inter_engine(roomy, g, "managed").graph_memory == "managed"
     from warpmatch.engine.cpu import CpuEngine
     assert choose(g, CpuEngine(), memory_budget=1000) is None   # host engines read host memory
+
+
+def test_the_whole_graph_is_read_where_the_parts_cut_most_edges(g: Graph, monkeypatch) -> None:
+    """strategy="auto" on a GPU engine whose partition cuts WHOLE_GRAPH_CUT or more of the
+    edges searches the whole graph from host memory (hybrid or pinned, by the budget), with
+    the in-memory answer; below that share, or on a host engine, or forced, it runs by
+    parts. A CPU engine named "gpu" stands for the GPU engine (its budget and
+    graph_memory are what the choice reads)."""
+    from warpmatch.cli.partition import partition_line
+    from warpmatch.engine.cpu import CpuEngine
+    from warpmatch.engine.gpu.memory import device_graph_bytes, resident_bytes
+    from warpmatch.partition import search as S
+    from warpmatch.plan import build_plan
+
+    class GpuLike(CpuEngine):
+        name = "gpu"
+        graph_memory = "device"
+
+        def count(self, graph, plan, **kw):
+            self.seen.append((graph.n, self.graph_memory))
+            return super().count(graph, plan, **kw)
+
+        def match(self, graph, plan, **kw):
+            self.seen.append((graph.n, self.graph_memory))
+            return super().match(graph, plan, **kw)
+
+    pg = Partitioned.build(g, parts=4, method="bfs")
+    share = pg.cut_edges / g.num_edges
+    assert share >= S.WHOLE_GRAPH_CUT        # a power-law graph's cut: most edges
+    for budget, where in ((device_graph_bytes(g), "hybrid"), (2000, "pinned")):
+        eng = GpuLike()
+        eng.seen = []
+        eng.memory_budget_bytes = budget
+        for name in ("triangle", "diamond", "tailed-triangle"):
+            q = wm.api.as_query(name, g)
+            plan = build_plan(g, q, purpose="count")
+            assert S.whole_graph_memory(pg, eng, plan) == where
+            # hybrid exactly where its offsets and the candidate sets twice fit the budget
+            need = resident_bytes(g, "hybrid") + 8 * plan.cand_ids.size
+            for b, m in ((need, "hybrid"), (need - 1, "pinned")):
+                tight = GpuLike()
+                tight.memory_budget_bytes = b
+                assert S.whole_graph_memory(pg, tight, plan) == m
+            for mode in ("embeddings", "subgraphs"):
+                c, st, done = S.count_partitioned(pg, q, mode, engine=eng, strategy="auto")
+                assert done and c == wm.count(g, name, mode=mode)
+                assert st.strategy == "whole graph" and eng.seen[-1] == (g.n, where)
+            d = st.as_dict()
+            assert d["strategy"] == "whole graph" and d["cut_share"] == pytest.approx(share)
+            assert "would cut" in partition_line(d) and where in partition_line(d)
+            stats: list = []
+            rows = list(S.match_partitioned(pg, q, engine=eng, strategy="auto", stats=stats))
+            got = sorted(map(tuple, g.to_external(np.concatenate(rows)).tolist()))
+            want = sorted(map(tuple, np.concatenate(list(wm.match(g, name))).tolist()))
+            assert got == want and stats[0].strategy == "whole graph"
+            assert "strategy: whole graph" in S.describe(pg, plan, None, "gpu", "count", eng,
+                                                         "auto")
+    plan = build_plan(g, wm.api.as_query("triangle", g))
+    assert S.whole_graph_memory(pg, CpuEngine(), plan) is None      # host memory anyway
+    assert S.whole_graph_memory(Partitioned.build(g, parts=1), eng, plan) is None
+    monkeypatch.setattr(S, "WHOLE_GRAPH_CUT", share + 0.01)
+    assert S.whole_graph_memory(pg, eng, plan) is None              # most edges inside
+    assert "strategy: partitioned" in S.describe(pg, plan, None, "gpu", "count", eng, "auto")
+    with pytest.raises(ValueError, match="strategy must be"):
+        S.count_partitioned(pg, wm.api.as_query("triangle", g), strategy="whole")

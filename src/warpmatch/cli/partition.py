@@ -82,6 +82,11 @@ def load_source(path: str, fmt: str | None, directed: bool,
 def partition_line(d: dict) -> str:
     """The summary line of a partitioned run (``--json``'s ``"partition"``; on a cluster
     it holds no per-stage seconds, engines or bytes)."""
+    if d.get("strategy", "partitioned") != "partitioned":      # whole_graph_memory
+        return (f"  {d['strategy']}: {d['parts']} parts ({d['method']}) would cut "
+                f"{d['cut_edges']:,} edges ({d['cut_share']:.1%}), so the whole graph was "
+                f"searched on {d['engine']} ({d['seconds']:.3f} s); "
+                f"{d['bytes_to_device']:,} bytes moved to the device")
     line = (f"  partitioned: {d['parts']} parts ({d['method']}), {d['cut_edges']:,} cut "
             f"edges; {d['intra_share']:.1%} of the matches inside one part")
     if "intra_seconds" in d:

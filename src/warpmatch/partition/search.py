@@ -1,7 +1,8 @@
 """Partitioned counting and listing: intra-partition, then inter-partition (PBE Alg. 1-3).
 
 Map: :class:`PartitionStats` (what ran: parts, shares, seconds, bytes) <
-:func:`_inter_engine` / :func:`pool_launches` (the engines of the two stages) <
+:func:`_inter_engine` / :func:`whole_graph_memory` / :func:`pool_launches` (the
+engines of the two stages; whether the whole graph is read instead) <
 :func:`count_partitioned` / :func:`match_partitioned` (the two stages, for a
 :class:`~warpmatch.partition.store.Partitioned` graph) < :func:`describe`
 (``explain``'s lines).
@@ -24,6 +25,11 @@ differs here:
   PCIe (zero-copy), instead of PBE's per-level gathering of the rows a level
   needs (Alg. 3 lines 15-17), which our DFS engine (gMatch's warp stacks, not
   level-wise BFS) has no level for.
+- Not in PBE: with ``strategy="auto"`` (what the API runs when no part count is
+  forced) a GPU engine reads the whole graph from host memory instead of
+  matching by parts where the partition cuts :data:`WHOLE_GRAPH_CUT` or more of
+  the edges (:func:`whole_graph_memory`): there most matches need the inter
+  searches, which read host memory too.
 - Counts are exact in every mode (embeddings and subgraphs, induced, labels,
   edge labels, directed, anchors); listing yields each match once, the rows
   the in-memory engine lists, in another order.
@@ -56,6 +62,7 @@ class PartitionStats:
     method: str
     cut_edges: int
     boundary_vertices: int
+    edges: int
     intra_engine: str
     inter_engine: str
     intra: int = 0                  # matches inside one part (in the answer's unit)
@@ -67,6 +74,9 @@ class PartitionStats:
     bytes_to_device: int = 0        # part subgraphs the intra engine was given (device engines)
     part_bytes_max: int = 0
     per_search: list = field(default_factory=list)
+    #: "partitioned", or "whole graph" (:func:`whole_graph_memory`: no part was searched)
+    strategy: str = "partitioned"
+    whole_seconds: float = 0.0      # the whole graph's search ("whole graph" only)
 
     @property
     def intra_share(self) -> float:
@@ -74,8 +84,18 @@ class PartitionStats:
         total = self.intra + self.inter
         return 1.0 if total == 0 else self.intra / total
 
+    @property
+    def cut_share(self) -> float:
+        """Share of the graph's edges that the partition cuts."""
+        return self.cut_edges / max(1, self.edges)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready facts."""
+        if self.strategy != "partitioned":
+            return {"strategy": self.strategy, "parts": self.parts, "method": self.method,
+                    "cut_edges": self.cut_edges, "cut_share": round(self.cut_share, 6),
+                    "engine": self.inter_engine, "seconds": round(self.whole_seconds, 6),
+                    "bytes_to_device": int(self.bytes_to_device)}
         return {"strategy": "partitioned", "parts": self.parts, "method": self.method,
                 "cut_edges": self.cut_edges, "boundary_vertices": self.boundary_vertices,
                 "intra_engine": self.intra_engine, "inter_engine": self.inter_engine,
@@ -132,6 +152,61 @@ def _plan_bytes(plan: Plan, memory: str = "device") -> int:
     return part_nbytes(plan) + 8 * int(plan.cand_ids.size) + cut
 
 
+#: an automatic run on the GPU (``strategy="auto"``: no part count forced) whose partition
+#: cuts at least this share of the graph's edges reads the whole graph from host memory
+#: (:func:`whole_graph_memory`) instead of matching by parts. Between two measured points
+#: (H100/H200, bench/partition.py): at 4-6% cut (community graphs, 5x10^7 and 10^8 edges)
+#: the parts were 2.5-13x faster than the whole graph in hybrid memory; at 64% (a
+#: 2x10^7-edge Chung-Lu graph) the whole graph was: triangle 0.41 s against 0.61 s, tailed
+#: triangle 1.1 s against more than 4 s. The triangle's inter search there cost about 2.3x
+#: the whole graph's per cut share, which puts the triangle's break-even near 43%; queries
+#: of more edge orbits run more inter searches, hence a lower bound.
+WHOLE_GRAPH_CUT = 0.35
+
+
+def whole_graph_memory(pg: Partitioned, engine: Any, plan: Plan | None = None) -> str | None:
+    """Where a GPU engine reads the whole graph instead of matching ``pg`` by parts
+    (``"hybrid"``: offsets on the device and lists in pinned host memory; ``"pinned"``;
+    ``"device"`` where it fits after all), or ``None`` to match by parts.
+
+    By parts when the engine is not a GPU engine (host engines read host memory either
+    way), when there is one part, or when the partition cuts less than
+    :data:`WHOLE_GRAPH_CUT` of the edges: then most matches lie inside one part, and
+    each part is searched in device memory with no host traffic. Where most edges are
+    cut (METIS on a power-law graph), most matches need the inter searches, which read
+    the graph from host memory as the whole-graph search does, once per edge orbit of
+    the query, with rule 8 on top.
+    """
+    g = pg.graph
+    if not _on_device(engine) or pg.parts < 2 or not g.num_edges:
+        return None
+    if pg.cut_edges < WHOLE_GRAPH_CUT * g.num_edges:
+        return None
+    from ..engine.gpu.memory import resident_bytes
+    from .choose import device_budget
+    # the engine's own accounting (its candidate sets, and the pool its roots become,
+    # counted as a second copy of them), without the inter searches' room (ROOM): the
+    # engine bounds its BFS and list buffers by what is left. With that room, a
+    # 2x10^7-edge Chung-Lu graph at a 25% budget went pinned where hybrid ran within the
+    # budget and faster (H100: 4-clique 1.15 s against 4.23 s)
+    beside = 8 * (g.n if plan is None else int(plan.cand_ids.size))
+    budget = device_budget(engine)
+    return next((m for m in ("device", "hybrid")
+                 if resident_bytes(g, m) + beside <= budget), "pinned")
+
+
+def _whole_stats(pg: Partitioned, engine: Any, plan: Plan, memory: str) -> tuple[Any,
+                                                                                PartitionStats]:
+    """The engine and the stats of a whole-graph run (:func:`whole_graph_memory`)."""
+    eng = _inter_engine(engine, pg.graph, memory)
+    st = _stats(pg, eng, eng, plan)
+    st.strategy = "whole graph"
+    if plan.empty_reason is None:
+        from ..engine.gpu.memory import resident_bytes
+        st.bytes_to_device = resident_bytes(pg.graph, memory)
+    return eng, st
+
+
 def pool_launches(engine: Any) -> Any:
     """``engine`` for many short searches: a GPU engine whose DFS launches each take the
     rest of the pool (``launches="pool"``), so that a short search is one launch instead
@@ -174,6 +249,7 @@ def _stats(pg: Partitioned, engine: Any, inter: Any, plan: Plan) -> PartitionSta
     from .plans import query_edges
     return PartitionStats(parts=pg.parts, method=pg.method, cut_edges=pg.cut_edges,
                           boundary_vertices=int(pg.boundary.size),
+                          edges=int(pg.graph.num_edges),
                           intra_engine=_engine_name(engine),
                           inter_engine=_engine_name(inter),
                           query_edges=len(query_edges(plan.query)),
@@ -233,8 +309,8 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                       progress: Progress | None = None,
                       stop: Callable[[int], bool] | None = None,
                       plan: Plan | None = None, inter_memory: str | None = None,
-                      share: bool = True,
-                      cut_lists: bool = True) -> tuple[int, PartitionStats, bool]:
+                      share: bool = True, cut_lists: bool = True,
+                      strategy: str = "parts") -> tuple[int, PartitionStats, bool]:
     """Count ``query`` in a partitioned graph: intra-partition plus inter-partition matches.
 
     Parameters
@@ -264,6 +340,11 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         (:attr:`Partitioned.cut_graph`: leaves counted from them, leaf-last
         searches, on the GPU the prime edge's candidates drawn from them), to
         measure what they save. The default is ``True``.
+    strategy : {"parts", "auto"}, optional
+        ``"parts"`` (the default) matches by parts. ``"auto"`` reads the whole
+        graph from host memory instead where :func:`whole_graph_memory` says so
+        (a GPU engine and a partition that cuts most edges); ``stats.strategy``
+        is then ``"whole graph"``.
 
     Returns
     -------
@@ -273,11 +354,23 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         False when ``stop`` ended it (``count`` is then a lower bound).
     """
     from ..engine.cpu import CpuEngine
+    _check_strategy(strategy)
     engine = pool_launches(engine if engine is not None else CpuEngine())
     g = pg.graph
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="count")
+    whole = whole_graph_memory(pg, engine, plan) if strategy == "auto" else None
+    if whole is not None:
+        eng, st = _whole_stats(pg, engine, plan, whole)
+        if plan.empty_reason is not None:
+            return 0, st, True
+        mult = int(plan.multiplier)
+        t0 = time.perf_counter()
+        total = int(eng.count(g, plan, progress=progress, **(
+            {} if stop is None else {"stop": lambda raw: stop(raw * mult)}))) * mult
+        st.whole_seconds = time.perf_counter() - t0
+        return total, st, not (stop is not None and stop(total))
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share,
                                pg.on_boundary, pg.cut_graph if cut_lists else None)
@@ -351,21 +444,35 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
                       order: str = "ri", engine: Any = None, batch_size: int = 1 << 16,
                       limit: int | None = None, progress: Progress | None = None,
                       plan: Plan | None = None, stats: list | None = None,
-                      inter_memory: str | None = None) -> Iterator[np.ndarray]:
+                      inter_memory: str | None = None,
+                      strategy: str = "parts") -> Iterator[np.ndarray]:
     """List ``query``'s matches in a partitioned graph, each once.
 
     Yields int64 arrays (rows x k) in query-vertex order with the graph's
     *internal* ids (the caller maps them to file ids). ``plan`` is the
     in-memory listing plan when the caller built it; ``stats``, when given,
     receives the :class:`PartitionStats` once the listing is done;
-    ``inter_memory`` is as in :func:`count_partitioned`.
+    ``inter_memory`` and ``strategy`` are as in :func:`count_partitioned`.
     """
     from ..engine.cpu import CpuEngine
+    _check_strategy(strategy)
     engine = engine if engine is not None else CpuEngine()
     g = pg.graph
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="list")
+    whole = whole_graph_memory(pg, engine, plan) if strategy == "auto" else None
+    if whole is not None:
+        eng, st = _whole_stats(pg, engine, plan, whole)
+        t0 = time.perf_counter()
+        if plan.empty_reason is None and (limit is None or int(limit) > 0):
+            for batch in eng.match(g, plan, batch_size=batch_size, limit=limit,
+                                   progress=progress):
+                yield plan.to_query_order(np.asarray(batch, dtype=np.int64))
+        st.whole_seconds = time.perf_counter() - t0
+        if stats is not None:
+            stats.append(st)
+        return
     remaining = -1 if limit is None else int(limit)
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "list",
@@ -443,10 +550,28 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
         stats.append(st)
 
 
+def _check_strategy(strategy: str) -> None:
+    if strategy not in ("parts", "auto"):
+        raise ValueError(f"strategy must be 'parts' or 'auto', not {strategy!r}")
+
+
 def describe(pg: Partitioned, plan: Plan, anchors: Mapping[Any, Any] | None,
-             engine_name: str, purpose: str = "count") -> str:
-    """``explain``'s lines for a partitioned run: parts, sizes, and the inter searches."""
+             engine_name: str, purpose: str = "count", engine: Any = None,
+             strategy: str = "parts") -> str:
+    """``explain``'s lines for a partitioned run: parts, sizes, and the inter searches
+    (``engine`` and ``strategy`` as in :func:`count_partitioned`: the whole graph's
+    search, where that is what runs)."""
     g = pg.graph
+    whole = whole_graph_memory(pg, engine, plan) if strategy == "auto" else None
+    if whole is not None:
+        where = {"device": "in device memory", "hybrid": "its row offsets in device "
+                 "memory and its lists read from pinned host memory",
+                 "pinned": "all of it read from pinned host memory"}.get(whole, whole)
+        return (f"strategy: whole graph ({pg.parts} parts by {pg.method} would cut "
+                f"{pg.cut_edges:,} edges, {pg.cut_edges / max(1, g.num_edges):.1%} of them, "
+                f"at least {WHOLE_GRAPH_CUT:.0%}: most matches would need the "
+                "inter-partition searches, which read the graph from host memory too)\n"
+                f"  the in-memory plan on {engine_name} over the whole graph, {where}")
     byts = pg.part_bytes()
     lines = [f"strategy: partitioned ({pg.parts} parts by {pg.method}; {pg.cut_edges:,} cut "
              f"edges, {pg.boundary.size:,} boundary vertices)",
