@@ -129,7 +129,7 @@ def local_plans(plan: Plan, part: np.ndarray, local: np.ndarray, parts: int,
     one array that the parts' plans view. It is the one pass over the graph's vertices
     that a partitioned count makes per query: one thread took 83-107 ms of a 0.13-0.24 s
     intra phase at 10^8 edges (12.5M vertices, 6 parts, H100 host), where the six
-    parts' copies and searches took 40-55 ms. (Before that: one filtering pass per
+    parts' copies and searches took 40-58 ms. (Before that: one filtering pass per
     part, 78 ms at 2x10^7 edges on an H200 host.)
     """
     import dataclasses

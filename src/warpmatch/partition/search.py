@@ -355,13 +355,14 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     """
     from ..engine.cpu import CpuEngine
     _check_strategy(strategy)
-    engine = pool_launches(engine if engine is not None else CpuEngine())
+    engine = engine if engine is not None else CpuEngine()
     g = pg.graph
     if plan is None:
         plan = build_plan(g, query, mode=mode, induced=induced, anchors=anchors, order=order,
                           purpose="count")
     whole = whole_graph_memory(pg, engine, plan) if strategy == "auto" else None
     if whole is not None:
+        # one long search: the engine's own launches (sliced: progress and Ctrl-C between)
         eng, st = _whole_stats(pg, engine, plan, whole)
         if plan.empty_reason is not None:
             return 0, st, True
@@ -371,6 +372,7 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
             {} if stop is None else {"stop": lambda raw: stop(raw * mult)}))) * mult
         st.whole_seconds = time.perf_counter() - t0
         return total, st, not (stop is not None and stop(total))
+    engine = pool_launches(engine)      # many short searches
     colors = anchor_colors(g, query, anchors)
     searches = (inter_searches(g, plan, pg.part, pg.boundary, colors, "count", share,
                                pg.on_boundary, pg.cut_graph if cut_lists else None)
