@@ -334,3 +334,38 @@ def test_the_whole_graph_is_read_where_the_parts_cut_most_edges(g: Graph, monkey
     assert "strategy: partitioned" in S.describe(pg, plan, None, "gpu", "count", eng, "auto")
     with pytest.raises(ValueError, match="strategy must be"):
         S.count_partitioned(pg, wm.api.as_query("triangle", g), strategy="whole")
+
+
+def test_a_cut_made_on_the_fly_is_reused_while_it_serves(monkeypatch) -> None:
+    """Later requests of the same graph reuse the part ids cut for an earlier one (METIS
+    takes minutes at 10^8 edges) where they serve it: the same part count and method,
+    parts that fit the budget; anything else cuts again. Answers do not change."""
+    from warpmatch.engine.gpu.memory import device_graph_bytes
+    from warpmatch.partition import choose as C
+    # a graph no other test has cut
+    h = Graph.from_networkx(nx.powerlaw_cluster_graph(300, 4, 0.3, seed=6))
+    builds = []
+    real = Partitioned.build
+
+    def build(*a, **k):
+        builds.append(k.get("parts"))
+        return real(*a, **k)
+    monkeypatch.setattr(Partitioned, "build", build)
+    a = C.choose(h, None, partitions=4)
+    b = C.choose(h, None, partitions=4)
+    assert builds == [4] and np.array_equal(a.part, b.part) and b is not a
+    assert wm.count(h, "diamond", partitions=4) == wm.count(h, "diamond")
+    assert len(builds) == 1
+    C.choose(h, None, partitions=3)                     # another count: cut again
+    C.choose(h, None, partitions=3, method="bfs")       # another method: cut again
+    assert builds == [4, 3, 3]
+    need = device_graph_bytes(h)
+    eng = C.with_budget(_FakeGpu(), need // 2)
+    auto = C.choose(h, eng, memory_budget=need // 2)    # too big: cut for the budget
+    assert auto is not None and len(builds) == 4
+    again = C.choose(h, eng, memory_budget=need // 2)
+    assert len(builds) == 4 and np.array_equal(again.part, auto.part)
+    C.choose(h, eng, memory_budget=need // 5)           # parts too big for it: cut again
+    assert len(builds) == 5
+    C.choose(h, eng, memory_budget=int(need * 0.9))     # fits, but cut for under half
+    assert len(builds) == 6

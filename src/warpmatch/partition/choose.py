@@ -3,8 +3,9 @@
 Map: :func:`device_budget` (the default budget: the device's free memory less
 working room) < :func:`with_budget` (a copy of an engine with a given budget) <
 :func:`choose` (``partitions=``, ``memory_budget=`` and the engine decide: in
-memory, or a :class:`~warpmatch.partition.store.Partitioned` graph) <
-:func:`open_source` (a partition directory given where a graph is).
+memory, or a :class:`~warpmatch.partition.store.Partitioned` graph; :func:`_cut`
+reuses a cut made on the fly, :data:`_CUTS`) < :func:`open_source` (a partition
+directory given where a graph is).
 
 PBE §3.1 partitions when the graph does not fit the GPU. Here:
 
@@ -17,11 +18,21 @@ PBE §3.1 partitions when the graph does not fit the GPU. Here:
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
+
+import numpy as np
 
 from ..graph.csr import Graph
 from .split import ROOM, parse_bytes
 from .store import Partitioned, is_partition_dir
+
+#: the part ids last cut on the fly for each graph (kept while the graph lives; 4 bytes a
+#: vertex), with what they were cut for: ``(parts asked, method, budget, part, how)``.
+#: Cutting is the slow step (METIS on the contracted graph: 178-205 s at 10^8 edges on an
+#: H100 host), and each later count, listing or explain of the graph would pay it again.
+#: Only the ids are kept: the parts' subgraphs, as large as the graph, are made per call.
+_CUTS: "weakref.WeakKeyDictionary[Graph, tuple]" = weakref.WeakKeyDictionary()
 
 #: device memory kept free for the engine's buffers when the budget is the default
 WORKING_ROOM = 0.10
@@ -94,11 +105,33 @@ def choose(graph: Graph, engine: Any, partitions: Any = None,
         if isinstance(partitions, bool) or int(partitions) < 1:
             raise ValueError(f"partitions must be a positive part count or a partition "
                              f"directory, not {partitions!r}")
-        return Partitioned.build(graph, parts=int(partitions), budget=budget, method=method)
+        return _cut(graph, int(partitions), budget, method)
     dev = _budget(engine, budget)
     if _fits(graph, dev):
         return None
-    return Partitioned.build(graph, budget=dev, method=method)
+    return _cut(graph, None, dev, method)
+
+
+def _cut(graph: Graph, parts: int | None, budget: int | None, method: str) -> Partitioned:
+    """:meth:`Partitioned.build`, or the part ids cut for an earlier request of ``graph``
+    (:data:`_CUTS`) where they serve this one: the same part count asked (or none) and
+    method; without a budget, a cut made without one (exactly ``parts`` parts); under a
+    budget, parts that fit it, cut without a budget or for one at least half of it (a
+    much larger budget needs fewer parts; the default budget, the device's free memory,
+    moves a little between calls)."""
+    hit = _CUTS.get(graph)
+    if hit is not None and hit[0] == parts and hit[1] == method:
+        h_budget, part, how = hit[2:]
+        if budget is None:
+            if h_budget is None:
+                return Partitioned(graph, part, how)
+        elif h_budget is None or 2 * h_budget >= budget:
+            pg = Partitioned(graph, part, how)
+            if int(pg.part_bytes().max(initial=0)) <= budget * (1 - ROOM):
+                return pg
+    pg = Partitioned.build(graph, parts=parts, budget=budget, method=method)
+    _CUTS[graph] = (parts, method, budget, np.asarray(pg.part), pg.method)
+    return pg
 
 
 def _budget(engine: Any, budget: int | None) -> int | None:
