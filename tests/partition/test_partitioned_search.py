@@ -356,3 +356,29 @@ def test_leafy_queries_on_a_hub_graph(directed: bool) -> None:
                                 cut_graph=pg2.cut_graph)
     assert all(s.plan.cut_depth == 1 for s in searches)
     _check(g2, q, pg2, "embeddings", False, listing=False)
+
+
+def test_the_bench_intra_breakdown_runs_the_count_s_own_steps() -> None:
+    """bench/partition.py --breakdown times the intra phase with count_partitioned's own
+    steps: its parts' raw counts add up to the count's intra matches."""
+    import importlib.util
+
+    from warpmatch.plan import build_plan
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_partition",
+                                                      bench / "partition.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(bench))
+    g = Graph.from_networkx(nx.powerlaw_cluster_graph(400, 4, 0.3, seed=3))
+    pg = Partitioned.build(g, parts=4)
+    for name in ("triangle", "diamond", "tailed-triangle"):
+        q = wm.api.as_query(name, g)
+        plan = build_plan(g, q)
+        bd = mod.intra_breakdown(pg, plan, CpuEngine())
+        _, st, _ = count_partitioned(pg, q, engine=CpuEngine(), plan=plan)
+        assert len(bd["parts"]) == pg.parts and bd["split_s"] >= 0
+        assert sum(r.get("raw", 0) for r in bd["parts"]) * plan.multiplier == st.intra
