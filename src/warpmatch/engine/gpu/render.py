@@ -319,8 +319,8 @@ def cut_gen(plan: Plan) -> int:
     Rule 8 takes only cut neighbours of ``M[0]`` at that depth (the prime edge crosses
     parts): on a graph with communities most of a boundary vertex's list is in its own
     part (4.1% of the edges cut, 10^7- and 10^8-edge planted partitions in 6 parts), and
-    every entry of it was a task that read its part and failed. Not where the prime edge carries a
-    label (the check reads the label at the task's position in the whole list).
+    every entry of it was a task that read its part and failed. Not where the prime edge
+    carries a label (the check reads the label at the task's position in the whole list).
     """
     if plan.cut_part is None or plan.cut_graph is None:
         return -1
