@@ -87,22 +87,22 @@ def _profile(fn, what: str, top: int) -> None:
 
 def intra_breakdown(pg, plan, engine, sync=lambda: None) -> dict:
     """The intra phase of :func:`warpmatch.partition.count_partitioned` step by step, with
-    its own code (``local_plans``, ``_load_part``, the engine's count, ``_drop_device_copy``)
-    and ``sync()`` (the device's synchronize) after each step: seconds of the candidate-set
-    split, and per part of its load (copy), search and release, and the raw count."""
+    its own code (``local_plans``, ``loaded_parts``, the engine's count) and ``sync()``
+    (the device's synchronize) after each step: seconds of the candidate-set split, and
+    per part of its load (the previous part's release, the pinned subgraph, its copy to
+    the device) and its search, and the raw count."""
     from warpmatch.partition.plans import local_plans
-    from warpmatch.partition.search import (_drop_device_copy, _load_part, _stats,
-                                            pool_launches)
+    from warpmatch.partition.search import _stats, loaded_parts, pool_launches
     engine = pool_launches(engine)
     st = _stats(pg, engine, engine, plan)
     t = time.perf_counter()
     lps = local_plans(plan, pg.part, pg.local, pg.parts)
     out = {"split_s": time.perf_counter() - t, "parts": []}
-    for p, lp in enumerate(lps):
+    parts = loaded_parts(pg, lps, engine, st)
+    t = time.perf_counter()
+    for p, lp, sub in parts:
         row = {"part": p, "roots": int(lp.roots.size)}
-        if lp.roots.size:
-            t = time.perf_counter()
-            sub = _load_part(pg, p, engine, st)
+        if sub is not None:
             if getattr(engine, "name", "") == "gpu":     # the copy, as the count makes it
                 from warpmatch.engine.gpu.memory import device_copy
                 device_copy(sub, engine.graph_memory)
@@ -112,13 +112,10 @@ def intra_breakdown(pg, plan, engine, sync=lambda: None) -> dict:
             row["raw"] = int(engine.count(sub, lp))
             sync()
             row["search_s"] = time.perf_counter() - t
-            t = time.perf_counter()
-            _drop_device_copy(engine, sub)
-            sync()
-            row["release_s"] = time.perf_counter() - t
         out["parts"].append(row)
+        t = time.perf_counter()
     out["total_s"] = out["split_s"] + sum(r.get("load_s", 0) + r.get("search_s", 0)
-                                          + r.get("release_s", 0) for r in out["parts"])
+                                          for r in out["parts"])
     return out
 
 
@@ -251,8 +248,7 @@ def run_graph(args, name: str, g, patterns: list[str]) -> list[dict]:
                 bd = intra_breakdown(pg, plan, part_eng, cp.cuda.Device().synchronize)
                 row["intra_breakdown"] = bd
                 parts = "; ".join(f"{r['part']}: load {r.get('load_s', 0):.4f} search "
-                                  f"{r.get('search_s', 0):.4f} release "
-                                  f"{r.get('release_s', 0):.4f}" for r in bd["parts"])
+                                  f"{r.get('search_s', 0):.4f}" for r in bd["parts"])
                 print(f"# {p} intra breakdown: split {bd['split_s']:.4f} s; per part {parts}; "
                       f"total {bd['total_s']:.4f} s (the count's intra phase: "
                       f"{st.intra_seconds:.4f} s)", file=sys.stderr, flush=True)
@@ -402,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                          "N functions of highest cumulative time")
     ap.add_argument("--breakdown", action="store_true",
                     help="time the intra phase step by step after each partitioned count "
-                         "(candidate-set split; per part: load, search, release)")
+                         "(candidate-set split; per part: load, search)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     gen = load("gpu")

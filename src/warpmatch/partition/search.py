@@ -126,18 +126,23 @@ def _inter_engine(engine: Any, graph: Graph | None = None, memory: str | None = 
         return engine
     import copy
 
-    from ..engine.gpu.memory import resident_bytes
     from .choose import device_budget
     from .split import ROOM
     inter = copy.copy(engine)
     if memory is None:
-        usable = device_budget(engine) * (1 - ROOM)
-        memory = next((m for m in ("device", "hybrid")
-                       if resident_bytes(graph, m) + max(
-                           (_plan_bytes(p, m) for p in plans or []), default=4 * graph.n)
-                       <= usable), "pinned")
+        memory = _nearest_memory(graph, device_budget(engine) * (1 - ROOM), lambda m: max(
+            (_plan_bytes(p, m) for p in plans or []), default=4 * graph.n))
     inter.graph_memory = memory
     return inter
+
+
+def _nearest_memory(graph: Graph, usable: float, beside: Callable[[str], int]) -> str:
+    """Where the GPU reads ``graph``: in device memory if it fits ``usable`` bytes beside
+    ``beside(kind)``, else ``"hybrid"`` (its offsets on the device) if that fits, else
+    ``"pinned"``."""
+    from ..engine.gpu.memory import resident_bytes
+    return next((m for m in ("device", "hybrid")
+                 if resident_bytes(graph, m) + beside(m) <= usable), "pinned")
 
 
 def _plan_bytes(plan: Plan, memory: str = "device") -> int:
@@ -182,7 +187,6 @@ def whole_graph_memory(pg: Partitioned, engine: Any, plan: Plan | None = None) -
         return None
     if pg.cut_edges < WHOLE_GRAPH_CUT * g.num_edges:
         return None
-    from ..engine.gpu.memory import resident_bytes
     from .choose import device_budget
     # the engine's own accounting (its candidate sets, and the pool its roots become,
     # counted as a second copy of them), without the inter searches' room (ROOM): the
@@ -190,9 +194,7 @@ def whole_graph_memory(pg: Partitioned, engine: Any, plan: Plan | None = None) -
     # 2x10^7-edge Chung-Lu graph at a 25% budget went pinned where hybrid ran within the
     # budget and faster (H100: 4-clique 1.15 s against 4.23 s)
     beside = 8 * (g.n if plan is None else int(plan.cand_ids.size))
-    budget = device_budget(engine)
-    return next((m for m in ("device", "hybrid")
-                 if resident_bytes(g, m) + beside <= budget), "pinned")
+    return _nearest_memory(g, device_budget(engine), lambda _: beside)
 
 
 def _whole_stats(pg: Partitioned, engine: Any, plan: Plan, memory: str) -> tuple[Any,
@@ -279,6 +281,22 @@ def _drop_device_copy(engine: Any, sub: Graph) -> None:
     if _on_device(engine):
         from ..engine.gpu.memory import release_graph
         release_graph(sub)
+
+
+def loaded_parts(pg: Partitioned, lps: list[Plan], engine: Any,
+                 st: PartitionStats) -> Iterator[tuple[int, Plan, Graph | None]]:
+    """The intra phase's parts in order: ``(p, local plan, subgraph)``, the subgraph loaded
+    for ``engine`` (:func:`_load_part`; ``None`` for a part without roots, not loaded)
+    and its device copy dropped once the caller moves on, or stops early."""
+    for p, lp in enumerate(lps):
+        if lp.roots.size == 0:
+            yield p, lp, None
+            continue
+        sub = _load_part(pg, p, engine, st)
+        try:
+            yield p, lp, sub
+        finally:
+            _drop_device_copy(engine, sub)
 
 
 class _Phases:
@@ -399,18 +417,15 @@ def count_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
     extra = (lambda s: {"stop": s} if s is not None else {})
     t0 = time.perf_counter()
     lps = local_plans(plan, pg.part, pg.local, pg.parts)
-    for p in range(pg.parts):
+    for p, lp, sub in loaded_parts(pg, lps, engine, st):
         cb = phases.stage()
-        lp = lps[p]
-        if lp.roots.size == 0:
+        if sub is None:
             if cb:
                 cb(1, 1)
             continue
-        sub = _load_part(pg, p, engine, st)
         base, mult = total, int(plan.multiplier)
         raw = int(engine.count(sub, lp, progress=cb,
                                **extra(stopper(lambda r: base + r * mult))))
-        _drop_device_copy(engine, sub)
         total += raw * int(plan.multiplier)
         if stop is not None and stop(total):
             st.intra = total
@@ -506,12 +521,10 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
 
     t0 = time.perf_counter()
     lps = local_plans(plan, pg.part, pg.local, pg.parts)
-    for p in range(pg.parts):
+    for p, lp, sub in loaded_parts(pg, lps, engine, st):
         cb = phases.stage()
-        lp = lps[p]
-        if lp.roots.size == 0:
+        if sub is None:
             continue
-        sub = _load_part(pg, p, engine, st)
         members = pg.members(p).astype(np.int64)
         for batch in engine.match(sub, lp, batch_size=batch_size,
                                   limit=None if remaining < 0 else remaining, progress=cb):
@@ -520,7 +533,6 @@ def match_partitioned(pg: Partitioned, query: Query, mode: str = "embeddings",
             yield from emit(rows)
             if remaining == 0:
                 break
-        _drop_device_copy(engine, sub)
         if remaining == 0:
             st.intra_seconds = time.perf_counter() - t0
             if stats is not None:
