@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def client():
-    pytest.importorskip("distributed", reason="needs warpmatch[dist] (dask)")
+    pytest.importorskip("distributed.client", reason="needs warpmatch[dist] (dask)")
     from warpmatch.distributed import local_cluster
     c = local_cluster(workers=2)
     yield c

@@ -10,7 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed", reason="needs warpmatch[dist] (dask)")
+pytest.importorskip("distributed.client", reason="needs warpmatch[dist] (dask)")
 
 import warpmatch as wm  # noqa: E402
 from warpmatch.distributed import local_cluster, prepare, write_dataset  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed", reason="needs warpmatch[dist] (dask)")
+pytest.importorskip("distributed.client", reason="needs warpmatch[dist] (dask)")
 
 import warpmatch as wm  # noqa: E402
 from warpmatch.distributed import local_cluster  # noqa: E402

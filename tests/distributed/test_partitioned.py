@@ -16,7 +16,7 @@ import warpmatch as wm
 from warpmatch.graph.csr import Graph
 from warpmatch.partition import Partitioned
 
-pytest.importorskip("distributed", reason="needs warpmatch[dist] (dask)")
+pytest.importorskip("distributed.client", reason="needs warpmatch[dist] (dask)")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,9 @@ def require(cuda: bool = False) -> Any:
     """``distributed`` (the module), or an error that says which extra brings it."""
     try:
         import distributed
+        # a directory named distributed on sys.path (tests/ has one) imports as an empty
+        # namespace package where dask is missing: ask for a name only dask's package has
+        from distributed import Client  # noqa: F401
     except ImportError as exc:
         raise DistributedError("distributed matching needs dask.distributed: "
                                "pip install 'warpmatch[dist]'" + f" ({exc})") from None
