@@ -14,6 +14,11 @@ on the same engine, in the same process:
     (:func:`warpmatch._strategies.label_graph`); building that graph is timed apart (``build s``,
     once per label set; a later query with the same labels reuses it).
 
+Per ``L`` it also builds GENEVA's interval-PCSR (:mod:`warpmatch.graph.intervals`) and
+prints its storage table (GENEVA's Table 2): plain CSR, interval-PCSR, GSI's hash-PCSR with
+32 slots a vertex, the largest partition, the intervals per partition and the build time.
+``--storage-only`` prints that table and skips the queries.
+
 Counts must be equal (the script stops otherwise). The table gives, per ``L``: the query,
 its count, both times (median of ``--repeats``), the speed-up, and the bytes of the graph
 each search reads (the whole CSR, or the label graph's). A count that reaches
@@ -23,6 +28,7 @@ Usage::
 
     python bench/edge_labels.py --edges 1e6 --labels 3,7,12 --sizes 4,6,8 --per-size 3
     python bench/edge_labels.py --backend gpu --edges 1e8 --labels 3,7,12 --json out.json
+    python bench/edge_labels.py --edges 1e7 --storage-only
 """
 from __future__ import annotations
 
@@ -61,18 +67,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (3)")
     ap.add_argument("--time-limit", type=float, default=20.0, help="seconds per count (20)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--storage-only", action="store_true",
+                    help="only the storage table (interval-PCSR vs CSR vs hash-PCSR)")
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args(argv)
 
     from warpmatch.graph.labelparts import restrict_to_labels, restricted_bytes
     from warpmatch.query.sample import random_walk_query
 
-    rows = []
+    rows, storage = [], []
     for L in [int(x) for x in args.labels.split(",") if x]:
         g = _graph(args.edges, L, args.seed)
         whole_bytes = int(g.nbytes())
         print(f"# L={L}: {g.n:,} vertices, {g.num_edges:,} edges, {whole_bytes / 2**20:,.1f} "
               f"MiB", file=sys.stderr, flush=True)
+        storage.append(_storage(g, L))
+        print(json.dumps(storage[-1]), file=sys.stderr, flush=True)
+        if args.storage_only:
+            continue
         for k in [int(x) for x in args.sizes.split(",") if x]:
             for dens in [d for d in args.density.split(",") if d]:
                 if dens == "dense" and k < 4:
@@ -106,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
                                  "parts_bytes": restricted_bytes(g, labs)[1]})
                     r = rows[-1]
                     print(json.dumps(r), file=sys.stderr, flush=True)
+    _print_storage(storage)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"argv": sys.argv, "backend": args.backend, "rows": rows,
+                       "storage": storage}, f, indent=1)
+    if args.storage_only:
+        return 0
     print("| L | query | labels | count | whole s | parts s | speed-up | build s | "
           "MiB whole -> parts |")
     print("|---|---|---|---:|---:|---:|---:|---:|---|")
@@ -122,10 +141,36 @@ def main(argv: list[str] | None = None) -> int:
     for L, v in sorted(ups.items()):
         gm = math.exp(sum(math.log(x) for x in v) / len(v))
         print(f"L={L}: geometric mean speed-up {gm:.2f}x over {len(v)} queries")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"argv": sys.argv, "backend": args.backend, "rows": rows}, f, indent=1)
     return 0
+
+
+def _storage(g, L: int) -> dict:
+    """The graph's interval-PCSR: bytes against the plain CSR and 32 hash slots a vertex."""
+    from warpmatch.graph.intervals import IntervalPCSR
+    t = time.perf_counter()
+    s = IntervalPCSR(g)
+    build = time.perf_counter() - t
+    sizes = s.sizes()
+    big = max(sizes, key=lambda p: p.vertices)
+    return {"labels": L, "edges": int(g.num_edges), "csr_bytes": s.csr_bytes,
+            "interval_bytes": s.nbytes, "hash_bytes": sum(p.hash_bytes for p in sizes),
+            "map_bytes": s.map_bytes, "max_part_bytes": max(p.bytes for p in sizes),
+            "largest_part_intervals": big.intervals,
+            "intervals": [p.intervals for p in sizes], "build_s": build}
+
+
+def _print_storage(storage: list[dict]) -> None:
+    mib = lambda b: f"{b / 2**20:,.1f}"   # noqa: E731
+    print("| L | edges | CSR MiB | interval-PCSR MiB (x CSR) | hash-PCSR MiB | reduction "
+          "over hash | max part MiB | intervals per part (largest part) | build s |")
+    print("|---:|---:|---:|---|---:|---:|---:|---|---:|")
+    for r in storage:
+        iv = r["intervals"]
+        print(f"| {r['labels']} | {r['edges']:,} | {mib(r['csr_bytes'])} | "
+              f"{mib(r['interval_bytes'])} ({r['interval_bytes'] / r['csr_bytes']:.2f}x) | "
+              f"{mib(r['hash_bytes'])} | {1 - r['interval_bytes'] / r['hash_bytes']:.0%} | "
+              f"{mib(r['max_part_bytes'])} | {min(iv)}-{max(iv)} "
+              f"({r['largest_part_intervals']}) | {r['build_s']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -267,9 +267,16 @@ def test_info_and_count_with_edge_label_partitions(tmp_path) -> None:
                  "e 0 1 1\ne 1 2 1\ne 2 0 1\ne 2 3 2\ne 3 0 2\n")
     res = run("info", p, "--json")
     assert res.exit_code == 0, res.stderr
-    parts = last_json(res)["edge_label_partitions"]
+    d = last_json(res)
+    parts = d["edge_label_partitions"]
     assert [(d["label"], d["entries"], d["vertices"]) for d in parts] == [(1, 6, 3), (2, 4, 3)]
-    assert "edge label partitions : 2" in res.stdout
+    # GenMap (Alg. 2) renames label 1's vertices first, the ones in both partitions (0, 2)
+    # before 1, then 3: label 1 is new ids 0-2, one interval; label 2 is 0, 1 and 3, two
+    # (the greedy order makes only the partition it starts from one interval for sure)
+    assert [d["intervals"] for d in parts] == [1, 2]
+    assert d["interval_pcsr"]["bytes"] == sum(p["bytes"] for p in parts)
+    assert "edge label partitions : 2 in interval-PCSR" in res.stdout
+    assert "3 vertices in 1 interval," in res.stdout
     res = run("count", p, "a-[1]-b-[1]-c-[1]-a", "--json")
     assert res.exit_code == 0, res.stderr
     d = last_json(res)

@@ -71,19 +71,30 @@ def info(graph: str, fmt: str | None, directed: bool, vertex_labels: str | None,
 
 def _edge_label_partitions(g: Any, facts: dict) -> None:
     """Print (and add to ``facts``) each edge label's partition: a query whose edges all
-    name labels is matched on their partitions only (graph/labelparts.py)."""
-    from ..graph.labelparts import HASH_SLOTS, label_partitions
-    parts = label_partitions(g)
-    csr = sum(p.csr_bytes for p in parts)
-    hashed = sum(p.hash_bytes for p in parts)
-    click.echo(f"edge label partitions : {len(parts)}, {csr:,} bytes as CSRs of their own "
-               f"vertices ({hashed:,} in a hash layout of {HASH_SLOTS} slots a vertex)")
-    for p in parts:
-        click.echo(f"  label {p.label}: {p.edges:,} entries, {p.vertices:,} vertices, "
-                   f"{p.csr_bytes:,} bytes")
+    name labels is matched on their partitions only (graph/labelparts.py); and what the
+    partitions weigh in GENEVA's interval-PCSR (graph/intervals.py) against the plain CSR
+    and GSI's hash layout."""
+    from ..graph.intervals import interval_pcsr
+    from ..graph.labelparts import HASH_SLOTS
+    store = interval_pcsr(g)
+    sizes = store.sizes()
+    total = store.nbytes
+    hashed = sum(p.hash_bytes for p in sizes)
+    click.echo(f"edge label partitions : {len(sizes)} in interval-PCSR (GENEVA): "
+               f"{total:,} bytes, {total / store.csr_bytes:.2f}x the plain CSR's "
+               f"{store.csr_bytes:,}; {1 - total / hashed:.0%} less than a hash layout of "
+               f"{HASH_SLOTS} slots a vertex ({hashed:,}); renaming {store.map_bytes:,} "
+               "bytes")
+    for p in sizes:
+        click.echo(f"  label {p.label}: {p.entries:,} entries, {p.vertices:,} vertices in "
+                   f"{p.intervals:,} interval{'s' if p.intervals != 1 else ''}, "
+                   f"{p.bytes:,} bytes")
     facts["edge_label_partitions"] = [
-        {"label": p.label, "entries": p.edges, "vertices": p.vertices, "bytes": p.csr_bytes,
-         "hash_bytes": p.hash_bytes} for p in parts]
+        {"label": p.label, "entries": p.entries, "vertices": p.vertices,
+         "intervals": p.intervals, "bytes": p.bytes, "hash_bytes": p.hash_bytes}
+        for p in sizes]
+    facts["interval_pcsr"] = {"bytes": total, "csr_bytes": store.csr_bytes,
+                              "hash_bytes": hashed, "map_bytes": store.map_bytes}
 
 
 # ------------------------------------------------------------------- convert

@@ -10,6 +10,8 @@
 - :mod:`.convert` — networkx and scipy.sparse interop (``Graph.from_networkx`` & co.).
 - :mod:`.generators` — seeded R-MAT, Barabási–Albert and Erdős–Rényi graphs and
   random labels.
+- :mod:`.labelparts` — edge-label partitions: the graph of a query's labels' edges.
+- :mod:`.intervals` — GENEVA's interval-PCSR and GenMap renaming (one CSR per edge label).
 - :mod:`.reorder` — a copy with ids ascending by degree (what counts with symmetry
   restrictions run on: :func:`warpmatch._strategies.degree_graph`).
 """
