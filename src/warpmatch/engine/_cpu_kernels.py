@@ -22,6 +22,12 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   survivors are counted; when the last depth has a single backward neighbour
   and nothing else to check, the count is the length of the (restriction
   clipped) list minus the earlier matched vertices found in it.
+- **Counting a last leaf from a table**: when the last depth is a leaf of one matched
+  vertex whose checks all concern the candidate alone (vertex label, edge label, degree,
+  candidate set: a labeled query's usual last vertex), count mode scans a parent's list
+  once per search and keeps how many entries pass them (``ltab``, one slot per data
+  vertex, filled on first use: ``engine._cpu_leaves._leaf_count``), then takes out the
+  matched vertices among them, instead of scanning the list for every partial match.
 - **Counting a fan of leaves**: when the last ``j >= 2`` depths are plain leaves
   of one matched vertex (:func:`warpmatch.plan.leaves.leaf_group` says where this
   is exact), count mode adds ``s (s-1) ... (s-j+1)`` (or ``C(s, j)`` when the
@@ -73,7 +79,7 @@ from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers 
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
     S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
     ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop)
-from ._cpu_leaves import _leaf_group, _leaf_worth
+from ._cpu_leaves import _leaf_count, _leaf_group, _leaf_worth
 
 
 @njit(cache=True, nogil=True)
@@ -275,7 +281,7 @@ def _fs_counted(st, d, n, f_zero, o_fs, o_pos, o_end, o_found):
 
 @njit(cache=True, nogil=True)
 def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, st, out, cap,
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, ltab, st, out, cap,
               count_only, budget, flag):
     """Run one lane's DFS over items ``st[ST_W], st[ST_W] + lane_step, ...`` below ``item_hi``.
 
@@ -397,6 +403,59 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                     d = -1
                 elif use_fs:
                     _fs_counted(st, d, n_grp, prog[o_failx], o_fs, o_pos, o_end, o_found)
+                continue
+            if count_only and d == k - 1 and ltab.size > 0:
+                # ---- counting, the last depth is a leaf whose checks all concern the
+                # candidate alone (label, edge label, degree, candidate set; no
+                # restriction or non-edge, engine.cpu.leaf_table_wanted): its parent's
+                # usable entries are counted once per data vertex (ltab, count + 1; 0:
+                # not yet), so the count is that less the matched vertices among them
+                t0 = prog[o_bn_ptr + d]
+                v = st[m0 + prog[o_bn_pos + t0]]
+                dr = prog[o_bn_dir + t0]
+                want_e = prog[o_bn_elabel + t0] if has_elab else -1
+                want_v = prog[o_vlabel + d]
+                c_lo = prog[o_cand_ptr + d]
+                c_hi = prog[o_cand_ptr + d + 1]
+                lt = np.int64(ltab[v])
+                if lt == 0:               # first use of v: scan its list once (a race
+                    # between lanes writes the same value twice)
+                    lt = 1 + _leaf_count(v, dr, want_v if has_vlab else -1, want_e,
+                                         prog[o_min_out + d], prog[o_min_in + d],
+                                         c_lo if prog[o_restricted + d] != 0 else -1, c_hi,
+                                         ip, ix, iip, iix, el, iel, vl, cids)
+                    ltab[v] = lt
+                n_last = lt - 1
+                # failing set of a zero count: this depth's own, and that of every matched
+                # vertex that took one of the entries (as the scan would gather them)
+                f_zero = prog[o_anc + d]
+                for x in range(prog[o_inj_ptr + d], prog[o_inj_ptr + d + 1]):
+                    z = st[m0 + prog[o_inj_pos + x]]
+                    if has_vlab and want_v != -1 and vl[z] != want_v:
+                        continue
+                    if (ip[z + 1] - ip[z] < prog[o_min_out + d]
+                            or iip[z + 1] - iip[z] < prog[o_min_in + d]):
+                        continue
+                    if prog[o_restricted + d] != 0:
+                        q = _lower_bound(cids, c_lo, c_hi, z)
+                        if q >= c_hi or cids[q] != z:
+                            continue
+                    if dr == 0:
+                        q = _lower_bound(ix, ip[v], ip[v + 1], z)
+                        if q >= ip[v + 1] or ix[q] != z or (want_e != -1 and el[q] != want_e):
+                            continue
+                    else:
+                        q = _lower_bound(iix, iip[v], iip[v + 1], z)
+                        if (q >= iip[v + 1] or iix[q] != z
+                                or (want_e != -1 and iel[q] != want_e)):
+                            continue
+                    n_last -= 1
+                    f_zero |= prog[o_anc + prog[o_inj_pos + x]]
+                total += n_last
+                steps += 1 + prog[o_inj_ptr + d + 1] - prog[o_inj_ptr + d]
+                d -= 1
+                if use_fs:
+                    _fs_counted(st, d, n_last, f_zero, o_fs, o_pos, o_end, o_found)
                 continue
             # ---- initialise depth d: restriction bounds, generator, cursors
             lo_val = np.int64(0)
@@ -674,8 +733,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
 
 @njit(parallel=True, cache=True, nogil=True)
 def run_lanes(item_root, item_a, item_b, item_hi, roots,
-              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, st, out, res, cap,
-              count_only, budget, flag):
+              ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx, ltab, st, out, res,
+              cap, count_only, budget, flag):
     """One round of every lane, in parallel (``prange`` over lanes).
 
     Lane ``t`` resumes from its state row ``st[t]`` and takes items
@@ -693,5 +752,5 @@ def run_lanes(item_root, item_a, item_b, item_hi, roots,
         local = st[lane].copy()
         res[lane] = _run_lane(nlanes, item_hi, item_root, item_a, item_b, roots,
                               ip, ix, iip, iix, el, iel, vl, cids, prog, part, cptr, cidx,
-                              local, out[lane], cap, count_only, budget, flag)
+                              ltab, local, out[lane], cap, count_only, budget, flag)
         st[lane, :] = local

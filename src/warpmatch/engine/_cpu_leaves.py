@@ -1,6 +1,7 @@
 """Counting the last depths of a search from set sizes: the CPU engine's leaf groups.
 
-Map: the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
+Map: :func:`_leaf_count` (a last leaf's usable entries in one data vertex's list, kept
+per vertex by the search's last depth); the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
 (:func:`_in_leaf_set`) < the sets' sizes and overlaps (:func:`_leaf_pass` per leaf,
 :func:`_leaf_unmatch` for the matched vertices) < whether counting pays here, which
 also writes the leaves' parameters (:func:`_leaf_worth`) < leaves of different vertices
@@ -221,4 +222,34 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     else:
         for i in range(j):                  # s (s-1) ... (s-j+1)
             n *= s - i
+    return n
+
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_count(v, dr, lab, elab, min_out, min_in, c_lo, c_hi, ip, ix, iip, iix, el, iel,
+                vl, cids):  # pragma: no cover - compiled
+    """Entries ``z`` of data vertex ``v``'s list (direction ``dr``: 0 its out-list, 1 its
+    in-list) that a last leaf may take: edge label ``elab`` and vertex label ``lab`` (-1:
+    any), degrees at least ``min_out``/``min_in``, in ``cids[c_lo:c_hi]`` (``c_lo < 0``: no
+    candidate set). The search keeps it per data vertex (``ltab``, filled on first use)."""
+    lo = ip[v] if dr == 0 else iip[v]
+    hi = ip[v + 1] if dr == 0 else iip[v + 1]
+    n = 0
+    cq = c_lo
+    for e in range(lo, hi):
+        z = np.int64(ix[e]) if dr == 0 else np.int64(iix[e])
+        if elab != -1 and (el[e] if dr == 0 else iel[e]) != elab:
+            continue
+        if lab != -1 and vl[z] != lab:
+            continue
+        if ip[z + 1] - ip[z] < min_out or iip[z + 1] - iip[z] < min_in:
+            continue
+        if c_lo >= 0:                      # the list is sorted: a forward cursor in the set
+            cq = _gallop(cids, cq, c_hi, z)
+            if cq >= c_hi:
+                break
+            if cids[cq] != z:
+                continue
+        n += 1
     return n

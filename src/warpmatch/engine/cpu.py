@@ -261,6 +261,35 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     return _ro(prog, np.int64)
 
 
+def leaf_table_wanted(plan: Plan, graph: Graph, prog: np.ndarray) -> bool:
+    """Whether a count reads its last depth from a table (``ltab``, filled by the kernels
+    with ``_cpu_leaves._leaf_count``).
+
+    Where the last depth is a leaf (one backward edge) with no restriction, no induced
+    non-edge and no partition cut (:func:`warpmatch.plan.leaves.table_leaf`), every check
+    left is on the candidate alone, so the usable entries of each parent's list can be
+    counted once per search (when the search first reaches that parent) instead of once
+    per partial match; the search then only takes out the matched vertices among them. Not where the kernels' own fast path counts it
+    already (nothing to check: the list size). ``$WARPMATCH_LEAF_TABLE=0`` turns it off
+    (to compare).
+    """
+    from ..plan.leaves import table_leaf
+    from . import _cpu_kernels as K
+    if os.environ.get("WARPMATCH_LEAF_TABLE", "1").strip() == "0" or not table_leaf(plan):
+        return False
+    return int(prog[int(prog[K.HEAD + K.S_FAST_LAST]) + plan.k - 1]) == 0
+
+
+def _leaf_table(plan: Plan, graph: Graph, args: tuple) -> np.ndarray:
+    """The last leaf's table for the kernels: one slot per data vertex (its count of usable
+    entries plus one, 0 until the search first needs it), or an empty array where
+    :func:`leaf_table_wanted` says no. ``np.zeros`` maps its pages lazily: only the slots
+    of vertices the search reaches cost memory."""
+    if not leaf_table_wanted(plan, graph, args[8]):
+        return args[-1]
+    return np.zeros(graph.n, dtype=np.int32)
+
+
 #: each cut graph's lists as the kernels read them (:func:`_cut_arrays`)
 _CUT_ARRAYS: "weakref.WeakKeyDictionary[Graph, tuple]" = weakref.WeakKeyDictionary()
 
@@ -438,7 +467,8 @@ class CpuEngine:
                                  f"{graph.name!r} has {graph.n} vertices")
             part = _ro(plan.cut_part, np.int32)
         cptr, cidx = _cut_arrays(plan.cut_graph, graph)
-        return garr + (cids, _program(plan, graph), part, cptr, cidx), roots
+        ltab = np.zeros(0, np.int32)      # count() gives the last leaf's table where it pays
+        return garr + (cids, _program(plan, graph), part, cptr, cidx, ltab), roots
 
     def count(self, graph: Graph, plan: Plan, progress: Progress | None = None,
               stop: Stop | None = None) -> int:
@@ -470,6 +500,7 @@ class CpuEngine:
             return 0
         lanes = self._lanes()
         args, roots = self._prepare(graph, plan)
+        args = args[:-1] + (_leaf_table(plan, graph, args),)
         item_root, item_a, item_b, weight = _work_items(graph, plan, lanes)
         nitems = int(item_root.size)
         run = _Lanes(weight, lanes, state_width(plan.k, int(plan.bn_pos.size)))

@@ -152,6 +152,20 @@ def explain_plan(plan: Plan) -> str:
         if plan.cand_restricted[grp.first:].any():
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
+    from .leaves import table_leaf
+    if table_leaf(plan):
+        d = plan.k - 1
+        checks = [w for w, on in (
+            ("label", int(plan.vlabel[d]) != -1),
+            ("edge label", int(plan.bn_elabel[int(plan.bn_ptr[d])]) != -1),
+            ("candidate set", bool(plan.cand_restricted[d]))) if on]
+        if checks:
+            parent = _name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
+            lines.append(f"counted, not enumerated (count mode, cpu engine): "
+                         f"{_name(plan, int(plan.order[d]))}, a leaf of {parent}, from a table "
+                         f"of each vertex's list entries that pass its checks "
+                         f"({', '.join(checks)}), made once per search, less the matched "
+                         "vertices")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)

@@ -29,6 +29,13 @@ Leaves may have candidate sets (anchors, or the sets refinement gives a labeled
 query's vertices): the kernels test each list entry against its leaf's set, and alike
 leaves must share one set.
 
+Third case, one last leaf (:func:`table_leaf`): where the last depth has one backward edge,
+no restriction and no induced non-edge, but a label, edge label, degree bound or candidate
+set to check, how many entries of each data vertex's list pass those checks does not depend
+on the partial match: the CPU engine counts them once per search and parent, the first
+time the search reaches that parent, into a table (``engine._cpu_leaves._leaf_count``),
+and subtracts the matched vertices among them.
+
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
 under restrictions; the GPU engine.
 """
@@ -183,3 +190,17 @@ def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
             return None                     # a partial order: not C(s, j)
         chain = True
     return LeafGroup(first, key[0], key[1], chain)
+
+
+def table_leaf(plan: Plan) -> bool:
+    """Whether the last depth is a leaf the CPU engine counts from a table (third case of
+    the module docstring), as far as the plan says: at least three depths (with two, a
+    root's work is split into slices of the very list the table counts), one backward
+    edge, no restriction, no induced non-edge, no partition cut. The engine also leaves it
+    where its own fast path counts the list size (nothing to check) and where
+    ``$WARPMATCH_LEAF_TABLE`` is ``0`` (``engine.cpu.leaf_table_wanted``)."""
+    k, d = plan.k, plan.k - 1
+    return (k >= 3 and plan.cut_part is None and plan.empty_reason is None
+            and int(plan.bn_ptr[d + 1] - plan.bn_ptr[d]) == 1
+            and int(plan.res_ptr[d + 1]) == int(plan.res_ptr[d])
+            and int(plan.na_ptr[d + 1]) == int(plan.na_ptr[d]))
