@@ -14,6 +14,9 @@ end to end (planning, NVRTC compilation, search). Engines:
     timed a second time per query, from the cache, for the search alone.
 ``cpu``
     The numba engine, all cores.
+``cpu-notable``
+    The same with ``WARPMATCH_LEAF_TABLE=0``: a labeled last leaf is scanned per partial
+    match instead of counted from the per-vertex table (to measure that table).
 
 Every GPU engine process starts with an empty CuPy kernel cache and empty markers (a
 fresh temporary ``CUPY_CACHE_DIR`` and ``XDG_CACHE_HOME``), so compilation is measured,
@@ -51,7 +54,7 @@ import numpy as np
 
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
-ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu")
+ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int) -> list[Path]:
@@ -76,7 +79,7 @@ def child(spec_path: str) -> None:
     from warpmatch.query.io import read_query_file
     warnings.simplefilter("ignore")
     engine = spec["engine"]
-    backend = "cpu" if engine == "cpu" else "gpu"
+    backend = "cpu" if engine.startswith("cpu") else "gpu"
     g = wm.read_graph(spec["graph"])
     # warm the process: the device, CuPy, the graph's upload, numba (not per query)
     t = time.perf_counter()
@@ -135,6 +138,8 @@ def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Nam
     sp = work / f"{engine}-{graph.stem}.json"
     sp.write_text(json.dumps(spec))
     env = dict(os.environ)
+    if engine == "cpu-notable":
+        env["WARPMATCH_LEAF_TABLE"] = "0"
     if engine.startswith("gpu"):
         env["WARPMATCH_GPU_COMPILE"] = engine.split("-", 1)[1]
         env["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-", dir=work)
