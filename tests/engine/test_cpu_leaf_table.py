@@ -33,7 +33,7 @@ USED = {"yes": 0, "all": 0}
 
 
 def _wanted(g: wm.Graph, plan) -> bool:
-    return cpu.leaf_table_wanted(plan, g, CPU._prepare(g, plan)[0][8])
+    return cpu.leaf_table_wanted(plan, CPU._prepare(g, plan)[0][8])
 
 
 @st.composite

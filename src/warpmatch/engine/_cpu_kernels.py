@@ -425,6 +425,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                                          c_lo if prog[o_restricted + d] != 0 else -1, c_hi,
                                          ip, ix, iip, iix, el, iel, vl, cids)
                     ltab[v] = lt
+                    steps += (ip[v + 1] - ip[v]) if dr == 0 else (iip[v + 1] - iip[v])
                 n_last = lt - 1
                 # failing set of a zero count: this depth's own, and that of every matched
                 # vertex that took one of the entries (as the scan would gather them)

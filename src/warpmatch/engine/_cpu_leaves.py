@@ -1,13 +1,14 @@
 """Counting the last depths of a search from set sizes: the CPU engine's leaf groups.
 
-Map: :func:`_leaf_count` (a last leaf's usable entries in one data vertex's list, kept
-per vertex by the search's last depth); the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
+Map: the leaves' parameters in the state row (:func:`_leaf_fill`) < set membership
 (:func:`_in_leaf_set`) < the sets' sizes and overlaps (:func:`_leaf_pass` per leaf,
 :func:`_leaf_unmatch` for the matched vertices) < whether counting pays here, which
 also writes the leaves' parameters (:func:`_leaf_worth`) < leaves of different vertices
 (:func:`_leaf_mixed`) < the group (:func:`_leaf_group`; :mod:`._cpu_kernels` calls
-:func:`_leaf_worth`, then it, at the group's first depth). Issue 21's counting without
-enumerating; :mod:`warpmatch.plan.leaves` says where a group is exact.
+:func:`_leaf_worth`, then it, at the group's first depth); and :func:`_leaf_count`, a
+single last leaf's usable entries in one data vertex's list (the search keeps it per
+vertex). Issue 21's counting without enumerating; :mod:`warpmatch.plan.leaves` says
+where a group is exact.
 
 How it differs from the papers: none of them counts leaves from set sizes; this is
 exact inclusion-exclusion over the leaves' sets (labels, edge labels, candidate sets),
@@ -223,7 +224,6 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
         for i in range(j):                  # s (s-1) ... (s-j+1)
             n *= s - i
     return n
-
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -261,17 +261,17 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     return _ro(prog, np.int64)
 
 
-def leaf_table_wanted(plan: Plan, graph: Graph, prog: np.ndarray) -> bool:
+def leaf_table_wanted(plan: Plan, prog: np.ndarray) -> bool:
     """Whether a count reads its last depth from a table (``ltab``, filled by the kernels
-    with ``_cpu_leaves._leaf_count``).
+    with ``_cpu_leaves._leaf_count``); ``prog`` is the plan's program (:func:`_program`).
 
     Where the last depth is a leaf (one backward edge) with no restriction, no induced
     non-edge and no partition cut (:func:`warpmatch.plan.leaves.table_leaf`), every check
     left is on the candidate alone, so the usable entries of each parent's list can be
     counted once per search (when the search first reaches that parent) instead of once
-    per partial match; the search then only takes out the matched vertices among them. Not where the kernels' own fast path counts it
-    already (nothing to check: the list size). ``$WARPMATCH_LEAF_TABLE=0`` turns it off
-    (to compare).
+    per partial match; the search then only takes out the matched vertices among them.
+    Not where the kernels' own fast path counts it already (nothing to check: the list
+    size). ``$WARPMATCH_LEAF_TABLE=0`` turns it off (to compare).
     """
     from ..plan.leaves import table_leaf
     from . import _cpu_kernels as K
@@ -285,7 +285,7 @@ def _leaf_table(plan: Plan, graph: Graph, args: tuple) -> np.ndarray:
     entries plus one, 0 until the search first needs it), or an empty array where
     :func:`leaf_table_wanted` says no. ``np.zeros`` maps its pages lazily: only the slots
     of vertices the search reaches cost memory."""
-    if not leaf_table_wanted(plan, graph, args[8]):
+    if not leaf_table_wanted(plan, args[8]):      # args[8]: the program (_prepare)
         return args[-1]
     return np.zeros(graph.n, dtype=np.int32)
 

@@ -163,9 +163,9 @@ def explain_plan(plan: Plan) -> str:
             parent = _name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
             lines.append(f"counted, not enumerated (count mode, cpu engine): "
                          f"{_name(plan, int(plan.order[d]))}, a leaf of {parent}, from a table "
-                         f"of each vertex's list entries that pass its checks "
-                         f"({', '.join(checks)}), made once per search, less the matched "
-                         "vertices")
+                         f"of the entries of {parent}'s list that pass its checks "
+                         f"({', '.join(checks)}), counted once per data vertex, less the "
+                         "matched vertices")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)
