@@ -136,3 +136,25 @@ def test_explain_says_where_the_table_counts() -> None:
     text = wm.explain(g, "a:0-b:0, b-c:0, c-a, c-d:1", backend="cpu")
     assert "d, a leaf of c, from a table" in text and "(label)" in text
     assert "from a table" not in wm.explain(g, "tailed-triangle", backend="cpu")
+
+
+def test_alike_leaf_groups_read_the_table() -> None:
+    """A group of alike labeled leaves (a chain under restrictions, or not) takes its set's
+    size from the table, so the table is wanted even where the last depth is restricted;
+    the counts equal the reference's with the table on and off."""
+    import numpy as np
+
+    from warpmatch.api import as_query
+    rng = np.random.default_rng(0)
+    n = 30
+    g = wm.Graph.from_edges(rng.integers(0, n, 120), rng.integers(0, n, 120), n=n,
+                            vertex_labels=rng.integers(0, 2, n), warn=False)
+    for text in ("a:0-b:1, a-c:1, a-d:1", "a:0-b:0, b-c:0, c-a, c-d:1, c-e:1"):
+        for mode in ("embeddings", "subgraphs"):
+            plan = build_plan(g, as_query(text, g), mode=mode, purpose="count")
+            assert _wanted(g, plan)
+            want = REF.count(g, plan)
+            assert CPU.count(g, plan) == want
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("WARPMATCH_LEAF_TABLE", "0")
+                assert CpuEngine().count(g, plan) == want

@@ -386,14 +386,20 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             if use_fs:
                 st[o_fs + d] = 0
                 st[o_snap + d] = st[o_found]
-            if count_only and d == prog[H_GRP0] and _leaf_worth(st, m0, d, k, prog, ip, iip):
+            if count_only and d == prog[H_GRP0] and (
+                    _leaf_worth(st, m0, d, k, prog, ip, iip)
+                    or (ltab.size > 0 and prog[H_GRP_CHAIN] != 2)):
                 # ---- the last depths are leaves of one matched vertex: count them (at
                 # depth 1 once per root: a root's other items are slices of the same list;
-                # the choice depends on M[0..d-1] only, so all of a root's items agree)
+                # the choice depends on M[0..d-1] only, so all of a root's items agree).
+                # With the last leaf's table an alike group is always counted: its set's
+                # size is a table slot (``_leaf_worth`` still runs first: it writes the
+                # leaves' parameters); so its last depth, restricted or not, is never
+                # reached by descending
                 n_grp = np.int64(0)
                 if d > 1 or a_off == 0:
                     n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl,
-                                        cids)
+                                        cids, ltab)
                     total += n_grp
                 v = st[m0 + prog[H_GRP_P]]
                 steps += 1 + ((ip[v + 1] - ip[v]) if prog[H_GRP_DIR] == 0

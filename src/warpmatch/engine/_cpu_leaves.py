@@ -23,8 +23,8 @@ from numba import njit
 # compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 11 since rule 8
 # took two header slots) must also touch this file, or a cache keeps the old layout
 from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, S_BN_DIR, S_BN_ELABEL, S_BN_POS,
-                        S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_VLABEL, ST_HEAD,
-                        _gallop, _lower_bound)
+                        S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_MIN_IN, S_MIN_OUT,
+                        S_VLABEL, ST_HEAD, _gallop, _lower_bound)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -194,7 +194,7 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
 
 
 @njit(cache=True, nogil=True)
-def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
+def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids, ltab):
     """The matches of depths ``d..k-1``, leaves of one matched vertex, from its list.
 
     ``s`` = the entries of the parent's list that a leaf may take (its label, edge
@@ -202,15 +202,29 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     already; the ``j = k - d`` leaves take ``s (s-1) ... (s-j+1)`` injective values, or
     ``C(s, j)`` when the symmetry restrictions order them in a chain (one increasing
     choice per subset). Call it after :func:`_leaf_worth`, which writes the leaves'
-    parameters to the state row.
+    parameters to the state row. Where the search keeps the last leaf's table (``ltab``
+    non-empty), the set's size before the matched vertices is the parent's slot (count
+    + 1, 0: not yet; the leaves are alike, so it is the last leaf's count; restrictions
+    among them do not change the set), filled here on first use.
     """
     if prog[H_GRP_CHAIN] == 2:
         return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids)
     # the leaves are alike: s = |S| of the first less the matched ones
     lb = _leaf_base(prog)
     sb = lb + LEAF_W * 3
-    st[sb + 1] = 0
-    _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
+    if ltab.size > 0:
+        par = st[lb]
+        lt = np.int64(ltab[par])
+        if lt == 0:
+            lt = 1 + _leaf_count(par, st[lb + 1], st[lb + 2], st[lb + 3],
+                                 prog[prog[HEAD + S_MIN_OUT] + k - 1],
+                                 prog[prog[HEAD + S_MIN_IN] + k - 1], st[lb + 4], st[lb + 5],
+                                 ip, ix, iip, iix, el, iel, vl, cids)
+            ltab[par] = lt
+        st[sb + 1] = lt - 1
+    else:
+        st[sb + 1] = 0
+        _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
     _leaf_unmatch(st, m0, d, lb, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
     s = st[sb + 1]
     j = k - d

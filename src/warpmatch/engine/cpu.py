@@ -270,14 +270,21 @@ def leaf_table_wanted(plan: Plan, prog: np.ndarray) -> bool:
     left is on the candidate alone, so the usable entries of each parent's list can be
     counted once per search (when the search first reaches that parent) instead of once
     per partial match; the search then only takes out the matched vertices among them.
-    Not where the kernels' own fast path counts it already (nothing to check: the list
-    size). ``$WARPMATCH_LEAF_TABLE=0`` turns it off (to compare).
+    The same table gives the set size of a counted group of alike leaves
+    (``_cpu_leaves._leaf_group``, restricted to a chain or not), which the search then
+    always counts: so it is also wanted where the last depths are such a group, and the
+    last depth's restrictions (a chain's) are never read from it. Not where the kernels'
+    own fast path counts the last depth already (nothing to check: the list size).
+    ``$WARPMATCH_LEAF_TABLE=0`` turns it off (to compare).
     """
     from ..plan.leaves import table_leaf
     from . import _cpu_kernels as K
-    if os.environ.get("WARPMATCH_LEAF_TABLE", "1").strip() == "0" or not table_leaf(plan):
+    if os.environ.get("WARPMATCH_LEAF_TABLE", "1").strip() == "0":
         return False
-    return int(prog[int(prog[K.HEAD + K.S_FAST_LAST]) + plan.k - 1]) == 0
+    if int(prog[int(prog[K.HEAD + K.S_FAST_LAST]) + plan.k - 1]) != 0:
+        return False
+    alike_group = int(prog[K.H_GRP0]) < plan.k and int(prog[K.H_GRP_CHAIN]) != 2
+    return table_leaf(plan) or alike_group
 
 
 def _leaf_table(plan: Plan, graph: Graph, args: tuple) -> np.ndarray:

@@ -34,7 +34,8 @@ no restriction and no induced non-edge, but a label, edge label, degree bound or
 set to check, how many entries of each data vertex's list pass those checks does not depend
 on the partial match: the CPU engine counts them once per search and parent, the first
 time the search reaches that parent, into a table (``engine._cpu_leaves._leaf_count``),
-and subtracts the matched vertices among them.
+and subtracts the matched vertices among them. The same table gives an alike group's set
+size (first case), which the engine then always counts.
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
 under restrictions; the GPU engine.
