@@ -140,8 +140,10 @@ def test_explain_says_where_the_table_counts() -> None:
 
 def test_alike_leaf_groups_read_the_table() -> None:
     """A group of alike labeled leaves (a chain under restrictions, or not) takes its set's
-    size from the table, so the table is wanted even where the last depth is restricted;
-    the counts equal the reference's with the table on and off."""
+    size from the table where it is counted, so the table is wanted even where the last
+    depth is restricted (which then does not read it when the group is enumerated); the
+    counts equal the reference's with the table on and off, with groups always counted
+    and never counted."""
     import numpy as np
 
     from warpmatch.api import as_query
@@ -154,7 +156,9 @@ def test_alike_leaf_groups_read_the_table() -> None:
             plan = build_plan(g, as_query(text, g), mode=mode, purpose="count")
             assert _wanted(g, plan)
             want = REF.count(g, plan)
-            assert CPU.count(g, plan) == want
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setenv("WARPMATCH_LEAF_TABLE", "0")
-                assert CpuEngine().count(g, plan) == want
+            for worth in (0.0, 1e9):          # groups always / never counted
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(cpu, "LEAF_WORTH", worth)
+                    assert CpuEngine().count(g, plan) == want
+                    mp.setenv("WARPMATCH_LEAF_TABLE", "0")
+                    assert CpuEngine().count(g, plan) == want

@@ -386,16 +386,11 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
             if use_fs:
                 st[o_fs + d] = 0
                 st[o_snap + d] = st[o_found]
-            if count_only and d == prog[H_GRP0] and (
-                    _leaf_worth(st, m0, d, k, prog, ip, iip)
-                    or (ltab.size > 0 and prog[H_GRP_CHAIN] != 2)):
+            if count_only and d == prog[H_GRP0] and _leaf_worth(st, m0, d, k, prog, ip, iip):
                 # ---- the last depths are leaves of one matched vertex: count them (at
                 # depth 1 once per root: a root's other items are slices of the same list;
-                # the choice depends on M[0..d-1] only, so all of a root's items agree).
-                # With the last leaf's table an alike group is always counted: its set's
-                # size is a table slot (``_leaf_worth`` still runs first: it writes the
-                # leaves' parameters); so its last depth, restricted or not, is never
-                # reached by descending
+                # the choice depends on M[0..d-1] only, so all of a root's items agree;
+                # an alike group's set size comes from the last leaf's table, if any)
                 n_grp = np.int64(0)
                 if d > 1 or a_off == 0:
                     n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl,
@@ -410,12 +405,13 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 elif use_fs:
                     _fs_counted(st, d, n_grp, prog[o_failx], o_fs, o_pos, o_end, o_found)
                 continue
-            if count_only and d == k - 1 and ltab.size > 0:
+            if count_only and d == k - 1 and ltab.size > 0 and ltab[ltab.size - 1] != 0:
                 # ---- counting, the last depth is a leaf whose checks all concern the
                 # candidate alone (label, edge label, degree, candidate set; no
-                # restriction or non-edge, engine.cpu.leaf_table_wanted): its parent's
-                # usable entries are counted once per data vertex (ltab, count + 1; 0:
-                # not yet), so the count is that less the matched vertices among them
+                # restriction or non-edge, engine.cpu.leaf_table_wanted; the table's
+                # last slot says so): its parent's usable entries are counted once per
+                # data vertex (ltab, count + 1; 0: not yet), so the count is that less the
+                # matched vertices among them
                 t0 = prog[o_bn_ptr + d]
                 v = st[m0 + prog[o_bn_pos + t0]]
                 dr = prog[o_bn_dir + t0]

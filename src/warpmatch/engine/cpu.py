@@ -271,11 +271,11 @@ def leaf_table_wanted(plan: Plan, prog: np.ndarray) -> bool:
     counted once per search (when the search first reaches that parent) instead of once
     per partial match; the search then only takes out the matched vertices among them.
     The same table gives the set size of a counted group of alike leaves
-    (``_cpu_leaves._leaf_group``, restricted to a chain or not), which the search then
-    always counts: so it is also wanted where the last depths are such a group, and the
-    last depth's restrictions (a chain's) are never read from it. Not where the kernels'
-    own fast path counts the last depth already (nothing to check: the list size).
-    ``$WARPMATCH_LEAF_TABLE=0`` turns it off (to compare).
+    (``_cpu_leaves._leaf_group``, restricted to a chain or not), so it is also wanted
+    where the last depths are such a group; a restricted last depth (a chain's) then does
+    not read it when the search descends there (the table's last slot is 0). Not where
+    the kernels' own fast path counts the last depth already (nothing to check: the list
+    size). ``$WARPMATCH_LEAF_TABLE=0`` turns it off (to compare).
     """
     from ..plan.leaves import table_leaf
     from . import _cpu_kernels as K
@@ -289,12 +289,17 @@ def leaf_table_wanted(plan: Plan, prog: np.ndarray) -> bool:
 
 def _leaf_table(plan: Plan, graph: Graph, args: tuple) -> np.ndarray:
     """The last leaf's table for the kernels: one slot per data vertex (its count of usable
-    entries plus one, 0 until the search first needs it), or an empty array where
-    :func:`leaf_table_wanted` says no. ``np.zeros`` maps its pages lazily: only the slots
-    of vertices the search reaches cost memory."""
+    entries plus one, 0 until the search first needs it) and a last slot, 1 where the last
+    depth itself may read it (:func:`warpmatch.plan.leaves.table_leaf`; else only an alike
+    leaf group does); or an empty array where :func:`leaf_table_wanted` says no.
+    ``np.zeros`` maps its pages lazily: only the slots of vertices the search reaches cost
+    memory."""
+    from ..plan.leaves import table_leaf
     if not leaf_table_wanted(plan, args[8]):      # args[8]: the program (_prepare)
         return args[-1]
-    return np.zeros(graph.n, dtype=np.int32)
+    out = np.zeros(graph.n + 1, dtype=np.int32)
+    out[graph.n] = int(table_leaf(plan))
+    return out
 
 
 #: each cut graph's lists as the kernels read them (:func:`_cut_arrays`)

@@ -35,7 +35,7 @@ set to check, how many entries of each data vertex's list pass those checks does
 on the partial match: the CPU engine counts them once per search and parent, the first
 time the search reaches that parent, into a table (``engine._cpu_leaves._leaf_count``),
 and subtracts the matched vertices among them. The same table gives an alike group's set
-size (first case), which the engine then always counts.
+size (first case) where the engine counts the group.
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
 under restrictions; the GPU engine.
