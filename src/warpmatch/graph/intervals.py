@@ -24,8 +24,11 @@ How it differs from GENEVA:
 
 - GENEVA numbers vertices from 1; here from 0. Vertices in no partition (no edge) take the
   last ids.
-- Ties (ELPs of equal size, groups of equal share) go to the lower label, then the larger
-  group, then the lower group index, so the renaming is deterministic.
+- Ties are broken so that the renaming is deterministic: ELPs of equal size by the lower
+  label; groups of equal share by the one in more ELPs, then the larger, then the lower
+  group index (groups are numbered by their masks, ascending).
+- Building takes working memory besides the result: a mask and a few int64 arrays per
+  vertex, and two int64 per (vertex, partition) membership.
 - A partition with more than :data:`CHAIN_MAX` groups (only with many labels: 12 labels give
   at most 4,096) is not chained greedily, which costs the square of its groups: they go in
   order of how many ELPs share them, larger first.
