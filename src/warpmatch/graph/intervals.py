@@ -26,7 +26,7 @@ How it differs from GENEVA:
   last ids.
 - Ties are broken so that the renaming is deterministic: ELPs of equal size by the lower
   label; groups of equal share by the one in more ELPs, then the larger, then the lower
-  group index (groups are numbered by their masks, ascending).
+  group index (groups are numbered in `np.unique`'s order of their masks).
 - Building takes working memory besides the result: a mask and a few int64 arrays per
   vertex, and two int64 per (vertex, partition) membership.
 - A partition with more than :data:`CHAIN_MAX` groups (only with many labels: 12 labels give
