@@ -52,6 +52,7 @@ import numpy as np
 from numba import njit, prange
 
 from .csr import Graph, index_dtype
+from .labelparts import hash_pcsr_bytes, present_labels
 
 __all__ = ["IntervalPCSR", "PartitionSize", "genmap", "interval_pcsr", "CHAIN_MAX"]
 
@@ -232,7 +233,6 @@ def genmap(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
 def _present(graph: Graph) -> np.ndarray:
     if graph.edge_labels is None:
         raise ValueError(f"graph {graph.name!r} has no edge labels to partition by")
-    from .labelparts import present_labels
     return np.array(sorted(present_labels(graph)), dtype=np.int64)
 
 
@@ -443,8 +443,6 @@ class IntervalPCSR:
                 graph.in_indptr, graph.in_indices, in_lidx, gm, inv, mstart, mslot)
         else:
             self.in_indptr, self.in_indices, self.in_eoff = self.indptr, self.indices, self.eoff
-        from .labelparts import HASH_SLOTS
-        self._hash_slots = HASH_SLOTS
         self.csr_bytes = int(graph.indptr.nbytes + graph.indices.nbytes) * (
             2 if graph.directed else 1)
 
@@ -506,7 +504,7 @@ class IntervalPCSR:
             b = (k * (self.starts.itemsize + self.base.itemsize)
                  + sides * (nv + 1) * self.indptr.itemsize + m * idw)
             out.append(PartitionSize(int(label), nv, k - 1, m, b,
-                                     sides * nv * self._hash_slots * 8 + m * idw))
+                                     hash_pcsr_bytes(sides * nv, m, idw)))
         return out
 
     @property

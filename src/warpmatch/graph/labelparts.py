@@ -36,7 +36,7 @@ from numba import njit
 from .csr import Graph
 
 __all__ = ["LabelPartition", "label_partitions", "present_labels", "restrict_to_labels",
-           "restricted_bytes", "KEEP"]
+           "restricted_bytes", "hash_pcsr_bytes", "KEEP"]
 
 #: label sets whose graphs are kept per graph (least recently used go first)
 KEEP = 4
@@ -85,8 +85,14 @@ def label_partitions(graph: Graph) -> list[LabelPartition]:
     for value, m, nv in zip(labels.tolist(), edges.tolist(), verts.tolist()):
         csr = (nv + 1) * 8 + nv * idw + m * idw
         out.append(LabelPartition(int(value), int(m), int(nv), csr,
-                                  nv * HASH_SLOTS * 8 + m * idw))
+                                  hash_pcsr_bytes(nv, m, idw)))
     return out
+
+
+def hash_pcsr_bytes(vertices: int, entries: int, id_bytes: int) -> int:
+    """Bytes of one partition in GSI's hash-PCSR: :data:`HASH_SLOTS` slots of 8 bytes per
+    vertex (``vertices``: once per side kept), plus ``entries`` neighbour ids."""
+    return vertices * HASH_SLOTS * 8 + entries * id_bytes
 
 
 @njit(cache=True, nogil=True)
