@@ -17,6 +17,9 @@ end to end (planning, NVRTC compilation, search). Engines:
 ``cpu-notable``
     The same with ``WARPMATCH_LEAF_TABLE=0``: a labeled last leaf is scanned per partial
     match instead of counted from the per-vertex table (to measure that table).
+``cpu-core``
+    The numba engine with the core-first matching order (``order="core"``, GENEVA's
+    Algorithm 8) instead of RI's.
 
 Every GPU engine process starts with an empty CuPy kernel cache and empty markers (a
 fresh temporary ``CUPY_CACHE_DIR`` and ``XDG_CACHE_HOME``), so compilation is measured,
@@ -54,7 +57,7 @@ import numpy as np
 
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
-ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable")
+ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable", "cpu-core")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int) -> list[Path]:
@@ -86,12 +89,13 @@ def child(spec_path: str) -> None:
     wm.count_result(g, "a-b", backend=backend)
     print(json.dumps({"warmup_s": time.perf_counter() - t}), flush=True)
     first = spec["first"] or None       # 0: the full count
+    order = "core" if engine.endswith("-core") else "ri"
     for qp in spec["queries"]:
         q = read_query_file(qp)
         rec = {"query": Path(qp).name, "k": int(q.k)}
         t = time.perf_counter()
         try:
-            r = wm.count_result(g, q, backend=backend, limit=first,
+            r = wm.count_result(g, q, backend=backend, limit=first, order=order,
                                 time_limit=spec["time_limit"])
             rec.update(seconds=time.perf_counter() - t, count=int(r.count),
                        partial=r.partial, compile_s=r.compile_seconds,

@@ -171,7 +171,7 @@ def test_anchored_queries_match_filtered_networkx(inst, induced, mode):
         assert raw * len(auts) == len(expected)
 
 
-@pytest.mark.parametrize("order", ["ri", "gql", "input"])
+@pytest.mark.parametrize("order", ["ri", "gql", "core", "input"])
 def test_every_order_gives_the_same_matches(order):
     G = nx.gnp_random_graph(11, 0.45, seed=7)
     g = Graph.from_edges(*zip(*G.edges()), n=11)

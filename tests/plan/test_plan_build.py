@@ -257,7 +257,7 @@ PATTERNS = {
 
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(st.integers(0, 10_000), st.sampled_from(sorted(PATTERNS)), st.booleans(),
-       st.sampled_from(["ri", "gql", "input"]))
+       st.sampled_from(["ri", "gql", "core", "input"]))
 def test_raw_times_multiplier_equals_embeddings(seed, pattern, induced, order):
     g = nx_graph(nx.gnp_random_graph(8, 0.55, seed=seed))
     q = Query.from_edges(PATTERNS[pattern])

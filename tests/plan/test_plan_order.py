@@ -42,7 +42,7 @@ def is_connected_order(q: Query, order: list[int]) -> bool:
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
-@given(connected_queries(), st.sampled_from(["ri", "gql", "input"]))
+@given(connected_queries(), st.sampled_from(["ri", "gql", "core", "input"]))
 def test_orders_are_connected_permutations(inst, name):
     q, counts, first = inst
     order = get_order(name)(q, counts, first)
@@ -133,3 +133,44 @@ def test_ri_is_connected_on_every_small_atlas_graph():
             continue
         q = Query.from_edges(list(A.edges()), k=A.number_of_nodes())
         assert is_connected_order(q, ri(q, [1] * q.k))
+
+
+def _core_of(q: Query) -> set[int]:
+    g = nx.Graph(list(map(tuple, q.edges.tolist())))
+    g.add_nodes_from(range(q.k))
+    return set(nx.k_core(g, 2).nodes())
+
+
+def test_core_order_matches_the_core_first_then_the_trees():
+    """GENEVA's Algorithm 8: every 2-core vertex before any tree vertex, the first ones a
+    shortest cycle of the core; a tree is ordered as RI orders it. Checked on every
+    connected graph of networkx's atlas (up to 7 vertices) with a tail added, so that
+    each has a tree part."""
+    core_order, ri = get_order("core"), get_order("ri")
+    for A in nx.graph_atlas_g()[1:]:
+        if not nx.is_connected(A):
+            continue
+        k = A.number_of_nodes()
+        q = Query.from_edges(list(A.edges()) + [(0, k), (k, k + 1)], k=k + 2)
+        counts = [1 + (7 * u) % 5 for u in range(q.k)]
+        order = core_order(q, counts)
+        assert is_connected_order(q, order)
+        core = _core_of(q)
+        if not core:
+            assert order == ri(q, counts)
+            continue
+        assert set(order[:len(core)]) == core
+        girth = min(len(c) for c in nx.minimum_cycle_basis(nx.Graph(list(A.edges()))))
+        head = set(order[:girth])
+        inner = [e for e in map(tuple, q.edges.tolist()) if set(e) <= head]
+        # connected (a prefix of a connected order) with as many edges as vertices: a cycle
+        assert len(inner) >= girth
+
+
+def test_core_order_with_an_anchor_prefers_the_core():
+    """A forced first vertex on a tail: the path to the core, then the core, then the
+    rest of the trees."""
+    # a square 0-1-2-3 with a tail 0-4-5 and a leaf 2-6; start at the tail's end
+    q = Query.from_edges([(0, 1), (1, 2), (2, 3), (3, 0), (0, 4), (4, 5), (2, 6)], k=7)
+    order = get_order("core")(q, [1] * 7, 5)
+    assert order[:2] == [5, 4] and set(order[2:6]) == {0, 1, 2, 3} and order[6] == 6

@@ -36,7 +36,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 BACKENDS = ("auto", "cpu", "gpu", "reference")
 #: the matching orders of warpmatch.plan.order (not imported here: it would slow every command's
 #: start); tests/test_output_files.py checks that the two lists agree
-ORDERS = ("ri", "gql", "input")
+ORDERS = ("ri", "gql", "core", "input")
 
 
 # ------------------------------------------------------------ error handling
@@ -377,8 +377,10 @@ def _graph_options(f: Callable) -> Callable:
 def _search_options(f: Callable) -> Callable:
     f = click.option("--order", type=click.Choice(ORDERS), default="ri", show_default=True,
                      help="Matching order: ri (RI's greatest-constraint-first: most edges to "
-                          "vertices already placed), gql (fewest candidates first), input "
-                          "(breadth-first from query vertex 0).")(f)
+                          "vertices already placed), gql (fewest candidates first), core "
+                          "(GENEVA/CFL: the query's 2-core first, its smallest cycle first, "
+                          "then the trees; RI's step within each), input (breadth-first from "
+                          "query vertex 0).")(f)
     f = click.option("--anchor", "anchors", multiple=True, metavar="V=IDS",
                      help="Restrict query vertex V to data vertices IDS, given as "
                           "'a=1,2,3' or 'a=@ids.txt' (ids in the graph file's id space; "

@@ -37,6 +37,19 @@ Orders registered here:
     GraphQL-style (He and Singh, SIGMOD 2008, as in Sun and Luo, SIGMOD 2020,
     section 3.2): start from the vertex with the fewest candidates, then grow by
     the neighbour of the ordered set with the fewest candidates.
+``"core"``
+    Core first, then the forest (GENEVA, Algorithm 8, after CFL's core-forest-leaf
+    decomposition; Bi et al., SIGMOD 2016): the query's 2-core (what is left after
+    removing degree-one vertices again and again) is matched before the trees hanging
+    off it, starting with its smallest cycle, so that the cycles' closing edges prune
+    partial matches before any tree vertex multiplies them. Within the cycle, the core
+    and the trees, each step takes RI's choice (the same key as ``"ri"``). A query
+    without a cycle (a tree) is ordered as ``"ri"`` orders it. How it differs from
+    Algorithm 8: it is a vertex order, not GENEVA's phases (several vertices per step);
+    the first cycle vertex is the one RI would start with (most edges, then fewest
+    candidates), and RI's step orders the rest of the cycle (so symmetry restrictions
+    still cut lists early: the 5-cycle is ordered as ``"ri"`` orders it); with a forced
+    first vertex (an anchor) no cycle is forced, only the core preferred.
 ``"input"``
     Breadth-first from vertex 0, neighbours in ascending id order: predictable,
     for tests and debugging.
@@ -157,28 +170,35 @@ def _undirected(query: Query) -> np.ndarray:
     return A | A.T
 
 
-@register_order("ri")
-def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
-    """RI's GreatestConstraintFirst order (Bonnici et al. 2013); see the module docstring."""
-    A = _undirected(query)
+def _restriction_pairs(query: Query) -> np.ndarray:
+    """``R[a, b]``: a symmetry-breaking restriction joins ``a`` and ``b`` (the planner's,
+    without anchors' colours): matching the second soon after the first cuts its list
+    early."""
     k = query.k
-    deg = A.sum(axis=1)
-    cnt = np.asarray(counts, dtype=np.int64)
-    # symmetry-breaking restrictions between two vertices (the planner's, without
-    # anchors' colours): matching the second soon after the first cuts its list early
     R = np.zeros((k, k), dtype=bool)
     for a, b in symmetry_breaking(query)[0]:
         R[a, b] = R[b, a] = True
-    if first is None:
-        first = min(range(k), key=lambda u: (-int(deg[u]), int(cnt[u]), u))
-    order = [first]
+    return R
+
+
+def _ri_extend(A: np.ndarray, cnt: np.ndarray, R: np.ndarray, order: list[int],
+               stages: Sequence[np.ndarray] = ()) -> list[int]:
+    """Extend ``order`` by RI's GreatestConstraintFirst step until every vertex is ordered.
+    With ``stages`` (vertex masks), a step takes a vertex of the first stage that has one
+    left adjacent to the ordered ones, if any stage has (the order stays connected)."""
+    k = A.shape[0]
     ordered = np.zeros(k, dtype=bool)
-    ordered[first] = True
+    ordered[order] = True
     while len(order) < k:
         # an unordered vertex is "touched" if some ordered vertex is adjacent to it
         touched = A[ordered].any(axis=0)
+        pool = ~ordered
+        for stage in stages:
+            if (stage & pool & touched).any():
+                pool = stage & pool & touched
+                break
         best, best_key = -1, None
-        for u in np.flatnonzero(~ordered).tolist():
+        for u in np.flatnonzero(pool).tolist():
             vis = int(np.count_nonzero(A[u] & ordered))
             un_nb = A[u] & ~ordered
             neig = int(np.count_nonzero(ordered & A[un_nb].any(axis=0)))
@@ -190,6 +210,88 @@ def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> l
         order.append(best)
         ordered[best] = True
     return order
+
+
+@register_order("ri")
+def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
+    """RI's GreatestConstraintFirst order (Bonnici et al. 2013); see the module docstring."""
+    A = _undirected(query)
+    k = query.k
+    deg = A.sum(axis=1)
+    cnt = np.asarray(counts, dtype=np.int64)
+    if first is None:
+        first = min(range(k), key=lambda u: (-int(deg[u]), int(cnt[u]), u))
+    return _ri_extend(A, cnt, _restriction_pairs(query), [first])
+
+
+def two_core(A: np.ndarray) -> np.ndarray:
+    """The 2-core of the undirected query ``A`` (bool adjacency): what is left after
+    removing vertices of degree at most one again and again (empty for a tree)."""
+    alive = np.ones(A.shape[0], dtype=bool)
+    while True:
+        deg = (A & alive).sum(axis=1)
+        drop = alive & (deg <= 1)
+        if not drop.any():
+            return alive
+        alive &= ~drop
+
+
+def _shortest_cycle(A: np.ndarray, core: np.ndarray, key) -> list[int]:
+    """A shortest cycle of the core, as vertices in cycle order: for each core edge
+    ``(u, v)``, the shortest ``v``-``u`` path avoiding that edge closes a cycle; the
+    shortest one wins, ties by ``key`` of its vertices (sorted) then the edge."""
+    k = A.shape[0]
+    best: list[int] | None = None
+    best_key = None
+    for u in np.flatnonzero(core).tolist():
+        for v in np.flatnonzero(A[u] & core).tolist():
+            if v < u:
+                continue
+            # BFS from v to u in the core without the edge (u, v)
+            parent = {v: -1}
+            front = [v]
+            while front and u not in parent:
+                nxt = []
+                for x in front:
+                    for y in np.flatnonzero(A[x] & core).tolist():
+                        if y in parent or (x == v and y == u):
+                            continue
+                        parent[y] = x
+                        nxt.append(y)
+                front = nxt
+            if u not in parent:
+                continue
+            path = [u]
+            while parent[path[-1]] != -1:
+                path.append(parent[path[-1]])
+            ck = (len(path), sorted(key(x) for x in path), u, v)
+            if best_key is None or ck < best_key:
+                best, best_key = path, ck
+    assert best is not None and len(best) <= k
+    return best
+
+
+@register_order("core")
+def core_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
+    """Core first (its smallest cycle first), then the trees (GENEVA's Algorithm 8); see
+    the module docstring."""
+    A = _undirected(query)
+    k = query.k
+    deg = A.sum(axis=1)
+    cnt = np.asarray(counts, dtype=np.int64)
+    R = _restriction_pairs(query)
+    core = two_core(A)
+    if not core.any():
+        return ri_order(query, counts, first)
+    if first is not None:
+        return _ri_extend(A, cnt, R, [first], [core])
+
+    def rank(u: int) -> tuple:
+        return (-int(deg[u]), int(cnt[u]), u)
+    cyc = _shortest_cycle(A, core, rank)
+    on_cycle = np.zeros(k, dtype=bool)
+    on_cycle[cyc] = True
+    return _ri_extend(A, cnt, R, [min(cyc, key=rank)], [on_cycle, core])
 
 
 @register_order("gql")
