@@ -41,7 +41,8 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
               late_first: bool = False):
     """An object with what ``count_dfs``/``_list_pool`` use: ``_dfs``, ``stats``,
     ``aborted``, ``fetched``, ``kernel``, ``eng.launches``, and for a row that alone
-    outlasts a launch's limit ``expand`` (into three cheap children), ``k``, ``leaf``.
+    outlasts a launch's limit ``expand`` (into three cheap children), ``k``, ``leaf``,
+    ``leaf_d``.
     ``heavy`` maps rows to their seconds. A launch takes its rows in order; with
     ``fetch_s`` it takes no row after that many seconds but finishes the ones taken
     (``late_first``: the first such launch starts after its limit and takes none)."""
@@ -77,7 +78,7 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
         return np.arange(10**9 + 3 * r, 10**9 + 3 * r + 3)
 
     run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, fetched=0, expand=expand,
-                                k=6, leaf=False, kernel="fine",
+                                k=6, leaf=False, leaf_d=6, kernel="fine",
                                 eng=types.SimpleNamespace(launches=launches_mode))
     run.count_dfs = lambda *a, **kw: G._Run.count_dfs(run, *a, **kw)
     run._count_children = lambda *a: G._Run._count_children(run, *a)

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from warpmatch.engine.gpu.render import (depth_specs, leaf_countable, render_functions,
-                                         render_plan, trims)
+from warpmatch.engine.gpu.render import (depth_specs, leaf_countable, leaf_first,
+                                         render_functions, render_plan, trims)
 from warpmatch.graph.csr import Graph
 from warpmatch.plan import build_plan
 from warpmatch.query import get_pattern
@@ -28,7 +28,7 @@ def _graph(directed: bool = False, labels: bool = False) -> Graph:
 
 def _leaf_body(plan) -> str:
     src = render_functions(plan)
-    m = re.search(r"int wm_leaf_count\(.*?\n}", src, re.S)
+    m = re.search(r"long long wm_leaf_count\(.*?\n}", src, re.S)
     assert m, "no wm_leaf_count rendered"
     return m.group(0)
 
@@ -64,9 +64,10 @@ def test_leaf_count_looks_up_only_unknown_members():
     body = _leaf_body(plan)
     assert "wm_in_sorted" not in body
     assert body.count("--n") == 2
-    # bull: one of the three matched vertices is not adjacent to the leaf's anchor
-    plan = build_plan(_graph(), get_pattern("bull"))
-    assert leaf_countable(plan)
+    # a square with a tail: one of the three matched vertices is not adjacent to the
+    # leaf's anchor
+    plan = build_plan(_graph(), Query.parse("a-b, b-c, c-d, d-a, a-e"))
+    assert leaf_countable(plan) and leaf_first(plan) == 4
     assert _leaf_body(plan).count("wm_in_sorted") == 1
     # 4-star: the other leaves are below the restriction range, nothing to subtract
     plan = build_plan(_graph(), get_pattern("4-star"))
@@ -181,7 +182,8 @@ def test_generic_table_holds_the_plan():
     plan = build_plan(g, q, purpose="count")
     tab = R.generic_table(plan)
     k, st = plan.k, R._stride(plan.k)
-    assert tab.dtype == np.int32 and tab.size == k * st
+    assert tab.dtype == np.int32 and tab.size == k * st + R._group_n(k)
+    assert tab[k * st + R.G_FIRST] == leaf_first(plan) and tab[k * st + R.G_KIND] == 0
     for d, s in enumerate(depth_specs(plan)):
         row = tab[d * st:(d + 1) * st]
         assert row[R.H_VLAB] == s.vlabel
@@ -222,4 +224,42 @@ def test_memo_keys_on_the_structure_not_the_candidates(pattern):
             assert module_source(eng, p, False, generic) == fresh
         tab = RG.generic_table(p)
         assert not tab.flags.writeable
-        assert np.array_equal(tab, RG._generic_table(p))
+        assert np.array_equal(tab, RG._generic_table(p, True))
+
+
+def test_leaf_groups_render_and_fill_the_generic_record():
+    """A group of bare leaves (plan.leaves.bare_group): the plan's own module counts it
+    from depth ``leaf_first`` on (a star's leaves: C(s, j); leaves of different vertices:
+    inclusion-exclusion over list intersections), the generic module reads the same facts
+    from its group record; neither where the leaves carry a label or groups are off."""
+    from warpmatch.engine.gpu import render_generic as RG
+    g = _graph()
+    star = build_plan(g, get_pattern("5-star"))
+    assert leaf_first(star) == 1 and leaf_first(star, groups=False) == 4   # its last leaf
+    assert "#define WM_LEAF_D 1" in render_plan(star)
+    body = _leaf_body(star)
+    assert "wm_choose((unsigned long long)s, 4)" in body and "wm_in_sorted" not in body
+    assert "wm_choose" not in render_functions(star, groups=False)
+    # a listing plan has no restrictions: the leaves are not chained
+    assert "wm_falling" in _leaf_body(build_plan(g, get_pattern("5-star"), purpose="list"))
+    k, st = star.k, RG._stride(star.k)
+    rec = RG.generic_table(star)[k * st:]
+    assert list(rec[:RG.G_LEAVES + 2]) == [1, 1, 1, 4, 0, 0]
+    assert not RG.generic_table(star, groups=False)[k * st + RG.G_KIND]
+    # one generic text for both (the group is in the table): no compile for the A/B
+    assert RG.generic_signature(star) == RG.generic_signature(star, groups=False)
+    # the bull's horns hang off two triangle vertices: both lists, their intersection,
+    # and the matched vertices each list is known to hold (no lookups)
+    bull = build_plan(g, get_pattern("bull"))
+    assert leaf_first(bull) == 3
+    body = _leaf_body(bull)
+    assert "wm_common2" in body and "wm_in_sorted" not in body
+    rec = RG.generic_table(bull)[bull.k * RG._stride(bull.k):]
+    assert rec[RG.G_KIND] == 2 and rec[RG.G_J] == 2
+    codes = rec[RG.G_CODES:RG.G_CODES + 9].reshape(3, 3)[:, :2]
+    assert sorted(codes.ravel().tolist()) == [0, 0, 1, 1, 1, 1]
+    # a labeled leaf is no bare leaf: at most the last one is counted
+    labeled = build_plan(_graph(labels=True),
+                         Query.from_edges([(0, 1), (0, 2), (0, 3)], k=4,
+                                          vertex_labels=[-1, 0, 0, 0]))
+    assert leaf_first(labeled) >= labeled.k - 1

@@ -133,20 +133,22 @@ def explain_plan(plan: Plan) -> str:
                 op = ">" if int(plan.res_sign[t]) == 1 else "<"
                 parts.append(f"f({un}) {op} f({wn})")
             lines.append("  restrictions: " + ", ".join(parts))
-    from .leaves import leaf_group
+    from .leaves import bare_group, leaf_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
     if grp is not None and plan.empty_reason is None:
+        # the GPU engine's own module counts groups of bare leaves (render.leaf_first)
+        engines = "cpu and gpu engines" if bare_group(plan) is not None else "cpu engine"
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
         if grp.mixed:
             parents = ", ".join(
                 _name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
                 for d in range(grp.first, plan.k))
-            lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves "
+            lines.append(f"counted, not enumerated (count mode, {engines}): {names}, leaves "
                          f"of {parents} (in that order), from their lists' sizes and "
                          "overlaps: inclusion-exclusion")
         else:
             how = "C(s, j): their restrictions order them" if grp.chain else "s (s-1) ... (s-j+1)"
-            lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, leaves of "
+            lines.append(f"counted, not enumerated (count mode, {engines}): {names}, leaves of "
                          f"{_name(plan, int(plan.order[grp.parent]))}, from the s entries of its "
                          f"list they may take: {how}")
         if plan.cand_restricted[grp.first:].any():

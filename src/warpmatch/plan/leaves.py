@@ -37,8 +37,12 @@ time the search reaches that parent, into a table (``engine._cpu_leaves._leaf_co
 and subtracts the matched vertices among them. The same table gives an alike group's set
 size (first case) where the engine counts the group.
 
+The GPU engine counts the first two cases where every leaf is bare (no vertex label, edge
+label or candidate set: :func:`bare_group`), so that a group's sets are whole lists and
+their overlaps intersections of two or three lists, with no entry to test.
+
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions; the GPU engine.
+under restrictions; labeled leaf groups and the leaf table on the GPU.
 """
 from __future__ import annotations
 
@@ -123,6 +127,22 @@ def bare_last_leaf(plan: Plan, vertex_labels: bool, edge_labels: bool) -> bool:
     b0 = int(plan.bn_ptr[d])
     return ((not vertex_labels or int(plan.vlabel[d]) == -1)
             and (not edge_labels or int(plan.bn_elabel[b0]) == -1))
+
+
+def bare_group(plan: Plan) -> LeafGroup | None:
+    """The plan's leaf group (:func:`leaf_group`) where each of its leaves is bare: no
+    vertex label, edge label or candidate set to test, only its one edge (its degree
+    bound no more than that edge implies). The GPU engine counts such a group from list
+    sizes and list intersections; ``None`` otherwise."""
+    grp = leaf_group(plan, True, True)
+    if grp is None:
+        return None
+    for d in range(grp.first, plan.k):
+        b0 = int(plan.bn_ptr[d])
+        if (int(plan.vlabel[d]) != -1 or int(plan.bn_elabel[b0]) != -1
+                or bool(plan.cand_restricted[d])):
+            return None
+    return grp
 
 
 def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:

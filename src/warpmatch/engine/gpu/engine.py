@@ -59,7 +59,7 @@ from ..base import Progress, Stop
 from .memory import MEMORY_KINDS, _array, device_copy, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import (leaf_countable, part_dtype, part_nbytes, plan_signature, plan_trims,
+from .render import (leaf_first, part_dtype, part_nbytes, plan_signature, plan_trims,
                      uses_cut_graph)
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
@@ -167,6 +167,11 @@ class GpuEngine:
         rows after :data:`LAUNCH_S`, so a short search is one launch. ``"pool"``
         is for many short searches (a cluster's shards, where it cut the GPU
         seconds by 11-18% on an H200); one long search was slower with it.
+    leaf_groups : bool, optional
+        Count mode counts a group of bare leaves at the end of the plan (a star's leaves,
+        two or three leaves of different vertices) from list sizes and intersections
+        instead of enumerating them (:func:`.render.leaf_first`). The default is
+        ``True``; ``False`` is for A/B runs.
 
     Attributes
     ----------
@@ -188,13 +193,14 @@ class GpuEngine:
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
                  list_rows: int | None = None, fetch: int | None = None,
                  graph_memory: str = "device", compile: str | None = None,
-                 launches: str = "sliced") -> None:
+                 launches: str = "sliced", leaf_groups: bool = True) -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
         mode = default_mode() if compile is None else str(compile)
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {compile!r}")
         self.compile = mode
+        self.leaf_groups = bool(leaf_groups)
         if graph_memory not in MEMORY_KINDS:
             raise ValueError(f"graph_memory must be one of {MEMORY_KINDS}, got {graph_memory!r}")
         self.graph_memory = graph_memory
@@ -247,7 +253,7 @@ class GpuEngine:
         if d == plan.k or pool.shape[0] == 0:
             run.finish()
             return int(pool.shape[0])
-        if run.leaf and d == plan.k - 1:
+        if d == run.leaf_d < plan.k:
             total = run.count_leaves(pool)
             run.finish()
             return total
@@ -345,11 +351,9 @@ class _Run:
         gbytes = resident_bytes(graph, eng.graph_memory)
         # candidate sets and rule 8's part ids
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8 + part_nbytes(plan)
-        # count mode counts a plain last leaf from its list (render.leaf_countable). Rule 8
-        # plans may read the cut neighbours' lists (render.uses_cut_graph), kept beside the
+        # Rule 8 plans may read the cut neighbours' lists (render.uses_cut_graph), kept beside the
         # graph where it is in device memory, else in pinned host memory (the hybrid
         # layout's offsets did not leave room for another 8 bytes a vertex)
-        self.leaf = not list_mode and leaf_countable(plan)
         self.cut_memory = None
         if uses_cut_graph(plan, list_mode):
             self.cut_memory = "device" if eng.graph_memory == "device" else "pinned"
@@ -370,10 +374,16 @@ class _Run:
                          else cp.zeros(1, cp.int32))
         self.dummy = cp.zeros(1, cp.int32)
         self.kernel = eng.model
-        self.stats["leaf_count"] = self.leaf
         self._sources: dict[bool, str] = {}
         self.generic = self._choose_generic()
         self.stats["module"] = "generic" if self.generic else "specialised"
+        # count mode counts depths leaf_d..k-1 from list sizes instead of enumerating
+        # them: a plain last leaf (render.leaf_countable) or a group of bare leaves
+        # (render.leaf_first); k: none
+        self.leaf_d = self.k if list_mode else leaf_first(plan, eng.leaf_groups)
+        self.leaf = self.leaf_d < self.k
+        self.stats["leaf_count"] = self.leaf
+        self.stats["leaf_group"] = self.k - self.leaf_d if self.leaf_d < self.k - 1 else 0
         self.warps_per_block = warps_per_block(plan, eng.model, self.generic)
         self.stats["stack_bytes_per_warp"] = (stack_bytes(self.k, self.generic
                                                           or plan_trims(plan))
@@ -389,7 +399,8 @@ class _Run:
     # ------------------------------------------------------------- modules
     def _key(self, generic: bool) -> tuple:
         eng = self.eng
-        sig = generic_signature(self.plan) if generic else plan_signature(self.plan)
+        sig = (generic_signature(self.plan, eng.leaf_groups) if generic
+               else plan_signature(self.plan, eng.leaf_groups))
         return (sig, self.kernel, warps_per_block(self.plan, eng.model, generic), eng.batch,
                 self.list_mode, eng.steal, eng.profile, eng.device)
 
@@ -450,7 +461,7 @@ class _Run:
         cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
         _BOUND[id(mod)] = id(self)
         if self.generic:                # the plan's facts (render_generic.generic_table)
-            tab = generic_table(self.plan)
+            tab = generic_table(self.plan, self.eng.leaf_groups)
             mem = mod.get_global("wm_gp")
             cp.ndarray((tab.size,), dtype=cp.int32, memptr=mem).set(tab)
 
@@ -485,8 +496,8 @@ class _Run:
             pool = roots[flag.view(cp.bool_)].reshape(-1, 1)
         d = 1
         threshold = self.eng.pool_threshold
-        # with leaf counting the last depth is counted, never materialised
-        last = self.k - 1 if self.leaf else self.k
+        # with leaf counting the counted depths are never materialised
+        last = self.leaf_d
         while d < last and 0 < pool.shape[0] < threshold:
             # a small budget (a partition's) caps the expansion too: the BFS phase
             # stops where its buffers would not fit (expand's 13 bytes a task, 24 a row,
@@ -667,7 +678,8 @@ class _Run:
         return int(c[_C_COUNT]), int(c[_C_CURSOR]), bool(c[_C_OVERFLOW])
 
     def count_leaves(self, pool: Any) -> int:
-        """Count mode, pool of depth k-1 and a leaf-countable plan: one thread per row."""
+        """Count mode, pool of depth ``leaf_d`` (a plan that counts its last depths): one
+        thread per row."""
         cp = self.cp
         t = time.perf_counter()
         P = int(pool.shape[0])
@@ -757,7 +769,7 @@ class _Run:
         children = self.expand(row, d)
         if d + 1 == self.k:
             return int(children.shape[0])
-        if self.leaf and d + 1 == self.k - 1:
+        if d + 1 == self.leaf_d < self.k:
             return self.count_leaves(children)
         return self.count_dfs(children, d + 1, None, max_s=max_s)
 

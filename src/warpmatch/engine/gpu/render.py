@@ -22,10 +22,12 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     the array of a list, element access and the list's start, from its code, so
     a warp's stack stores only the list's code (one byte), skip and length,
     never the list itself;
-``wm_leaf_count(m0, ..., m{k-2})``
-    for plans whose last vertex is a plain leaf (:func:`leaf_countable`): the
-    number of its matches, counted from the list instead of checked lane by
-    lane (count mode only).
+``wm_leaf_count(m0, ..., m{f-1})``
+    count mode only, from depth ``f`` = :func:`leaf_first` on: for plans whose last
+    vertex is a plain leaf (:func:`leaf_countable`, ``f = k - 1``) the number of its
+    matches, counted from the list instead of checked lane by lane; for a group of
+    bare leaves (:func:`warpmatch.plan.leaves.bare_group`) the matches of all of them,
+    from the sizes of their lists and of the lists' intersections (:func:`_group`).
 
 The partial match is passed as scalars: the kernels rebuild it from parent
 indices (gMatch section 4.2) in fully unrolled generated code, so it lives in
@@ -312,6 +314,22 @@ def _leaf_countable(plan: Plan) -> bool:
     return s.min_in == 0 and s.min_out <= 1
 
 
+def leaf_first(plan: Plan, groups: bool = True) -> int:
+    """The first depth that count mode counts instead of enumerating, in the plan's own
+    module: the first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.
+    bare_group`, at least two; not with ``groups=False``, ``GpuEngine(leaf_groups=False)``),
+    else ``k - 1`` where the last leaf is countable (:func:`leaf_countable`), else ``k``
+    (none). The generic module counts only a last leaf (``k - 1`` or ``k``)."""
+    def make() -> int:
+        from ...plan.leaves import bare_group
+        k = int(plan.k)
+        grp = bare_group(plan) if groups else None
+        if grp is not None and grp.first < k - 1:
+            return int(grp.first)
+        return k - 1 if leaf_countable(plan) else k
+    return memo(plan, f"leaf_first{int(groups)}", make)
+
+
 def cut_gen(plan: Plan) -> int:
     """Which backward edge of depth ``cut_depth`` (its index there) draws its candidates
     from ``M[0]``'s cut neighbours (``Plan.cut_graph``) instead of its whole list, or -1.
@@ -433,7 +451,7 @@ def _leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
     pos, dr, _ = s.bn[0]
     implied = {pos} | {p for p, _ in s.res}
     rest = [j for j in range(d) if j not in implied]
-    out = [f"__device__ __forceinline__ int wm_leaf_count({_ms_params(d)}) {{",
+    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(d)}) {{",
            "  int gen, len, skip;",
            "  long long start;",
            f"  wm_gen_d{d}({_ms(d)}, gen, start, len, skip);",
@@ -462,11 +480,98 @@ def _leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
         else:
             out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) {{ {dec} }}")
     out.append("  (void)a_; (void)skip;")
-    out.append("  return n;")
+    out.append("  return (unsigned long long)n;")
     out.append("}")
-    out.append("__device__ __forceinline__ int wm_row_leaf(const int* row) {")
-    out.append("  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(d)) + ");")
+    out.append(_row_leaf(d))
+    return "\n".join(out)
+
+
+def _row_leaf(f: int) -> str:
+    """``wm_row_leaf(row)``: ``wm_leaf_count`` of a materialised partial match of depth
+    ``f`` (the BFS phase's pool rows)."""
+    return ("__device__ __forceinline__ unsigned long long wm_row_leaf(const int* row) {\n"
+            "  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(f)) + ");\n}")
+
+
+def _list_of(pos: int, dr: int, name: str) -> list[str]:
+    """Declare ``a{name}``, ``lo{name}``, ``hi{name}``: ``M[pos]``'s out-list (``dr``
+    0) or in-list (1)."""
+    ip, ix = ("g.indptr", "g.indices") if dr == 0 else ("g.in_indptr", "g.in_indices")
+    return [f"  const int* a{name} = {ix};",
+            f"  const long long lo{name} = {ip}[m{pos}], hi{name} = {ip}[m{pos} + 1];"]
+
+
+def _group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """``wm_leaf_count(m0..m{f-1})`` for a group of bare leaves at depths ``f..k-1``
+    (:func:`warpmatch.plan.leaves.bare_group`; ``engine._cpu_leaves`` counts the same).
+
+    Leaves of one vertex: with ``s`` the entries of its list that are not matched
+    already, ``s (s-1) ... (s-j+1)`` matches, or ``C(s, j)`` where the restrictions order
+    them in a chain (none of them touches another depth). Leaves of two or three
+    vertices, no restriction: inclusion-exclusion over the lists' sizes and
+    intersections, each matched vertex taken out of the sets it is in.
+    """
+    f = int(grp.first)
+    j = k - f
+    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(f)}) {{"]
+    if not grp.mixed:
+        pos, dr = int(grp.parent), int(grp.direction)
+        out += _list_of(pos, dr, "0")
+        out.append("  long long s = hi0 - lo0;")
+        for x in range(f):
+            if x == pos:
+                continue                       # no self-loops: never in its own list
+            if _in_list(specs, x, pos, dr, directed):
+                out.append("  --s;")
+            else:
+                out.append(f"  if (wm_in_sorted(a0, lo0, hi0, m{x})) --s;")
+        out.append(f"  if (s < {j}) return 0ull;")
+        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
+                   f"((unsigned long long)s, {j});")
+        out.append("}")
+        out.append(_row_leaf(f))
+        return "\n".join(out)
+    leaves = [specs[d].bn[0][:2] for d in range(f, k)]           # (parent pos, dir)
+    for i, (pos, dr) in enumerate(leaves):
+        out += _list_of(pos, dr, str(i))
+    out.append("  long long s_[8];")
+    for i in range(j):
+        out.append(f"  s_[{1 << i}] = hi{i} - lo{i};")
+    out.append("  if (" + " || ".join(f"s_[{1 << i}] == 0" for i in range(j))
+               + ") return 0ull;")
+
+    def common(ids: list[int]) -> str:
+        distinct = sorted(set(ids), key=lambda i: leaves[i])
+        distinct = [i for n, i in enumerate(distinct)
+                    if all(leaves[i] != leaves[o] for o in distinct[:n])]
+        if len(distinct) == 1:
+            return f"s_[{1 << distinct[0]}]"
+        args = ", ".join(f"a{i}, lo{i}, hi{i}" for i in distinct)
+        return f"wm_common{len(distinct)}({args})"
+    out.append(f"  s_[3] = {common([0, 1])};")
+    if j == 3:
+        out.append(f"  s_[5] = {common([0, 2])};")
+        out.append(f"  s_[6] = {common([1, 2])};")
+        out.append(f"  s_[7] = s_[3] && s_[5] && s_[6] ? {common([0, 1, 2])} : 0;")
+    # each matched vertex is in some of the sets: out of every overlap it is in
+    for x in range(f):
+        terms = []
+        for i, (pos, dr) in enumerate(leaves):
+            if x == pos:
+                continue
+            if _in_list(specs, x, pos, dr, directed):
+                terms.append(str(1 << i))
+            else:
+                terms.append(f"(wm_in_sorted(a{i}, lo{i}, hi{i}, m{x}) ? {1 << i} : 0)")
+        if terms:
+            out.append(f"  wm_unmatch(s_, {' | '.join(terms)}, {j});")
+    if j == 2:
+        out.append("  return (unsigned long long)(s_[1] * s_[2] - s_[3]);")
+    else:
+        out.append("  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] "
+                   "- s_[5] * s_[2] - s_[6] * s_[1] + 2 * s_[7]);")
     out.append("}")
+    out.append(_row_leaf(f))
     return "\n".join(out)
 
 
@@ -501,16 +606,18 @@ def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
     return out
 
 
-def _stack_task(k: int, specs: list[DepthSpec], leaf: bool) -> str:
+def _stack_task(k: int, specs: list[DepthSpec], first: int) -> str:
     """Rebuild the partial match from a warp's stack and run one task (gMatch 4.2).
 
     On success at depth ``d < k - 1`` the outputs describe the candidate list
-    of depth ``d + 1``; with leaf counting (``WM_LEAF``) depth ``k - 2`` returns
-    the number of its completions in ``nlen`` instead.
+    of depth ``d + 1``; with leaf counting (``WM_LEAF``, from depth ``first`` =
+    :func:`leaf_first` on) depth ``first - 1`` returns the number of its completions in
+    ``ncnt`` instead.
     """
     out = ["__device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, "
-           "int off, int& c, int& ngen, int& nlen, int& nskip, int* row) {",
-           "  (void)ngen; (void)nlen; (void)nskip; (void)row;",
+           "int off, int& c, int& ngen, int& nlen, int& nskip, unsigned long long& ncnt, "
+           "int* row) {",
+           "  (void)ngen; (void)nlen; (void)nskip; (void)ncnt; (void)row;",
            "  switch (d) {"]
     for d in range(1, k):
         out.append(f"  case {d}: {{")
@@ -524,9 +631,9 @@ def _stack_task(k: int, specs: list[DepthSpec], leaf: bool) -> str:
         out.append(f"    if (!wm_check_d{d}(c, gen, gp, {_ms(d)})) return false;")
         if d < k - 1:
             nxt = f"    long long ns_;\n    wm_gen_d{d + 1}({_ms(d)}, c, ngen, ns_, nlen, nskip);"
-            if leaf and d == k - 2:
+            if d == first - 1:
                 out.append("#if WM_LEAF")
-                out.append(f"    nlen = wm_leaf_count({_ms(d)}, c);")
+                out.append(f"    ncnt = wm_leaf_count({_ms(d)}, c);")
                 out.append("#else")
                 out.append(nxt)
                 out.append("#endif")
@@ -568,7 +675,7 @@ def _row_dispatch(k: int) -> str:
     return "\n".join(out)
 
 
-def render_plan(plan: Plan) -> str:
+def render_plan(plan: Plan, groups: bool = True) -> str:
     """CUDA C++ declarations specialised to ``plan`` (prepended to the kernels).
 
     Parameters
@@ -576,12 +683,16 @@ def render_plan(plan: Plan) -> str:
     plan : Plan
         A plan with ``k >= 1``.
 
+    groups : bool, optional
+        Count a group of bare leaves (:func:`leaf_first`); ``False`` only for A/B runs.
+
     Returns
     -------
     str
         Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
         ``WM_TRIM`` (some depth's lists are cut by :func:`trims`),
-        ``WM_LEAF_OK`` (:func:`leaf_countable`) and, for rule 8, ``WM_PART_T``
+        ``WM_LEAF_OK`` and ``WM_LEAF_D`` (count mode counts from depth ``WM_LEAF_D``
+        on: :func:`leaf_first`) and, for rule 8, ``WM_PART_T``
         (:func:`part_ctype`). Identical plan structures give
         identical text, so the text is part of the compilation cache key.
     """
@@ -592,14 +703,16 @@ def render_plan(plan: Plan) -> str:
              # some depth's lists are cut to their restriction range: the stack
              # keeps each entry's skip (offset of the range in its list)
              f"#define WM_TRIM {int(plan_trims(plan))}",
-             f"#define WM_LEAF_OK {int(leaf_countable(plan))}"]
+             f"#define WM_LEAF_OK {int(leaf_first(plan, groups) < k)}",
+             f"#define WM_LEAF_D {leaf_first(plan, groups)}"]
     if plan.cut_part is not None:
         parts.append(f"#define WM_PART_T {part_ctype(plan)}")
     return "\n".join(parts) + "\n"
 
 
-def render_functions(plan: Plan) -> str:
-    """The generated device functions (after ``common.cuh`` in the source)."""
+def render_functions(plan: Plan, groups: bool = True) -> str:
+    """The generated device functions (after ``common.cuh`` in the source; ``groups`` as
+    in :func:`render_plan`)."""
     k = int(plan.k)
     specs = depth_specs(plan)
     body = []
@@ -610,24 +723,29 @@ def render_functions(plan: Plan) -> str:
     cut_t = cut_gen(plan)
     for d in range(1, k):
         body.append(_gen(d, specs[d], cut_t if d == cdepth else -1))
-    leaf = leaf_countable(plan)
-    if leaf:
+    first = leaf_first(plan, groups)
+    if first < k - 1:
+        from ...plan.leaves import bare_group
+        body.append(_group(k, specs, bool(plan.directed), bare_group(plan)))
+    elif first == k - 1:
         body.append(_leaf(k, specs, bool(plan.directed), cut, cdepth))
-    body.append(_stack_task(k, specs, leaf))
+    body.append(_stack_task(k, specs, first))
     body.append(_row_dispatch(k))
     return "\n".join(body) + "\n"
 
 
-def plan_signature(plan: Plan) -> str:
-    """A short text that identifies the rendered source of ``plan`` (once per structure)."""
+def plan_signature(plan: Plan, groups: bool = True) -> str:
+    """A short text that identifies the rendered source of ``plan`` (once per structure;
+    ``groups`` as in :func:`render_plan`)."""
     def make() -> str:
         import hashlib
-        text = render_plan(plan) + render_functions(plan)
+        text = render_plan(plan, groups) + render_functions(plan, groups)
         return hashlib.sha1(text.encode()).hexdigest()[:16]
-    return memo(plan, "signature", make)
+    return memo(plan, f"signature{int(groups)}", make)
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "cut_gen", "depth_specs", "leaf_countable", "memo",
+__all__ = ["CAND_GEN", "DepthSpec", "cut_gen", "depth_specs", "leaf_countable", "leaf_first",
+           "memo",
            "part_ctype", "uses_cut_graph",
            "part_dtype", "part_nbytes", "plan_structure",
            "render_plan", "render_functions", "plan_signature", "trims"]

@@ -30,13 +30,17 @@ How it differs from the specialised functions (gMatch section 4.1's checks are t
   bytes per entry, so up to one warp fewer per block for small ``k``.
 - Inter-partition plans (rule 8, PBE's DupRemove) are not served: they take the
   specialised module.
+- A group of bare leaves (:func:`.render.leaf_first`) is described by a record after the
+  depths' records (:func:`_group_record`: its first depth, kind, parents and which matched
+  vertices their lists hold), read at run time, so the first counted depth ``WM_LEAF_D``
+  is a constant-memory load, not a compile-time constant.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...plan.plan import Plan
-from .render import CAND_GEN, _in_list, depth_specs, leaf_countable, memo
+from .render import CAND_GEN, _in_list, depth_specs, leaf_countable, leaf_first, memo
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
@@ -73,6 +77,20 @@ def _leafc(k: int, j: int) -> int:
     return H + 12 * k + j
 
 
+#: the group record after the depths' records: first counted depth, kind (0: a last leaf
+#: or nothing, 1: alike leaves of one vertex, 2: leaves of different vertices), chain
+#: (C(s, j)), j, then (parent depth, direction) of up to 3 leaves, then per matched depth
+#: x < first and leaf i the code at ``G_CODES + 3 x + i`` (0 never in its list, 1 always,
+#: 2 look it up)
+G_FIRST, G_KIND, G_CHAIN, G_J, G_LEAVES = range(5)
+G_CODES = G_LEAVES + 6
+
+
+def _group_n(k: int) -> int:
+    """Ints of the group record for queries of ``k`` vertices."""
+    return G_CODES + 3 * k
+
+
 def generic_eligible(plan: Plan) -> bool:
     """Whether the generic module can run ``plan``: 2..:data:`GENERIC_KMAX` vertices, no
     inter-partition rule, and every depth's lists within the table's room."""
@@ -87,29 +105,58 @@ def _generic_eligible(plan: Plan) -> bool:
                for s in depth_specs(plan))
 
 
-def generic_table(plan: Plan) -> np.ndarray:
+def generic_table(plan: Plan, groups: bool = True) -> np.ndarray:
     """``plan``'s per-depth facts in the layout :func:`render_functions_generic` reads.
 
     Parameters
     ----------
     plan : Plan
         A plan :func:`generic_eligible` accepts.
+    groups : bool, optional
+        Describe a group of bare leaves (:func:`.render.leaf_first`) in the group record.
 
     Returns
     -------
     numpy.ndarray
-        int32 ``[k * stride]``, depth ``d`` at ``d * stride``; read-only, computed once
+        int32 ``[k * stride + group record]``, depth ``d`` at ``d * stride``, the group
+        record (:func:`_group_record`) after the last depth; read-only, computed once
         per plan structure (:func:`.render.memo`).
     """
-    return memo(plan, "generic_table", lambda: _generic_table(plan))
+    return memo(plan, f"generic_table{int(groups)}", lambda: _generic_table(plan, groups))
 
 
-def _generic_table(plan: Plan) -> np.ndarray:
+def _group_record(plan: Plan, groups: bool) -> np.ndarray:
+    """The group record (``G_*``): where count mode starts counting and how."""
+    from ...plan.leaves import bare_group
+    k = int(plan.k)
+    specs = depth_specs(plan)
+    rec = np.zeros(_group_n(k), dtype=np.int32)
+    first = leaf_first(plan, groups)
+    rec[G_FIRST] = first
+    if first >= k - 1:
+        return rec                          # a last leaf (its codes are per depth) or none
+    grp = bare_group(plan)
+    rec[G_KIND] = 2 if grp.mixed else 1
+    rec[G_CHAIN] = int(grp.chain)
+    rec[G_J] = k - first
+    leaves = ([specs[d].bn[0][:2] for d in range(first, k)] if grp.mixed
+              else [(int(grp.parent), int(grp.direction))])
+    for i, (pos, dr) in enumerate(leaves):
+        rec[G_LEAVES + 2 * i:G_LEAVES + 2 * i + 2] = (pos, dr)
+        for x in range(first):
+            if x != pos:
+                rec[G_CODES + 3 * x + i] = (
+                    1 if _in_list(specs, x, pos, dr, bool(plan.directed)) else 2)
+    return rec
+
+
+def _generic_table(plan: Plan, groups: bool) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
     directed = bool(plan.directed)
     st = _stride(k)
-    tab = np.zeros(k * st, dtype=np.int32)
+    tab = np.zeros(k * st + _group_n(k), dtype=np.int32)
+    tab[k * st:] = _group_record(plan, groups)
     for d, s in enumerate(specs):
         row = tab[d * st:(d + 1) * st]
         row[H_VLAB] = s.vlabel
@@ -147,8 +194,9 @@ def _generic_table(plan: Plan) -> np.ndarray:
 
 
 _GENERIC_BODY = r"""
-__constant__ int wm_gp[WM_K * WM_GP_STRIDE];
+__constant__ int wm_gp[WM_K * WM_GP_STRIDE + WM_G_N];
 #define WM_GPV(d, f) wm_gp[(d) * WM_GP_STRIDE + (f)]
+#define WM_GRP(f) wm_gp[WM_K * WM_GP_STRIDE + (f)]
 
 // may data vertex c extend m_[0..d-1] at depth d? (render._check's tests, read from wm_gp)
 __device__ bool wm_check(int d, int c, int gen, long long gpos, const int* m_) {
@@ -234,8 +282,12 @@ __device__ __forceinline__ long long wm_gen_start(int d, int gen, const int* m_)
 }
 
 #if WM_LEAF_OK
-// the last depth's matches from its list (render._leaf; codes from generic_table)
-__device__ int wm_leaf(const int* m_) {
+__device__ unsigned long long wm_leaf_group(const int* m_);
+
+// the matches of depths WM_LEAF_D..k-1: a last leaf from its list (render._leaf; codes
+// from generic_table), or a group of leaves (wm_leaf_group)
+__device__ unsigned long long wm_leaf(const int* m_) {
+  if (WM_GRP(WM_G_KIND)) return wm_leaf_group(m_);
   const int d = WM_K - 1;
   int gen, len, skip;
   long long start;
@@ -256,9 +308,71 @@ __device__ int wm_leaf(const int* m_) {
       --n;
     }
   }
-  return n;
+  return (unsigned long long)n;
 }
-__device__ __forceinline__ int wm_row_leaf(const int* row) { return wm_leaf(row); }
+__device__ __forceinline__ unsigned long long wm_row_leaf(const int* row) {
+  return wm_leaf(row);
+}
+
+// a group of bare leaves at depths f..k-1 (render._group, from the group record)
+__device__ unsigned long long wm_leaf_group(const int* m_) {
+  const int f = WM_GRP(WM_G_FIRST), j = WM_GRP(WM_G_J);
+  const int* a_[3];
+  long long lo_[3], hi_[3];
+  for (int i = 0; i < (WM_GRP(WM_G_KIND) == 1 ? 1 : j); ++i) {
+    const int p_ = m_[WM_GRP(WM_G_LEAVES + 2 * i)];
+    const bool in_ = WM_GRP(WM_G_LEAVES + 2 * i + 1) == 1;
+    a_[i] = in_ ? g.in_indices : g.indices;
+    lo_[i] = (in_ ? g.in_indptr : g.indptr)[p_];
+    hi_[i] = (in_ ? g.in_indptr : g.indptr)[p_ + 1];
+  }
+  if (WM_GRP(WM_G_KIND) == 1) {        // alike leaves of one vertex
+    long long s = hi_[0] - lo_[0];
+    for (int x = 0; x < f; ++x) {
+      const int code = WM_GRP(WM_G_CODES + 3 * x);
+      if (code == 1 || (code == 2 && wm_in_sorted(a_[0], lo_[0], hi_[0], m_[x]))) --s;
+    }
+    if (s < j) return 0ull;
+    return WM_GRP(WM_G_CHAIN) ? wm_choose((unsigned long long)s, j)
+                              : wm_falling((unsigned long long)s, j);
+  }
+  long long s_[8];
+  for (int i = 0; i < j; ++i) {
+    s_[1 << i] = hi_[i] - lo_[i];
+    if (s_[1 << i] == 0) return 0ull;
+  }
+  // leaves with the same list (parent and direction) have the same set
+#define WM_SAME(a, b) (WM_GRP(WM_G_LEAVES + 2 * (a)) == WM_GRP(WM_G_LEAVES + 2 * (b)) && \
+                       WM_GRP(WM_G_LEAVES + 2 * (a) + 1) == WM_GRP(WM_G_LEAVES + 2 * (b) + 1))
+#define WM_C2(a, b) (WM_SAME(a, b) ? s_[1 << (a)] : \
+                     wm_common2(a_[a], lo_[a], hi_[a], a_[b], lo_[b], hi_[b]))
+  s_[3] = WM_C2(0, 1);
+  if (j == 3) {
+    s_[5] = WM_C2(0, 2);
+    s_[6] = WM_C2(1, 2);
+    s_[7] = 0;
+    if (s_[3] && s_[5] && s_[6]) {
+      if (WM_SAME(0, 1)) s_[7] = s_[5];
+      else if (WM_SAME(0, 2) || WM_SAME(1, 2)) s_[7] = s_[3];
+      else s_[7] = wm_common3(a_[0], lo_[0], hi_[0], a_[1], lo_[1], hi_[1],
+                              a_[2], lo_[2], hi_[2]);
+    }
+  }
+#undef WM_C2
+#undef WM_SAME
+  for (int x = 0; x < f; ++x) {
+    int in_ = 0;
+    for (int i = 0; i < j; ++i) {
+      const int code = WM_GRP(WM_G_CODES + 3 * x + i);
+      if (code == 1 || (code == 2 && wm_in_sorted(a_[i], lo_[i], hi_[i], m_[x])))
+        in_ |= 1 << i;
+    }
+    if (in_) wm_unmatch(s_, in_, j);
+  }
+  if (j == 2) return (unsigned long long)(s_[1] * s_[2] - s_[3]);
+  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] - s_[5] * s_[2]
+                              - s_[6] * s_[1] + 2 * s_[7]);
+}
 #endif
 
 __device__ __forceinline__ bool wm_check_d0(int c, int gen, long long gpos) {
@@ -267,7 +381,9 @@ __device__ __forceinline__ bool wm_check_d0(int c, int gen, long long gpos) {
 
 // rebuild the partial match from a warp's stack and run one task (render._stack_task)
 __device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, int off, int& c,
-                                              int& ngen, int& nlen, int& nskip, int* row) {
+                                              int& ngen, int& nlen, int& nskip,
+                                              unsigned long long& ncnt, int* row) {
+  (void)ncnt;
   int m_[WM_K];
   int i_ = e;
   for (int j = d - 1; j >= 0; --j) {
@@ -281,7 +397,7 @@ __device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, in
   if (d < WM_K - 1) {
     m_[d] = c;
 #if WM_LEAF
-    if (d == WM_K - 2) { nlen = wm_leaf(m_); return true; }
+    if (d == WM_LEAF_D - 1) { ncnt = wm_leaf(m_); return true; }
 #endif
     long long ns_;
     wm_gen(d + 1, m_, ngen, ns_, nlen, nskip);
@@ -308,16 +424,24 @@ __device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, long
 """
 
 
-def render_plan_generic(plan: Plan) -> str:
+def _counts(plan: Plan, groups: bool) -> bool:
+    """Whether count mode counts some depths of ``plan`` from list sizes (``WM_LEAF_OK``)."""
+    return leaf_first(plan, groups) < int(plan.k)
+
+
+def render_plan_generic(plan: Plan, groups: bool = True) -> str:
     """The ``#define`` lines of the generic module for ``plan``'s size (as
-    :func:`.render.render_plan`, with ``WM_TRIM`` 1 and ``WM_GP_STRIDE``)."""
+    :func:`.render.render_plan`, with ``WM_TRIM`` 1, ``WM_GP_STRIDE``, ``WM_G_N`` and
+    ``WM_LEAF_D`` read from the group record at run time)."""
     k = int(plan.k)
     return "\n".join([f"#define WM_K {k}",
                       f"#define WM_DIRECTED {1 if plan.directed else 0}",
                       f"#define WM_CAND_GEN {CAND_GEN}",
                       "#define WM_TRIM 1",
-                      f"#define WM_LEAF_OK {int(leaf_countable(plan))}",
+                      f"#define WM_LEAF_OK {int(_counts(plan, groups))}",
+                      "#define WM_LEAF_D (WM_GRP(WM_G_FIRST))",
                       f"#define WM_GP_STRIDE {_stride(k)}",
+                      f"#define WM_G_N {_group_n(k)}",
                       "#define WM_GENERIC 1"]) + "\n"
 
 
@@ -332,10 +456,15 @@ def render_functions_generic(plan: Plan) -> str:
                       f"#define WM_H_NBN {H_NBN}", f"#define WM_H_NNA {H_NNA}",
                       f"#define WM_H_NRES {H_NRES}", f"#define WM_O_BN {_bn(k, 0)}",
                       f"#define WM_O_NA {_na(k, 0)}", f"#define WM_O_RES {_res(k, 0)}",
-                      f"#define WM_O_LEAF {_leafc(k, 0)}"])
+                      f"#define WM_O_LEAF {_leafc(k, 0)}",
+                      f"#define WM_G_FIRST {G_FIRST}", f"#define WM_G_KIND {G_KIND}",
+                      f"#define WM_G_CHAIN {G_CHAIN}", f"#define WM_G_J {G_J}",
+                      f"#define WM_G_LEAVES {G_LEAVES}", f"#define WM_G_CODES {G_CODES}"])
     return offs + "\n" + _GENERIC_BODY
 
 
-def generic_signature(plan: Plan) -> str:
-    """What the generic module's text depends on: ``k``, directedness, leaf counting."""
-    return f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}-l{int(leaf_countable(plan))}"
+def generic_signature(plan: Plan, groups: bool = True) -> str:
+    """What the generic module's text depends on: ``k``, directedness, leaf counting (a
+    last leaf or a group of leaves: which, and where, is in the table)."""
+    return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"
+            f"-l{int(_counts(plan, groups))}")

@@ -43,7 +43,7 @@ def stack_bytes(k: int, trim: bool = False) -> int:
 
 def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
                  list_mode: bool = False, steal: bool = False, profile: bool = False,
-                 generic: bool = False) -> str:
+                 generic: bool = False, groups: bool = True) -> str:
     """The complete CUDA source for ``plan`` and one DFS kernel.
 
     Parameters
@@ -59,6 +59,8 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
     generic : bool, optional
         The generic module for ``plan``'s size (:mod:`.render_generic`; the plan's
         facts go into its constant ``wm_gp``) instead of one specialised to it.
+    groups : bool, optional
+        Count a group of bare leaves (:func:`.render.leaf_first`).
 
     Returns
     -------
@@ -72,8 +74,9 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
         f"#define WM_STEAL {int(steal)}",
         f"#define WM_PROFILE {int(profile)}",
     ])
-    head, funcs = ((render_plan_generic(plan), render_functions_generic(plan)) if generic
-                   else (render_plan(plan), render_functions(plan)))
+    head, funcs = ((render_plan_generic(plan, groups), render_functions_generic(plan))
+                   if generic
+                   else (render_plan(plan, groups), render_functions(plan, groups)))
     return "\n".join([head, defines, _source("warp.cuh"), _source("common.cuh"), funcs,
                       _source("bfs.cu"), _source(f"{kernel}.cu")])
 
@@ -94,11 +97,13 @@ def module_source(eng: Any, plan: Plan, list_mode: bool, generic: bool = False) 
     processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
     ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`).
     Rendered once per plan structure and engine settings (:func:`.render.memo`)."""
+    groups = bool(getattr(eng, "leaf_groups", True))
     what = ("source", eng.model, bool(eng.batch), bool(list_mode), bool(eng.steal),
-            bool(eng.profile), bool(generic))
+            bool(eng.profile), bool(generic), groups)
     return memo(plan, repr(what), lambda: build_source(
         plan, eng.model, warps=warps_per_block(plan, eng.model, generic), batch=eng.batch,
-        list_mode=list_mode, steal=eng.steal, profile=eng.profile, generic=generic))
+        list_mode=list_mode, steal=eng.steal, profile=eng.profile, generic=generic,
+        groups=groups))
 
 
 #: NVRTC options of every module (part of CuPy's kernel-cache key)

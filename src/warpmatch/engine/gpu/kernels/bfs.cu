@@ -58,13 +58,13 @@ extern "C" __global__ void wm_bfs_expand(const int* __restrict__ pool, long long
 }
 
 #if WM_LEAF
-// count mode, pool rows of depth K-1: the leaf's matches of each row, summed
+// count mode, pool rows of depth WM_LEAF_D: the leaves' matches of each row, summed
 extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,
                                        unsigned long long* __restrict__ total) {
   unsigned long long mine = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
-    mine += (unsigned long long)wm_row_leaf(pool + i * (WM_K - 1));
+    mine += wm_row_leaf(pool + i * WM_LEAF_D);
   }
   mine = wm_warp_sum(mine);
   if ((threadIdx.x & 31) == 0 && mine) atomicAdd(total, mine);

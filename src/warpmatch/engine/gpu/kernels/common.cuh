@@ -10,13 +10,17 @@
 //   WM_STEAL    1: work stealing after the initial pool is exhausted (gMatch 4.3)
 //   WM_PROFILE  1: count warp steps and tasks, for the idle-lane rate (gMatch 2.3)
 // and from the plan (render.py): WM_K, WM_DIRECTED, WM_TRIM (some depth's lists
-// are cut to their symmetry-restriction range), WM_LEAF_OK (the last depth may be
-// counted with wm_leaf_count instead of one lane per candidate).
+// are cut to their symmetry-restriction range), WM_LEAF_OK (count mode counts depths
+// WM_LEAF_D..WM_K-1 with wm_leaf_count instead of one lane per candidate: a last leaf,
+// or a group of leaves, render.leaf_first).
 #ifndef WM_COMMON_CUH
 #define WM_COMMON_CUH
 
 // leaf counting is a count-mode shortcut: list mode writes every match
 #define WM_LEAF (WM_LEAF_OK && !WM_LIST)
+#ifndef WM_LEAF_D
+#define WM_LEAF_D (WM_K - 1)
+#endif
 
 // The data graph and the plan's candidate sets, in device memory. Set once per
 // launch through the module's constant memory (all lanes read the same
@@ -111,6 +115,67 @@ __device__ __forceinline__ long long wm_cut_rank(int x, int dr, long long v) {
   // ids are below 2^31 - 1 (n fits an int): a larger v is the end of the list
   const int w = v > 0x7fffffffll ? 0x7fffffff : (v < 0 ? 0 : (int)v);
   return wm_lower_bound(ix, lo, hi, w) - lo;
+}
+
+// Leaf groups (render._group): the entries common to two or three sorted lists, each
+// entry of the shortest searched in the others from where the last search ended.
+__device__ __forceinline__ long long wm_common2(const int* a, long long alo, long long ahi,
+                                                const int* b, long long blo, long long bhi) {
+  if (ahi - alo > bhi - blo) {
+    const int* t = a; a = b; b = t;
+    long long x = alo; alo = blo; blo = x;
+    x = ahi; ahi = bhi; bhi = x;
+  }
+  long long n = 0;
+  for (long long i = alo; i < ahi && blo < bhi; ++i) {
+    const int v = __ldg(a + i);
+    blo = wm_lower_bound(b, blo, bhi, v);
+    if (blo < bhi && __ldg(b + blo) == v) { ++n; ++blo; }
+  }
+  return n;
+}
+
+__device__ __forceinline__ long long wm_common3(const int* a, long long alo, long long ahi,
+                                                const int* b, long long blo, long long bhi,
+                                                const int* c, long long clo, long long chi) {
+  // drive by the shortest: rotate it into a
+  if (bhi - blo < ahi - alo && bhi - blo <= chi - clo) {
+    const int* t = a; a = b; b = t;
+    long long x = alo; alo = blo; blo = x;
+    x = ahi; ahi = bhi; bhi = x;
+  } else if (chi - clo < ahi - alo) {
+    const int* t = a; a = c; c = t;
+    long long x = alo; alo = clo; clo = x;
+    x = ahi; ahi = chi; chi = x;
+  }
+  long long n = 0;
+  for (long long i = alo; i < ahi && blo < bhi && clo < chi; ++i) {
+    const int v = __ldg(a + i);
+    blo = wm_lower_bound(b, blo, bhi, v);
+    if (blo >= bhi || __ldg(b + blo) != v) continue;
+    clo = wm_lower_bound(c, clo, chi, v);
+    if (clo < chi && __ldg(c + clo) == v) ++n;
+  }
+  return n;
+}
+
+// a matched vertex in the sets of bitmask in (of j leaves): out of every overlap it is in
+__device__ __forceinline__ void wm_unmatch(long long* s, int in, int j) {
+  for (int mask = 1; mask < (1 << j); ++mask)
+    if ((mask & in) == mask) --s[mask];
+}
+
+// s (s-1) ... (s-j+1) and C(s, j) (exact at every step), for s >= j
+__device__ __forceinline__ unsigned long long wm_falling(unsigned long long s, int j) {
+  unsigned long long n = 1;
+  for (int i = 0; i < j; ++i) n *= s - i;
+  return n;
+}
+
+__device__ __forceinline__ unsigned long long wm_choose(unsigned long long s, int j) {
+  unsigned long long n = 1;
+  for (int i = 1; i <= j; ++i) n = n * (s - j + i) / i;
+  return n;
 }
 
 // A warp's execution stack (gMatch 5.1), in shared memory: level l holds up

@@ -16,7 +16,8 @@
 // tasks those restrictions reject are never handed out; and in count mode a last
 // vertex that is a plain leaf is counted per partial match at depth K-2
 // (WM_LEAF: list length minus the matched vertices in it) instead of one lane per
-// candidate.
+// candidate, as is a group of bare leaves at depths WM_LEAF_D..K-1 per partial match
+// of depth WM_LEAF_D - 1 (from their lists' sizes and intersections).
 //
 // Work distribution (4.3): warps take chunks of the initial task pool (filled
 // by the BFS phase, bfs.cu) through an atomic counter. With WM_STEAL, a warp
@@ -288,11 +289,12 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
 #endif
     const int d = level + 1;
     int c = -1, ngen = 0, nlen = 0, nskip = 0;
+    unsigned long long ncnt = 0;
     int row[WM_K];
-    const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, nskip, row);
+    const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, nskip, ncnt, row);
 #if WM_LEAF
-    if (d == WM_K - 2) {   // nlen is the number of c's completions (wm_leaf_count)
-      my_count += valid ? (unsigned long long)nlen : 0ull;
+    if (d == WM_LEAF_D - 1) {   // ncnt is the number of c's completions (wm_leaf_count)
+      my_count += valid ? ncnt : 0ull;
       __syncwarp();
       continue;
     }
