@@ -339,6 +339,7 @@ def bench_ablation(args, results: dict) -> None:
     from warpmatch.engine.gpu import GpuEngine
     from warpmatch.plan import build_plan
     from warpmatch.query import get_pattern
+    from warpmatch.query.patterns import read_pattern_collection
     variants = {   # all share the BFS phase (default pool threshold) unless named
         "coarse": dict(model="coarse"),
         "fine-naive": dict(batch=False, steal=False),
@@ -363,6 +364,10 @@ def bench_ablation(args, results: dict) -> None:
         "fine-batch-steal-pool100k-f8": dict(steal=True, pool_threshold=100_000, fetch=8),
         "fine-batch-steal-pool100k-f32": dict(steal=True, pool_threshold=100_000, fetch=32),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
+        # counting a group of bare leaves from list sizes and intersections (issue 21,
+        # render.leaf_first) against enumerating all but the last of them
+        "default": dict(),
+        "no-leaf-groups": dict(leaf_groups=False),
     }
     if args.ablation_variants:
         # e.g. "fine-batch,fine-batch-steal" at 10^8, where the slow variants would
@@ -373,20 +378,30 @@ def bench_ablation(args, results: dict) -> None:
             raise SystemExit(f"--ablation-variants: unknown {unknown}; known: {list(variants)}")
         variants = {k: variants[k] for k in keep}
     g = power_law_gpu(int(args.ablation_edges), seed=1, name="ablation")
-    engines = {k: GpuEngine(time_limit_s=args.pattern_time, **v) for k, v in variants.items()}
+    # the plan's own modules, compiled ahead (the default compile="auto" would search new
+    # structures on the generic module, which has none of the variants' differences)
+    engines = {k: GpuEngine(time_limit_s=args.pattern_time, **{"compile": "specialised", **v})
+               for k, v in variants.items()}
     table = {}
     gpu_run(next(iter(engines.values())), g, build_plan(g, get_pattern("triangle")))
+    plans = {}
     for name in args.ablation_patterns.split(","):
-        plan = build_plan(g, get_pattern(name), mode="embeddings", purpose="count")
+        st = name.startswith("stmatch:")
+        q = (read_pattern_collection(DATA / "patterns" / "stmatch24.txt")[int(name[8:]) - 1]
+             if st else get_pattern(name))
+        plans[name] = build_plan(g, q, mode="embeddings", purpose="count")
+    precompile([(e, p, False) for p in plans.values() for e in engines.values()], "ablation")
+    for name, plan in plans.items():
         line = {}
         for key, eng in engines.items():
             gpu_run(eng, g, plan)                 # warm (compile)
             r, t, s = gpu_run(eng, g, plan)
             line[key] = (r, t, s.get("warps"), s.get("pool_depth"), s.get("steals"),
-                         s.get("idle_rate"))
+                         s.get("idle_rate"), s.get("leaf_group"))
         table[name] = line
         print(f"# ablation {name}: " + ", ".join(
             f"{k}={_fmt_t(v[1])}s({v[0]})" + ("" if v[5] is None else f"[idle {100 * v[5]:.1f}%]")
+            + (f"[{v[6]} leaves counted]" if v[6] else "")
             for k, v in line.items()), flush=True)
     results["ablation"] = {"graph": {"vertices": g.n, "edges": g.num_edges,
                                      "max_degree": g.max_degree}, "table": table}
@@ -523,7 +538,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label-density", default="dense,sparse")
     ap.add_argument("--no-label-cpu", dest="label_cpu", action="store_false")
     ap.add_argument("--ablation-patterns", default="",
-                    help="patterns for the model ablation (gMatch Table 5), comma-separated")
+                    help="patterns for the model ablation (gMatch Table 5), comma-separated: "
+                         "names or stmatch:N")
     ap.add_argument("--ablation-edges", type=float, default=1e7)
     ap.add_argument("--ablation-variants", default="",
                     help="run only these ablation variants, comma-separated ('' all)")
