@@ -364,10 +364,11 @@ def bench_ablation(args, results: dict) -> None:
         "fine-batch-steal-pool100k-f8": dict(steal=True, pool_threshold=100_000, fetch=8),
         "fine-batch-steal-pool100k-f32": dict(steal=True, pool_threshold=100_000, fetch=32),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
-        # counting a group of bare leaves from list sizes and intersections (issue 21,
-        # render.leaf_first) against enumerating all but the last of them
+        # counting groups of bare leaves (issue 21, render.leaf_first): alike leaves of
+        # one vertex (the default), none, or also leaves of different vertices
         "default": dict(),
-        "no-leaf-groups": dict(leaf_groups=False),
+        "no-leaf-groups": dict(leaf_groups="none"),
+        "all-leaf-groups": dict(leaf_groups="all"),
     }
     if args.ablation_variants:
         # e.g. "fine-batch,fine-batch-steal" at 10^8, where the slow variants would

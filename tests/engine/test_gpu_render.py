@@ -26,8 +26,8 @@ def _graph(directed: bool = False, labels: bool = False) -> Graph:
                             vertex_labels=[0, 1, 0, 1, 0, 1] if labels else None, warn=False)
 
 
-def _leaf_body(plan) -> str:
-    src = render_functions(plan)
+def _leaf_body(plan, groups: str = "alike") -> str:
+    src = render_functions(plan, groups)
     m = re.search(r"long long wm_leaf_count\(.*?\n}", src, re.S)
     assert m, "no wm_leaf_count rendered"
     return m.group(0)
@@ -224,37 +224,40 @@ def test_memo_keys_on_the_structure_not_the_candidates(pattern):
             assert module_source(eng, p, False, generic) == fresh
         tab = RG.generic_table(p)
         assert not tab.flags.writeable
-        assert np.array_equal(tab, RG._generic_table(p, True))
+        assert np.array_equal(tab, RG._generic_table(p, "alike"))
 
 
 def test_leaf_groups_render_and_fill_the_generic_record():
     """A group of bare leaves (plan.leaves.bare_group): the plan's own module counts it
     from depth ``leaf_first`` on (a star's leaves: C(s, j); leaves of different vertices:
     inclusion-exclusion over list intersections), the generic module reads the same facts
-    from its group record; neither where the leaves carry a label or groups are off."""
+    from its group record; neither where the leaves carry a label or groups are off, and
+    leaves of different vertices only with ``leaf_groups="all"``."""
     from warpmatch.engine.gpu import render_generic as RG
     g = _graph()
     star = build_plan(g, get_pattern("5-star"))
-    assert leaf_first(star) == 1 and leaf_first(star, groups=False) == 4   # its last leaf
+    assert leaf_first(star) == 1 and leaf_first(star, "none") == 4   # its last leaf
     assert "#define WM_LEAF_D 1" in render_plan(star)
     body = _leaf_body(star)
     assert "wm_choose((unsigned long long)s, 4)" in body and "wm_in_sorted" not in body
-    assert "wm_choose" not in render_functions(star, groups=False)
+    assert "wm_choose" not in render_functions(star, "none")
     # a listing plan has no restrictions: the leaves are not chained
     assert "wm_falling" in _leaf_body(build_plan(g, get_pattern("5-star"), purpose="list"))
     k, st = star.k, RG._stride(star.k)
     rec = RG.generic_table(star)[k * st:]
     assert list(rec[:RG.G_LEAVES + 2]) == [1, 1, 1, 4, 0, 0]
-    assert not RG.generic_table(star, groups=False)[k * st + RG.G_KIND]
+    assert not RG.generic_table(star, "none")[k * st + RG.G_KIND]
     # one generic text for both (the group is in the table): no compile for the A/B
-    assert RG.generic_signature(star) == RG.generic_signature(star, groups=False)
+    assert RG.generic_signature(star) == RG.generic_signature(star, "none")
     # the bull's horns hang off two triangle vertices: both lists, their intersection,
     # and the matched vertices each list is known to hold (no lookups)
+    # (counted only with leaf_groups="all": by default the last horn alone)
     bull = build_plan(g, get_pattern("bull"))
-    assert leaf_first(bull) == 3
-    body = _leaf_body(bull)
+    assert leaf_first(bull, "all") == 3 and leaf_first(bull) == 4
+    body = _leaf_body(bull, "all")
     assert "wm_common2" in body and "wm_in_sorted" not in body
-    rec = RG.generic_table(bull)[bull.k * RG._stride(bull.k):]
+    assert "wm_common2" not in render_functions(bull)
+    rec = RG.generic_table(bull, "all")[bull.k * RG._stride(bull.k):]
     assert rec[RG.G_KIND] == 2 and rec[RG.G_J] == 2
     codes = rec[RG.G_CODES:RG.G_CODES + 9].reshape(3, 3)[:, :2]
     assert sorted(codes.ravel().tolist()) == [0, 0, 1, 1, 1, 1]
@@ -263,3 +266,11 @@ def test_leaf_groups_render_and_fill_the_generic_record():
                          Query.from_edges([(0, 1), (0, 2), (0, 3)], k=4,
                                           vertex_labels=[-1, 0, 0, 0]))
     assert leaf_first(labeled) >= labeled.k - 1
+
+
+def test_leaf_groups_mode():
+    from warpmatch.engine.gpu.render import leaf_groups_mode
+    assert leaf_groups_mode(True) == "alike" and leaf_groups_mode(False) == "none"
+    assert leaf_groups_mode("all") == "all"
+    with pytest.raises(ValueError, match="leaf_groups"):
+        leaf_groups_mode("mixed")

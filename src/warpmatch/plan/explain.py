@@ -136,8 +136,9 @@ def explain_plan(plan: Plan) -> str:
     from .leaves import bare_group, leaf_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
     if grp is not None and plan.empty_reason is None:
-        # the GPU engine's own module counts groups of bare leaves (render.leaf_first)
-        engines = "cpu and gpu engines" if bare_group(plan) is not None else "cpu engine"
+        # the GPU engine counts alike bare leaves by default (engine.gpu.render.leaf_first)
+        engines = ("cpu and gpu engines" if bare_group(plan) is not None and not grp.mixed
+                   else "cpu engine")
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
         if grp.mixed:
             parents = ", ".join(

@@ -37,9 +37,11 @@ time the search reaches that parent, into a table (``engine._cpu_leaves._leaf_co
 and subtracts the matched vertices among them. The same table gives an alike group's set
 size (first case) where the engine counts the group.
 
-The GPU engine counts the first two cases where every leaf is bare (no vertex label, edge
-label or candidate set: :func:`bare_group`), so that a group's sets are whole lists and
-their overlaps intersections of two or three lists, with no entry to test.
+The GPU engine counts the first case where every leaf is bare (no vertex label, edge label
+or candidate set: :func:`bare_group`), so that the set is a whole list; with
+``GpuEngine(leaf_groups="all")`` also the second, the overlaps being intersections of two
+or three lists (one lane's serial work per partial match: slower than enumerating on an
+H100, ``engine.gpu.render.LEAF_GROUPS``).
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
 under restrictions; labeled leaf groups and the leaf table on the GPU.

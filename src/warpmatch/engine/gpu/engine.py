@@ -59,8 +59,8 @@ from ..base import Progress, Stop
 from .memory import MEMORY_KINDS, _array, device_copy, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
-from .render import (leaf_first, part_dtype, part_nbytes, plan_signature, plan_trims,
-                     uses_cut_graph)
+from .render import (leaf_first, leaf_groups_mode, part_dtype, part_nbytes, plan_signature,
+                     plan_trims, uses_cut_graph)
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -167,11 +167,13 @@ class GpuEngine:
         rows after :data:`LAUNCH_S`, so a short search is one launch. ``"pool"``
         is for many short searches (a cluster's shards, where it cut the GPU
         seconds by 11-18% on an H200); one long search was slower with it.
-    leaf_groups : bool, optional
-        Count mode counts a group of bare leaves at the end of the plan (a star's leaves,
-        two or three leaves of different vertices) from list sizes and intersections
-        instead of enumerating them (:func:`.render.leaf_first`). The default is
-        ``True``; ``False`` is for A/B runs.
+    leaf_groups : {"alike", "all", "none"} or bool, optional
+        Which groups of bare leaves at the end of the plan count mode counts instead of
+        enumerating them (:func:`.render.leaf_first`): ``"alike"`` (the default, or
+        ``True``) the leaves of one vertex (a star's), from its list size; ``"all"`` also
+        two or three leaves of different vertices, from their lists' sizes and
+        intersections (slower than enumerating them on an H100: :data:`.render.LEAF_GROUPS`);
+        ``"none"`` (or ``False``) neither, for A/B runs.
 
     Attributes
     ----------
@@ -193,14 +195,14 @@ class GpuEngine:
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
                  list_rows: int | None = None, fetch: int | None = None,
                  graph_memory: str = "device", compile: str | None = None,
-                 launches: str = "sliced", leaf_groups: bool = True) -> None:
+                 launches: str = "sliced", leaf_groups: bool | str = "alike") -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
         mode = default_mode() if compile is None else str(compile)
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {compile!r}")
         self.compile = mode
-        self.leaf_groups = bool(leaf_groups)
+        self.leaf_groups = leaf_groups_mode(leaf_groups)
         if graph_memory not in MEMORY_KINDS:
             raise ValueError(f"graph_memory must be one of {MEMORY_KINDS}, got {graph_memory!r}")
         self.graph_memory = graph_memory

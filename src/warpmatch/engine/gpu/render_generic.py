@@ -105,15 +105,15 @@ def _generic_eligible(plan: Plan) -> bool:
                for s in depth_specs(plan))
 
 
-def generic_table(plan: Plan, groups: bool = True) -> np.ndarray:
+def generic_table(plan: Plan, groups: str = "alike") -> np.ndarray:
     """``plan``'s per-depth facts in the layout :func:`render_functions_generic` reads.
 
     Parameters
     ----------
     plan : Plan
         A plan :func:`generic_eligible` accepts.
-    groups : bool, optional
-        Describe a group of bare leaves (:func:`.render.leaf_first`) in the group record.
+    groups : str, optional
+        Which groups of bare leaves the group record describes (:func:`.render.leaf_first`).
 
     Returns
     -------
@@ -122,10 +122,10 @@ def generic_table(plan: Plan, groups: bool = True) -> np.ndarray:
         record (:func:`_group_record`) after the last depth; read-only, computed once
         per plan structure (:func:`.render.memo`).
     """
-    return memo(plan, f"generic_table{int(groups)}", lambda: _generic_table(plan, groups))
+    return memo(plan, f"generic_table-{groups}", lambda: _generic_table(plan, groups))
 
 
-def _group_record(plan: Plan, groups: bool) -> np.ndarray:
+def _group_record(plan: Plan, groups: str) -> np.ndarray:
     """The group record (``G_*``): where count mode starts counting and how."""
     from ...plan.leaves import bare_group
     k = int(plan.k)
@@ -150,7 +150,7 @@ def _group_record(plan: Plan, groups: bool) -> np.ndarray:
     return rec
 
 
-def _generic_table(plan: Plan, groups: bool) -> np.ndarray:
+def _generic_table(plan: Plan, groups: str) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
     directed = bool(plan.directed)
@@ -424,12 +424,12 @@ __device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, long
 """
 
 
-def _counts(plan: Plan, groups: bool) -> bool:
+def _counts(plan: Plan, groups: str) -> bool:
     """Whether count mode counts some depths of ``plan`` from list sizes (``WM_LEAF_OK``)."""
     return leaf_first(plan, groups) < int(plan.k)
 
 
-def render_plan_generic(plan: Plan, groups: bool = True) -> str:
+def render_plan_generic(plan: Plan, groups: str = "alike") -> str:
     """The ``#define`` lines of the generic module for ``plan``'s size (as
     :func:`.render.render_plan`, with ``WM_TRIM`` 1, ``WM_GP_STRIDE``, ``WM_G_N`` and
     ``WM_LEAF_D`` read from the group record at run time)."""
@@ -463,7 +463,7 @@ def render_functions_generic(plan: Plan) -> str:
     return offs + "\n" + _GENERIC_BODY
 
 
-def generic_signature(plan: Plan, groups: bool = True) -> str:
+def generic_signature(plan: Plan, groups: str = "alike") -> str:
     """What the generic module's text depends on: ``k``, directedness, leaf counting (a
     last leaf or a group of leaves: which, and where, is in the table)."""
     return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"

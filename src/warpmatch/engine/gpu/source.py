@@ -43,7 +43,7 @@ def stack_bytes(k: int, trim: bool = False) -> int:
 
 def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
                  list_mode: bool = False, steal: bool = False, profile: bool = False,
-                 generic: bool = False, groups: bool = True) -> str:
+                 generic: bool = False, groups: str = "alike") -> str:
     """The complete CUDA source for ``plan`` and one DFS kernel.
 
     Parameters
@@ -59,8 +59,8 @@ def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
     generic : bool, optional
         The generic module for ``plan``'s size (:mod:`.render_generic`; the plan's
         facts go into its constant ``wm_gp``) instead of one specialised to it.
-    groups : bool, optional
-        Count a group of bare leaves (:func:`.render.leaf_first`).
+    groups : str, optional
+        Which groups of bare leaves are counted (:data:`.render.LEAF_GROUPS`).
 
     Returns
     -------
@@ -97,7 +97,7 @@ def module_source(eng: Any, plan: Plan, list_mode: bool, generic: bool = False) 
     processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
     ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`).
     Rendered once per plan structure and engine settings (:func:`.render.memo`)."""
-    groups = bool(getattr(eng, "leaf_groups", True))
+    groups = str(getattr(eng, "leaf_groups", "alike"))
     what = ("source", eng.model, bool(eng.batch), bool(list_mode), bool(eng.steal),
             bool(eng.profile), bool(generic), groups)
     return memo(plan, repr(what), lambda: build_source(
