@@ -3,14 +3,15 @@ item 3; ``render.leaf_first``, ``render._group``).
 
 - Random graphs (directed or not, labeled or not) with a fan of leaves on one vertex or
   two or three leaves of different vertices (``leaf_groups="all"``; the default counts
-  the first kind only): the GPU count equals the reference engine's, from a pool of roots (the DFS kernel counts the group at the depth before
-  it) and from a deep pool (one thread per pool row), in both modes, induced or not,
-  and with listing plans (no restrictions: ``s (s-1) ... (s-j+1)``, not ``C(s, j)``), on
-  the plan's own module and on the generic one.
+  the first kind only): the GPU count equals the reference engine's, from a pool of
+  roots (the DFS kernel counts the group at the depth before it) and from a deep pool
+  (one thread per pool row), in both modes, induced or not, and with listing plans (no
+  restrictions: ``s (s-1) ... (s-j+1)``, not ``C(s, j)``), on the plan's own module and
+  on the generic one.
 - A power-law graph with a hub of degree 20,000: stars, the bull, STMatch's pattern 10
   and three leaves of a triangle equal the CPU engine's counts, with the plan's own
   module and with the generic one (the group read from its table), and (where it ends
-  in time) with groups switched off.
+  in time) with the default (alike leaves only) and with groups switched off.
 - k-stars on email-Eu-core equal the closed form.
 """
 from __future__ import annotations

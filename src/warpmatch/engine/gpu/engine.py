@@ -353,9 +353,9 @@ class _Run:
         gbytes = resident_bytes(graph, eng.graph_memory)
         # candidate sets and rule 8's part ids
         cbytes = int(plan.cand_ids.size) * 4 + (self.k + 1) * 8 + part_nbytes(plan)
-        # Rule 8 plans may read the cut neighbours' lists (render.uses_cut_graph), kept beside the
-        # graph where it is in device memory, else in pinned host memory (the hybrid
-        # layout's offsets did not leave room for another 8 bytes a vertex)
+        # Rule 8 plans may read the cut neighbours' lists (render.uses_cut_graph), kept
+        # beside the graph where it is in device memory, else in pinned host memory (the
+        # hybrid layout's offsets did not leave room for another 8 bytes a vertex)
         self.cut_memory = None
         if uses_cut_graph(plan, list_mode):
             self.cut_memory = "device" if eng.graph_memory == "device" else "pinned"
