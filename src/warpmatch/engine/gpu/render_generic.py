@@ -9,8 +9,9 @@ over a depth's record in ``wm_gp`` instead of code written out per depth).
 Issue "large labeled queries" asks for a first answer within half a second on a warm
 process whatever the query. A specialised module (:mod:`.render`) takes NVRTC seconds
 for every new plan structure (1.8-16.8 s for 12- to 32-vertex labeled queries on one
-core); this module's text depends only on ``k``, directedness and whether the last
-vertex is counted as a leaf, so it is compiled once per such triple and read from
+core); this module's text depends only on ``k``, directedness and whether count mode
+counts some last depths from list sizes (a last leaf or a group of leaves: which is in
+the table), so it is compiled once per such triple and read from
 CuPy's on-disk cache ever after, whatever the labels, edges, restrictions and
 candidate sets of the plan. The kernels (``bfs.cu``, ``fine.cu``, ``coarse.cu``) are the
 same; only the generated functions change. What it costs is speed in the search: a
@@ -45,8 +46,9 @@ from .render import CAND_GEN, _in_list, depth_specs, leaf_countable, leaf_first,
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
 
-#: largest query the generic module serves: its table, ``k * (H + 13 k)`` int32, must fit
-#: the 64 KB of constant memory with the graph's pointers (32 vertices: 54,144 bytes)
+#: largest query the generic module serves: its table, ``k * (H + 13 k)`` int32 and the
+#: group record's ``11 + 3 k``, must fit the 64 KB of constant memory with the graph's
+#: pointers (32 vertices: 54,572 bytes)
 GENERIC_KMAX = 32
 #: a depth's header: vertex label, out- and in-degree bounds to test (0: implied, none),
 #: candidate set present, then the counts of backward edges, non-edges, restrictions
