@@ -261,6 +261,14 @@ def test_leaf_groups_render_and_fill_the_generic_record():
     assert rec[RG.G_KIND] == 2 and rec[RG.G_J] == 2
     codes = rec[RG.G_CODES:RG.G_CODES + 9].reshape(3, 3)[:, :2]
     assert sorted(codes.ravel().tolist()) == [0, 0, 1, 1, 1, 1]
+    # a leaf of one vertex and two of another at the end, no restrictions (a listing
+    # plan): a group of three with leaf_groups="all", the last two alike ones by default
+    q = Query.from_edges([(0, 1), (1, 2), (2, 0), (0, 3), (1, 4), (1, 5)], k=6)
+    plan = build_plan(g, q, purpose="list")
+    assert (leaf_first(plan, "all"), leaf_first(plan)) == (3, 4)
+    assert "wm_falling((unsigned long long)s, 2)" in _leaf_body(plan)
+    rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
+    assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J]) == (4, 1, 2)
     # a labeled leaf is no bare leaf: at most the last one is counted
     labeled = build_plan(_graph(labels=True),
                          Query.from_edges([(0, 1), (0, 2), (0, 3)], k=4,

@@ -66,9 +66,7 @@ def _check_group_used(eng: GpuEngine, g: Graph, plan) -> None:
             or (bool((plan.vlabel != -1).any()) and g.vertex_labels is None)
             or (bool((plan.bn_elabel != -1).any()) and g.edge_labels is None)):
         return
-    grp = bare_group(plan)
-    if grp is not None and grp.mixed and eng.leaf_groups != "all":
-        grp = None
+    grp = bare_group(plan, mixed=eng.leaf_groups == "all")
     want = plan.k - grp.first if grp is not None and grp.first < plan.k - 1 else 0
     assert eng.last_stats["leaf_group"] == want
 

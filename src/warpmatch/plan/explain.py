@@ -137,7 +137,7 @@ def explain_plan(plan: Plan) -> str:
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
     if grp is not None and plan.empty_reason is None:
         # the GPU engine counts alike bare leaves by default (engine.gpu.render.leaf_first)
-        engines = ("cpu and gpu engines" if bare_group(plan) is not None and not grp.mixed
+        engines = ("cpu and gpu engines" if not grp.mixed and bare_group(plan) is not None
                    else "cpu engine")
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
         if grp.mixed:

@@ -131,12 +131,19 @@ def bare_last_leaf(plan: Plan, vertex_labels: bool, edge_labels: bool) -> bool:
             and (not edge_labels or int(plan.bn_elabel[b0]) == -1))
 
 
-def bare_group(plan: Plan) -> LeafGroup | None:
+def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
     """The plan's leaf group (:func:`leaf_group`) where each of its leaves is bare: no
     vertex label, edge label or candidate set to test, only its one edge (its degree
     bound no more than that edge implies). The GPU engine counts such a group from list
-    sizes and list intersections; ``None`` otherwise."""
-    grp = leaf_group(plan, True, True)
+    sizes and list intersections; ``None`` otherwise. ``mixed=False``: only alike leaves
+    of one vertex (the last ones, where a longer group of different vertices ends with
+    them)."""
+    if mixed:
+        grp = leaf_group(plan, True, True)
+    elif plan.k < 3 or plan.cut_part is not None:
+        grp = None                          # where leaf_group finds none either
+    else:
+        grp = _same_parent_group(plan, True, True)
     if grp is None:
         return None
     for d in range(grp.first, plan.k):

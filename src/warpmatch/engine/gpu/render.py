@@ -343,9 +343,7 @@ def leaf_first(plan: Plan, groups: str = "alike") -> int:
     def make() -> int:
         from ...plan.leaves import bare_group
         k = int(plan.k)
-        grp = bare_group(plan) if groups != "none" else None
-        if grp is not None and grp.mixed and groups != "all":
-            grp = None
+        grp = bare_group(plan, mixed=groups == "all") if groups != "none" else None
         if grp is not None and grp.first < k - 1:
             return int(grp.first)
         return k - 1 if leaf_countable(plan) else k
@@ -748,7 +746,8 @@ def render_functions(plan: Plan, groups: str = "alike") -> str:
     first = leaf_first(plan, groups)
     if first < k - 1:
         from ...plan.leaves import bare_group
-        body.append(_group(k, specs, bool(plan.directed), bare_group(plan)))
+        body.append(_group(k, specs, bool(plan.directed),
+                           bare_group(plan, mixed=groups == "all")))
     elif first == k - 1:
         body.append(_leaf(k, specs, bool(plan.directed), cut, cdepth))
     body.append(_stack_task(k, specs, first))

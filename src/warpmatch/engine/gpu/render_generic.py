@@ -137,7 +137,7 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     rec[G_FIRST] = first
     if first >= k - 1:
         return rec                          # a last leaf (its codes are per depth) or none
-    grp = bare_group(plan)
+    grp = bare_group(plan, mixed=groups == "all")
     rec[G_KIND] = 2 if grp.mixed else 1
     rec[G_CHAIN] = int(grp.chain)
     rec[G_J] = k - first
