@@ -212,15 +212,20 @@ def _ri_extend(A: np.ndarray, cnt: np.ndarray, R: np.ndarray, order: list[int],
     return order
 
 
+def _ri_first(A: np.ndarray, cnt: np.ndarray) -> Callable[[int], tuple]:
+    """RI's key for a first vertex (smallest first): most edges, then fewest candidates,
+    then smallest id."""
+    deg = A.sum(axis=1)
+    return lambda u: (-int(deg[u]), int(cnt[u]), u)
+
+
 @register_order("ri")
 def ri_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
     """RI's GreatestConstraintFirst order (Bonnici et al. 2013); see the module docstring."""
     A = _undirected(query)
-    k = query.k
-    deg = A.sum(axis=1)
     cnt = np.asarray(counts, dtype=np.int64)
     if first is None:
-        first = min(range(k), key=lambda u: (-int(deg[u]), int(cnt[u]), u))
+        first = min(range(query.k), key=_ri_first(A, cnt))
     return _ri_extend(A, cnt, _restriction_pairs(query), [first])
 
 
@@ -276,8 +281,6 @@ def core_order(query: Query, counts: Sequence[int], first: int | None = None) ->
     """Core first (its smallest cycle first), then the trees (GENEVA's Algorithm 8); see
     the module docstring."""
     A = _undirected(query)
-    k = query.k
-    deg = A.sum(axis=1)
     cnt = np.asarray(counts, dtype=np.int64)
     R = _restriction_pairs(query)
     core = two_core(A)
@@ -285,11 +288,9 @@ def core_order(query: Query, counts: Sequence[int], first: int | None = None) ->
         return ri_order(query, counts, first)
     if first is not None:
         return _ri_extend(A, cnt, R, [first], [core])
-
-    def rank(u: int) -> tuple:
-        return (-int(deg[u]), int(cnt[u]), u)
+    rank = _ri_first(A, cnt)
     cyc = _shortest_cycle(A, core, rank)
-    on_cycle = np.zeros(k, dtype=bool)
+    on_cycle = np.zeros(query.k, dtype=bool)
     on_cycle[cyc] = True
     return _ri_extend(A, cnt, R, [min(cyc, key=rank)], [on_cycle, core])
 

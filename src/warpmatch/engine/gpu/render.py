@@ -561,9 +561,11 @@ def _group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
                + ") return 0ull;")
 
     def common(ids: list[int]) -> str:
-        distinct = sorted(set(ids), key=lambda i: leaves[i])
-        distinct = [i for n, i in enumerate(distinct)
-                    if all(leaves[i] != leaves[o] for o in distinct[:n])]
+        # leaves with the same parent and direction have the same set: one list each
+        first: dict[tuple, int] = {}
+        for i in ids:
+            first.setdefault(leaves[i], i)
+        distinct = list(first.values())
         if len(distinct) == 1:
             return f"s_[{1 << distinct[0]}]"
         args = ", ".join(f"a{i}, lo{i}, hi{i}" for i in distinct)

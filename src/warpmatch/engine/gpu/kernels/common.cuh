@@ -18,9 +18,6 @@
 
 // leaf counting is a count-mode shortcut: list mode writes every match
 #define WM_LEAF (WM_LEAF_OK && !WM_LIST)
-#ifndef WM_LEAF_D
-#define WM_LEAF_D (WM_K - 1)
-#endif
 
 // The data graph and the plan's candidate sets, in device memory. Set once per
 // launch through the module's constant memory (all lanes read the same
