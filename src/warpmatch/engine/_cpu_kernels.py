@@ -35,6 +35,12 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   label and candidate set checked per entry), at the group's first depth,
   instead of descending (:mod:`._cpu_leaves`); two or three leaves of different
   vertices by inclusion-exclusion over their sets' overlaps.
+- **Counting twins**: when the last ``j >= 2`` depths have the same two or more
+  backward neighbours and nothing else to check (the common neighbours of a matched
+  edge in a diamond: :func:`warpmatch.plan.leaves.twin_group`), the last depth's
+  fast path runs at the first twin's depth and its count ``s`` becomes ``C(s, j)``
+  (restrictions in a chain) or ``s (s-1) ... (s-j+1)`` (:func:`_twins`), instead of
+  intersecting the lists again for every choice of the first twin.
 - **Failing sets** (DP-iso, Han et al., SIGMOD 2019, §5): in a subtree without a
   match, each depth gathers the set of depths its failure depends on — a
   candidate list is a function of the depths it intersects with, is bounded by
@@ -73,7 +79,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers of this module)
-    BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_CUT_DEPTH, H_CUT_LEAF, CUT_OFF,
+    BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_CUT_DEPTH, H_CUT_LEAF, H_TWIN0,
+    H_TWIN_CHAIN, CUT_OFF,
     CUT_UND, CUT_FWD, CUT_BWD,
     S_VLABEL, S_MIN_OUT, S_MIN_IN, S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL, S_NA_PTR,
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
@@ -266,6 +273,22 @@ def _fs_child_done(st, d, f, o_fs, o_pos, o_end):
         st[st.shape[0] - 1] += 1          # ST_PRUNES
     else:
         st[o_fs + d] = fd | f
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _twins(s, j, chain):
+    """The matches of ``j`` twins with a set of ``s`` usable vertices: ``C(s, j)`` when
+    their restrictions order them in a chain, else ``s (s-1) ... (s-j+1)``."""
+    if s < j:
+        return np.int64(0)
+    n = np.int64(1)
+    if chain:
+        for i in range(1, j + 1):           # exact at every step
+            n = n * (s - j + i) // i
+    else:
+        for i in range(j):
+            n *= s - i
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -512,7 +535,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 s = e
             st[o_gen + d] = best
             st[o_ccur + d] = c_lo
-            if count_only and d == k - 1 and prog[o_fast_last + d] != 0 and best >= 0:
+            if (count_only and (d == k - 1 or d == prog[H_TWIN0]) and prog[o_fast_last + d] != 0
+                    and best >= 0):
                 # counting, last depth, nothing to check but the backward
                 # edges: count the intersection of the lists directly, then
                 # take out the earlier matched vertices found in it (injectivity)
@@ -582,13 +606,20 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                         ok = (part[v] != part[xp] and v < cut_t) == keep
                     if ok:
                         n_last -= 1
+                f_zero = prog[o_failx + 1]
+                if d < k - 1:
+                    # the twins at depths d..k-1 (plan.leaves.twin_group) share this set:
+                    # C(s, j) injective choices where restrictions chain them, else
+                    # s (s-1) ... (s-j+1); fails as a leaf group does
+                    n_last = _twins(n_last, k - d, prog[H_TWIN_CHAIN] != 0)
+                    f_zero = prog[o_failx]
                 total += n_last
                 steps += q - s + 1
                 d -= 1
                 if d == 0:
                     d = -1
                 elif use_fs:
-                    _fs_counted(st, d, n_last, prog[o_failx + 1], o_fs, o_pos, o_end, o_found)
+                    _fs_counted(st, d, n_last, f_zero, o_fs, o_pos, o_end, o_found)
                 continue
             st[o_pos + d] = s
             st[o_end + d] = e

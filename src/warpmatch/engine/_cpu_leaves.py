@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 # numba caches compiled functions by their own file's time stamp: these constants are
-# compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 11 since rule 8
-# took two header slots) must also touch this file, or a cache keeps the old layout
+# compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 13 since the
+# twins took two header slots) must also touch this file, or a cache keeps the old layout
 from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, S_BN_DIR, S_BN_ELABEL, S_BN_POS,
                         S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_MIN_IN, S_MIN_OUT,
                         S_VLABEL, ST_HEAD, _gallop, _lower_bound)

@@ -27,6 +27,9 @@ BIG = np.int64(1) << np.int64(62)
 # prog[9] = rule 8's cut depth j (the depth of the prime edge's second vertex; 1 by
 # default), prog[10] = 1 when the last depth is a plain leaf counted under rule 8 from the
 # cut neighbours' lists (the kernels' ``cptr``/``cidx``);
+# prog[11..12] = the twins counted from one intersection (``plan.leaves.twin_group``): their
+# first depth (k: none; the kernels' last-depth fast path runs there) and how to count
+# them (0: P(s, j); 1: C(s, j));
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
@@ -34,9 +37,10 @@ BIG = np.int64(1) << np.int64(62)
 # constant s, numba typing a constant argument as a literal).
 # (a change here must touch the files of every compiled function that reads these
 # constants, ``_cpu_kernels`` and ``_cpu_leaves``: numba's cache keys on their time stamps)
-HEAD = 11
+HEAD = 13
 H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN = 5, 6, 7, 8
 H_CUT_DEPTH, H_CUT_LEAF = 9, 10
+H_TWIN0, H_TWIN_CHAIN = 11, 12
 CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
 S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
 S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6

@@ -186,8 +186,10 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     with for injectivity (a backward neighbour is adjacent, hence distinct, as
     graphs have no self-loops; a restriction is strict), and ``fast_last``,
     set when the last depth's count is the size of an intersection of lists
-    (no label, degree, candidate-set, induced or edge-label check left).
+    (no label, degree, candidate-set, induced or edge-label check left), and at the
+    first depth of twins (:func:`~warpmatch.plan.leaves.twin_group`), whose set is one.
     """
+    from ..plan.leaves import twin_group
     from . import _cpu_kernels as K
     k = plan.k
     bn_ptr = plan.bn_ptr.astype(np.int64)
@@ -222,6 +224,13 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
             and (bool(np.all(plan.bn_elabel[t0:t1] == -1)) or graph.edge_labels is None)
             and plan.na_ptr[i + 1] == plan.na_ptr[i]
             and plan.min_out_deg[i] <= implied_out and plan.min_in_deg[i] <= implied_in)
+    # twins (plan.leaves.twin_group): the fast path counts their set at the first one's
+    # depth, and the kernels turn that count into theirs (H_TWIN_CHAIN);
+    # $WARPMATCH_TWINS=0 enumerates them (to compare)
+    twins = (twin_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None)
+             if os.environ.get("WARPMATCH_TWINS", "1").strip() != "0" else None)
+    if twins is not None:
+        fast_last[twins.first] = 1
     segs = [None] * K.NSEG
     segs[K.S_VLABEL] = plan.vlabel
     segs[K.S_MIN_OUT] = plan.min_out_deg
@@ -242,7 +251,10 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     segs[K.S_INJ_PTR] = inj_ptr
     segs[K.S_INJ_POS] = np.asarray(inj_pos, dtype=np.int64)
     grp = _leaf_group_header(plan, graph)
-    segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(plan, graph, inj_ptr, inj_pos, grp[0])
+    # a leaf group and twins are never both found (a leaf has one backward edge, a twin
+    # at least two): the group's failing set is that of whichever there is
+    segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(
+        plan, graph, inj_ptr, inj_pos, grp[0] if twins is None else twins.first)
     segs[K.S_LEAFX] = np.array([int(LEAF_WORTH * 1000)], dtype=np.int64)
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
@@ -256,6 +268,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     header = [k, graph.edge_labels is not None, graph.vertex_labels is not None,
               int(plan.bn_pos.size), cut] + grp + [int(plan.cut_depth),
                                                     int(cut_leaf and bool(fast_last[i]))]
+    header += [k, 0] if twins is None else [twins.first, int(twins.chain)]
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)

@@ -42,7 +42,7 @@ from ..graph.csr import Graph
 from ..query.model import ANY, Query
 from ..query.symmetry import symmetry_breaking
 from .filter import ldf_ids, ldf_key, ldf_mask, ldf_size, nlf_applies, nlf_keep
-from .order import get_order
+from .order import get_order, twins_last
 from .plan import Plan
 from .refine import refine_applies, refine_candidates
 
@@ -202,7 +202,11 @@ def build_plan(
     first = None
     if anchor_sets:
         first = min(anchor_sets, key=lambda u: (int(counts[u]), anchor_sets[u].size, u))
-    vorder = np.asarray(order_fn(query, counts.tolist(), first), dtype=np.int32)
+    vorder = order_fn(query, counts.tolist(), first)
+    if purpose == "count" and not induced and order != "input":
+        # twins last, where count mode counts them from one intersection (plan.leaves)
+        vorder = twins_last(query, vorder)
+    vorder = np.asarray(vorder, dtype=np.int32)
 
     # ------------------------------------------------------ symmetry breaking
     colors = _anchor_colors(k, anchor_sets)

@@ -155,7 +155,17 @@ def explain_plan(plan: Plan) -> str:
         if plan.cand_restricted[grp.first:].any():
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
-    from .leaves import table_leaf
+    from .leaves import table_leaf, twin_group
+    twins = twin_group(plan, True, True)
+    if twins is not None:
+        d0 = twins.first
+        names = ", ".join(_name(plan, int(u)) for u in plan.order[d0:])
+        nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
+            set(plan.bn_pos[int(plan.bn_ptr[d0]):int(plan.bn_ptr[d0 + 1])].tolist())))
+        how = "C(s, j): their restrictions order them" if twins.chain else "s (s-1) ... (s-j+1)"
+        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, twins (each "
+                     f"adjacent to {nbrs} only), from the s vertices of one intersection of "
+                     f"lists they may take: {how}")
     if table_leaf(plan):
         d = plan.k - 1
         checks = [w for w, on in (

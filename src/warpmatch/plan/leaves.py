@@ -1,9 +1,10 @@
 """Where count mode may count query vertices from a list size instead of enumerating them.
 
 Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are plain
-leaves of one matched vertex, if any, and whether their restrictions order them;
-else :func:`_mixed_group`, the last two or three plain leaves of any matched
-vertices).
+leaves of one matched vertex, if any, and whether their restrictions order them
+(:func:`_chain`); else :func:`_mixed_group`, the last two or three plain leaves of any
+matched vertices) < :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last
+depths with the same two or more backward neighbours) < :func:`table_leaf`.
 
 Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
@@ -43,8 +44,18 @@ or candidate set: :func:`bare_group`), so that the set is a whole list; with
 or three lists (one lane's serial work per partial match: slower than enumerating on an
 H100, ``engine.gpu.render.LEAF_GROUPS``).
 
+Fourth case, twins (:func:`twin_group`): the last ``j >= 2`` depths have the same two or
+more backward neighbours (same directions) and nothing else to check: the common
+neighbours of a matched edge in a diamond, of a matched triangle in K5 less an edge. Their
+set ``S`` is one intersection of lists, the same for all of them, so their matches number
+``C(s, j)`` (restrictions in a chain) or ``s (s-1) ... (s-j+1)`` for the ``s`` entries of
+``S`` not matched already, where enumerating them would intersect the lists again for
+every choice of the first. The CPU engine counts them at the first twin's depth with its
+last-depth fast path (the intersection's size less the matched vertices in it).
+
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions; labeled leaf groups and the leaf table on the GPU.
+under restrictions, twins with labels or candidate sets; labeled leaf groups, the leaf
+table and twins on the GPU.
 """
 from __future__ import annotations
 
@@ -204,22 +215,82 @@ def _same_parent_group(plan: Plan, vertex_labels: bool, edge_labels: bool
     j = k - first
     if key is None or j < 2:
         return None
-    group = set(range(first, k))
+    chain = _chain(plan, set(range(first, k)))
+    if chain is None:
+        return None                         # a partial order, or against a non-leaf
+    return LeafGroup(first, key[0], key[1], chain)
+
+
+def _chain(plan: Plan, group: set[int]) -> bool | None:
+    """How the restrictions on the depths of ``group`` order them: ``True`` in one chain
+    (``C(s, j)``), ``False`` not at all, ``None`` otherwise (a partial order, or a
+    restriction against a depth outside the group)."""
     pairs = set()
     for d in group:
         for t in range(int(plan.res_ptr[d]), int(plan.res_ptr[d + 1])):
             other = int(plan.res_pos[t])
             if other not in group:
-                return None                 # a leaf ordered against a non-leaf
+                return None
             pairs.add((other, d) if int(plan.res_sign[t]) == 1 else (d, other))
-    chain = False
-    if pairs:
-        after = {d: {b for a, b in pairs if a == d} for d in group}
-        order = sorted(group, key=lambda d: -len(_reach(after, d)))
-        if any(_reach(after, order[i]) != set(order[i + 1:]) for i in range(j)):
-            return None                     # a partial order: not C(s, j)
-        chain = True
-    return LeafGroup(first, key[0], key[1], chain)
+    if not pairs:
+        return False
+    after = {d: {b for a, b in pairs if a == d} for d in group}
+    order = sorted(group, key=lambda d: -len(_reach(after, d)))
+    if any(_reach(after, order[i]) != set(order[i + 1:]) for i in range(len(order))):
+        return None
+    return True
+
+
+def _twin_key(plan: Plan, d: int, vertex_labels: bool, edge_labels: bool
+              ) -> tuple | None:
+    """Depth ``d``'s backward neighbours as a sorted tuple of ``(pos, dir)`` where it may
+    be a twin: at least two distinct ones, and nothing else to check (no vertex label or
+    edge label the graph carries, no candidate set, no induced non-edge, no degree bound
+    beyond what its edges imply); else ``None``."""
+    b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
+    pos = [int(x) for x in plan.bn_pos[b0:b1]]
+    dirs = [int(x) for x in plan.bn_dir[b0:b1]]
+    if len(set(pos)) < 2 or plan.na_ptr[d + 1] != plan.na_ptr[d]:
+        return None
+    if bool(plan.cand_restricted[d]) or (vertex_labels and int(plan.vlabel[d]) != -1):
+        return None
+    if edge_labels and any(int(x) != -1 for x in plan.bn_elabel[b0:b1]):
+        return None
+    if plan.directed:
+        # c in N_out(M[p]) is an in-edge of c (dir 0), c -> M[p] an out-edge (dir 1)
+        implied_in = len({p for p, r in zip(pos, dirs) if r == 0})
+        implied_out = len({p for p, r in zip(pos, dirs) if r == 1})
+    else:
+        implied_in = implied_out = len(set(pos))
+    if plan.min_out_deg[d] > implied_out or plan.min_in_deg[d] > implied_in:
+        return None
+    return tuple(sorted(zip(pos, dirs)))
+
+
+def twin_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
+    """The plan's twins (fourth case of the module docstring): the longest run of at least
+    two last depths with the same backward neighbours (:func:`_twin_key`), all matched
+    before the first of them, whose restrictions, if any, order all of them in one chain
+    and involve no other depth; ``None`` where there is none. Off for inter-partition
+    plans (rule 8 checks every candidate). ``parent`` and ``direction`` are the first
+    backward edge's (the engine reads the rest from the plan)."""
+    k = plan.k
+    if k < 3 or plan.cut_part is not None or plan.empty_reason is not None:
+        return None
+    key = _twin_key(plan, k - 1, vertex_labels, edge_labels)
+    if key is None:
+        return None
+    first = k - 1
+    while (first - 1 > max(p for p, _ in key)
+           and _twin_key(plan, first - 1, vertex_labels, edge_labels) == key):
+        first -= 1
+    # the longest run first; where its restrictions do not chain, a shorter one may
+    for f in range(first, k - 1):
+        chain = _chain(plan, set(range(f, k)))
+        if chain is not None:
+            b0 = int(plan.bn_ptr[f])
+            return LeafGroup(f, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), chain)
+    return None
 
 
 def table_leaf(plan: Plan) -> bool:
