@@ -365,9 +365,11 @@ def bench_ablation(args, results: dict) -> None:
         "fine-batch-steal-pool100k-f32": dict(steal=True, pool_threshold=100_000, fetch=32),
         "coarse-pool100k": dict(model="coarse", pool_threshold=100_000),
         # counting groups of bare leaves (issue 21, render.leaf_first): alike leaves of
-        # one vertex (the default), none, or also leaves of different vertices
+        # one vertex and twins (the default), none, alike leaves only (no twins), or also
+        # leaves of different vertices
         "default": dict(),
         "no-leaf-groups": dict(leaf_groups="none"),
+        "no-twins": dict(leaf_groups="alike"),
         "all-leaf-groups": dict(leaf_groups="all"),
     }
     if args.ablation_variants:

@@ -40,8 +40,9 @@ def _leaf_body(plan, groups: str = "alike") -> str:
 def test_leaf_countable_unlabeled(pattern, countable):
     plan = build_plan(_graph(), get_pattern(pattern))
     assert leaf_countable(plan) is countable
-    assert f"#define WM_LEAF_OK {int(countable)}" in render_plan(plan)
-    assert ("wm_leaf_count" in render_functions(plan)) is countable
+    # (the diamond's last two vertices are twins, counted by default: render._twins)
+    assert f"#define WM_LEAF_OK {int(countable)}" in render_plan(plan, "alike")
+    assert ("wm_leaf_count" in render_functions(plan, "alike")) is countable
 
 
 def test_leaf_not_countable_when_checks_remain():
@@ -278,7 +279,39 @@ def test_leaf_groups_render_and_fill_the_generic_record():
 
 def test_leaf_groups_mode():
     from warpmatch.engine.gpu.render import leaf_groups_mode
-    assert leaf_groups_mode(True) == "alike" and leaf_groups_mode(False) == "none"
+    assert leaf_groups_mode(True) == "twins" and leaf_groups_mode(False) == "none"
     assert leaf_groups_mode("all") == "all"
     with pytest.raises(ValueError, match="leaf_groups"):
         leaf_groups_mode("mixed")
+
+
+def test_twins_render_only_in_the_plans_own_module():
+    """Twins (plan.leaves.twin_group: the diamond's two common neighbours of an edge) are
+    counted from depth 2 with ``leaf_groups="twins"`` (the default, or ``"all"``): the
+    depth before writes its partial match to ``row`` for the warp-wide ``wm_twin_warp``,
+    which scans the shortest of the two lists and searches each entry in the other, then
+    ``C(s, 2)``. The generic module enumerates them (``WM_TWIN 0``, its group record has
+    no group); ``"alike"`` does too."""
+    from warpmatch.engine.gpu import render_generic as RG
+    from warpmatch.engine.gpu.render import leaf_groups_mode, twin_leaves
+    from warpmatch.graph.generators import erdos_renyi
+    g = erdos_renyi(100, 600, seed=3)
+    plan = build_plan(g, get_pattern("diamond"))
+    assert leaf_groups_mode("twins") == "twins"
+    assert twin_leaves(plan).first == 2 and twin_leaves(plan, "alike") is None
+    assert leaf_first(plan) == 2 and leaf_first(plan, "all") == 2
+    assert leaf_first(plan, "alike") == 4 and leaf_first(plan, twins=False) == 4
+    head, funcs = render_plan(plan, "twins"), render_functions(plan, "twins")
+    assert "#define WM_TWIN 1" in head and "#define WM_LEAF_D 2" in head
+    assert "wm_twin_warp" in funcs and "row[0] = m0; row[1] = c;" in funcs
+    assert "__ballot_sync" in funcs and "wm_choose((unsigned long long)s, 2)" in funcs
+    assert "wm_leaf_count" not in funcs
+    assert "#define WM_TWIN 0" in render_plan(plan, "alike")
+    assert "wm_twin_warp" not in render_functions(plan, "alike")
+    assert "#define WM_TWIN 0" in RG.render_plan_generic(plan, "twins")
+    rec = RG.generic_table(plan, "twins")[plan.k * RG._stride(plan.k):]
+    assert rec[RG.G_FIRST] == plan.k
+    # the matched vertices: the edge's ends are the lists' owners (never in their own
+    # list); nothing else is matched before the twins
+    body = re.search(r"wm_twin_warp\(.*?\n}", funcs, re.S).group(0)
+    assert "--s" not in body

@@ -163,9 +163,10 @@ def explain_plan(plan: Plan) -> str:
         nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
             set(plan.bn_pos[int(plan.bn_ptr[d0]):int(plan.bn_ptr[d0 + 1])].tolist())))
         how = "C(s, j): their restrictions order them" if twins.chain else "s (s-1) ... (s-j+1)"
-        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, twins (each "
-                     f"adjacent to {nbrs} only), from the s vertices of one intersection of "
-                     f"lists they may take: {how}")
+        # the GPU engine's own modules count them by default (engine.gpu.render.twin_leaves)
+        lines.append(f"counted, not enumerated (count mode, cpu and gpu engines): {names}, "
+                     f"twins (each adjacent to {nbrs} only), from the s vertices of one "
+                     f"intersection of lists they may take: {how}")
     if table_leaf(plan):
         d = plan.k - 1
         checks = [w for w, on in (

@@ -51,11 +51,13 @@ set ``S`` is one intersection of lists, the same for all of them, so their match
 ``C(s, j)`` (restrictions in a chain) or ``s (s-1) ... (s-j+1)`` for the ``s`` entries of
 ``S`` not matched already, where enumerating them would intersect the lists again for
 every choice of the first. The CPU engine counts them at the first twin's depth with its
-last-depth fast path (the intersection's size less the matched vertices in it).
+last-depth fast path (the intersection's size less the matched vertices in it); the GPU
+engine with ``GpuEngine(leaf_groups="twins")`` (its plan's own module), the whole warp
+intersecting the lists for one partial match after another (``engine.gpu.render._twins``).
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions, twins with labels or candidate sets; labeled leaf groups, the leaf
-table and twins on the GPU.
+under restrictions, twins with labels or candidate sets; labeled leaf groups and the leaf
+table on the GPU.
 """
 from __future__ import annotations
 
@@ -275,7 +277,7 @@ def twin_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup 
     plans (rule 8 checks every candidate). ``parent`` and ``direction`` are the first
     backward edge's (the engine reads the rest from the plan)."""
     k = plan.k
-    if k < 3 or plan.cut_part is not None or plan.empty_reason is not None:
+    if k < 3 or plan.cut_part is not None:
         return None
     key = _twin_key(plan, k - 1, vertex_labels, edge_labels)
     if key is None:

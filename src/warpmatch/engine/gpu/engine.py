@@ -60,7 +60,7 @@ from .memory import MEMORY_KINDS, _array, device_copy, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import (leaf_first, leaf_groups_mode, part_dtype, part_nbytes, plan_signature,
-                     plan_trims, uses_cut_graph)
+                     plan_trims, twin_leaves, uses_cut_graph)
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -167,13 +167,15 @@ class GpuEngine:
         rows after :data:`LAUNCH_S`, so a short search is one launch. ``"pool"``
         is for many short searches (a cluster's shards, where it cut the GPU
         seconds by 11-18% on an H200); one long search was slower with it.
-    leaf_groups : {"alike", "all", "none"} or bool, optional
+    leaf_groups : {"twins", "alike", "all", "none"} or bool, optional
         Which groups of bare leaves at the end of the plan count mode counts instead of
-        enumerating them (:func:`.render.leaf_first`): ``"alike"`` (the default, or
-        ``True``) the leaves of one vertex (a star's), from its list size; ``"all"`` also
-        two or three leaves of different vertices, from their lists' sizes and
-        intersections (slower than enumerating them on an H100: :data:`.render.LEAF_GROUPS`);
-        ``"none"`` (or ``False``) neither, for A/B runs.
+        enumerating them (:func:`.render.leaf_first`): ``"alike"`` the leaves of one
+        vertex (a star's), from its list size; ``"twins"`` (the default, or ``True``) also
+        twins (:func:`warpmatch.plan.leaves.twin_group`; the plan's own module only, the
+        generic one enumerates them), from one intersection of their lists, the whole
+        warp on it; ``"all"`` also two or three leaves of different vertices, from their
+        lists' sizes and intersections (slower than enumerating them on an H100:
+        :data:`.render.LEAF_GROUPS`); ``"none"`` (or ``False``) none, for A/B runs.
 
     Attributes
     ----------
@@ -195,7 +197,7 @@ class GpuEngine:
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
                  list_rows: int | None = None, fetch: int | None = None,
                  graph_memory: str = "device", compile: str | None = None,
-                 launches: str = "sliced", leaf_groups: bool | str = "alike") -> None:
+                 launches: str = "sliced", leaf_groups: bool | str = "twins") -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
         mode = default_mode() if compile is None else str(compile)
@@ -382,7 +384,11 @@ class _Run:
         # count mode counts depths leaf_d..k-1 from list sizes instead of enumerating
         # them: a plain last leaf (render.leaf_countable) or a group of bare leaves
         # (render.leaf_first); k: none
-        self.leaf_d = self.k if list_mode else leaf_first(plan, eng.leaf_groups)
+        self.leaf_d = (self.k if list_mode
+                       else leaf_first(plan, eng.leaf_groups, twins=not self.generic))
+        # twins are counted a warp per partial match (render._twins): the plan's module only
+        self.twins = (not list_mode and not self.generic
+                      and twin_leaves(plan, eng.leaf_groups) is not None)
         self.leaf = self.leaf_d < self.k
         self.stats["leaf_count"] = self.leaf
         self.stats["leaf_group"] = self.k - self.leaf_d if self.leaf_d < self.k - 1 else 0
@@ -686,7 +692,8 @@ class _Run:
         t = time.perf_counter()
         P = int(pool.shape[0])
         total = cp.zeros(1, dtype=cp.uint64)
-        grid, block = self._grid1d(P)
+        # twins: a warp per row (bfs.cu)
+        grid, block = self._grid1d(32 * P if self.twins else P)
         self._fn("wm_bfs_leaf")((grid,), (block,), (pool, np.int64(P), total))
         n = int(total.get()[0])
         self.stats["launches"] += 1

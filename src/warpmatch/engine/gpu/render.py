@@ -28,6 +28,9 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     matches, counted from the list instead of checked lane by lane; for a group of
     bare leaves (:func:`warpmatch.plan.leaves.bare_group`) the matches of all of them,
     from the sizes of their lists and of the lists' intersections (:func:`_group`).
+``wm_twin_warp(r, lane)``
+    instead, for twins (:func:`twin_leaves`): their matches below the partial match
+    ``r``, the whole warp intersecting their lists (:func:`_twins`).
 
 The partial match is passed as scalars: the kernels rebuild it from parent
 indices (gMatch section 4.2) in fully unrolled generated code, so it lives in
@@ -315,19 +318,26 @@ def _leaf_countable(plan: Plan) -> bool:
 
 
 #: which groups of bare leaves count mode counts (``GpuEngine(leaf_groups=...)``): none,
-#: alike leaves of one vertex only (the default), or also two or three leaves of different
-#: vertices. Those take one lane a list intersection or two per partial match, serially:
-#: on an H100 (10^7-edge Chung-Lu graph) the bull took 0.329 s counted so against 0.052 s
-#: enumerated, STMatch's pattern 10 0.571 against 0.142 s, so they are not the default; a
-#: 4-star's alike leaves took 0.002 s against 0.033 s.
-LEAF_GROUPS = ("none", "alike", "all")
+#: alike leaves of one vertex only, those and twins (``"twins"``, the default:
+#: :func:`warpmatch.plan.leaves.twin_group`, the whole warp intersecting their lists for
+#: one partial match after another, :func:`_twins`; the plan's own module only), or also
+#: two or three leaves of different vertices (``"all"``). Those take one lane a list
+#: intersection or two per partial match, serially: on an H100 (10^7-edge Chung-Lu graph)
+#: the bull took 0.329 s counted so against 0.052 s enumerated, STMatch's pattern 10 0.571
+#: against 0.142 s, so they are not the default; a 4-star's alike leaves took 0.002 s
+#: against 0.033 s; twins, on the same graph, the diamond 0.011 s against 0.033 s,
+#: STMatch's pattern 9 0.048 against 0.241 s (its patterns 15 and 23, 30 ms searches
+#: either way, within 7%).
+LEAF_GROUPS = ("none", "alike", "twins", "all")
+#: what ``GpuEngine`` counts unless told (:data:`LEAF_GROUPS`)
+DEFAULT_GROUPS = "twins"
 
 
 def leaf_groups_mode(value: bool | str) -> str:
-    """``GpuEngine(leaf_groups=...)`` as one of :data:`LEAF_GROUPS` (``True``: ``"alike"``,
-    ``False``: ``"none"``)."""
+    """``GpuEngine(leaf_groups=...)`` as one of :data:`LEAF_GROUPS` (``True``: the default,
+    :data:`DEFAULT_GROUPS`; ``False``: ``"none"``)."""
     if value is True:
-        return "alike"
+        return DEFAULT_GROUPS
     if value is False:
         return "none"
     if value not in LEAF_GROUPS:
@@ -335,19 +345,37 @@ def leaf_groups_mode(value: bool | str) -> str:
     return str(value)
 
 
-def leaf_first(plan: Plan, groups: str = "alike") -> int:
-    """The first depth that count mode counts instead of enumerating: the first leaf of a
-    group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`, at least two) that
-    ``groups`` (:data:`LEAF_GROUPS`) admits, else ``k - 1`` where the last leaf is
-    countable (:func:`leaf_countable`), else ``k`` (none)."""
+def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS, twins: bool = True) -> int:
+    """The first depth that count mode counts instead of enumerating: the first of the
+    plan's twins (:func:`twin_leaves`) where ``groups`` (:data:`LEAF_GROUPS`) admits them
+    and ``twins`` (the module counts them: the plan's own, not the generic one), else the
+    first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`, at
+    least two) that ``groups`` admits, else ``k - 1`` where the last leaf is countable
+    (:func:`leaf_countable`), else ``k`` (none)."""
     def make() -> int:
         from ...plan.leaves import bare_group
         k = int(plan.k)
+        tw = twin_leaves(plan, groups) if twins else None
+        if tw is not None:
+            return int(tw.first)
         grp = bare_group(plan, mixed=groups == "all") if groups != "none" else None
         if grp is not None and grp.first < k - 1:
             return int(grp.first)
         return k - 1 if leaf_countable(plan) else k
-    return memo(plan, f"leaf_first-{groups}", make)
+    return memo(plan, f"leaf_first-{groups}-{int(twins)}", make)
+
+
+def twin_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
+    """The plan's twins (:func:`warpmatch.plan.leaves.twin_group`: last depths with the
+    same two or more backward neighbours and nothing else to check) where ``groups``
+    counts them (``"twins"`` or ``"all"``), else ``None``."""
+    if groups not in ("twins", "all"):
+        return None
+
+    def make() -> Any:
+        from ...plan.leaves import twin_group
+        return twin_group(plan, True, True)
+    return memo(plan, "twin_leaves", make)
 
 
 def cut_gen(plan: Plan) -> int:
@@ -597,6 +625,60 @@ def _group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
     return "\n".join(out)
 
 
+def _twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """``wm_twin_warp(r, lane)``: the matches of the twins at depths ``f..k-1``
+    (:func:`warpmatch.plan.leaves.twin_group`) below the partial match ``r[0..f-1]``, the
+    same value in every lane; the whole warp calls it (``fine.cu``, ``bfs.cu``).
+
+    Their set ``S`` is the intersection of their backward neighbours' lists: the lanes
+    take the shortest list 32 entries at a time and search each entry in the others
+    (a ballot counts the entries in all of them), as the enumeration's lanes check the
+    first twin's candidates; then each matched vertex in ``S`` is taken out, and ``s``
+    becomes ``C(s, j)`` (restrictions chain the twins) or ``s (s-1) ... (s-j+1)``. The
+    enumeration would check the next twin's candidates again for every first twin.
+    """
+    f = int(grp.first)
+    j = k - f
+    lists = sorted({(p, dr) for p, dr, _ in specs[f].bn})
+    out = ["__device__ __forceinline__ unsigned long long wm_twin_warp(const int* r, "
+           "int lane) {"]
+    out += [f"  const int m{x} = r[{x}];" for x in range(f)]
+    for i, (pos, dr) in enumerate(lists):
+        out += _list_of(pos, dr, str(i))
+    n = len(lists)
+    # the shortest list drives the scan (every lane makes the same choice)
+    out.append("  int sh_ = 0;")
+    out.append("  long long best_ = hi0 - lo0;")
+    for i in range(1, n):
+        out.append(f"  if (hi{i} - lo{i} < best_) {{ sh_ = {i}; best_ = hi{i} - lo{i}; }}")
+    pick = lambda name: " : ".join(f"sh_ == {i} ? {name}{i}" for i in range(n - 1)) + \
+        f" : {name}{n - 1}"
+    out.append(f"  const int* as_ = {pick('a')};")
+    out.append(f"  const long long los_ = {pick('lo')}, his_ = {pick('hi')};")
+    out.append("  long long s = 0;")
+    out.append("  for (long long base_ = los_; base_ < his_; base_ += 32) {")
+    out.append("    const long long t_ = base_ + lane;")
+    out.append("    bool in_ = t_ < his_;")
+    out.append("    const int z_ = in_ ? __ldg(as_ + t_) : 0;")
+    for i in range(n):
+        out.append(f"    if (in_ && sh_ != {i}) in_ = wm_in_sorted(a{i}, lo{i}, hi{i}, z_);")
+    out.append("    s += __popc(__ballot_sync(WM_FULL, in_));")
+    out.append("  }")
+    # a matched vertex in every list is in S but may not be reused
+    for x in range(f):
+        if any(x == pos for pos, _ in lists):
+            continue                       # no self-loops: never in its own list
+        conds = [f"wm_in_sorted(a{i}, lo{i}, hi{i}, m{x})"
+                 for i, (pos, dr) in enumerate(lists)
+                 if not _in_list(specs, x, pos, dr, directed)]
+        out.append(f"  if ({' && '.join(conds)}) --s;" if conds else "  --s;")
+    out.append(f"  if (s < {j}) return 0ull;")
+    out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
+               f"((unsigned long long)s, {j});")
+    out.append("}")
+    return "\n".join(out)
+
+
 def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
                cdepth: int) -> list[str]:
     """The last depth's plain leaf under rule 8: its values' range ``[lo_v, hi_v)`` (the
@@ -628,13 +710,14 @@ def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
     return out
 
 
-def _stack_task(k: int, specs: list[DepthSpec], first: int) -> str:
+def _stack_task(k: int, specs: list[DepthSpec], first: int, twins: bool = False) -> str:
     """Rebuild the partial match from a warp's stack and run one task (gMatch 4.2).
 
     On success at depth ``d < k - 1`` the outputs describe the candidate list
     of depth ``d + 1``; with leaf counting (``WM_LEAF``, from depth ``first`` =
     :func:`leaf_first` on) depth ``first - 1`` returns the number of its completions in
-    ``ncnt`` instead.
+    ``ncnt`` instead, or, for twins, the partial match in ``row`` (the warp counts
+    their set together, ``fine.cu``).
     """
     out = ["__device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, "
            "int off, int& c, int& ngen, int& nlen, int& nskip, unsigned long long& ncnt, "
@@ -655,7 +738,11 @@ def _stack_task(k: int, specs: list[DepthSpec], first: int) -> str:
             nxt = f"    long long ns_;\n    wm_gen_d{d + 1}({_ms(d)}, c, ngen, ns_, nlen, nskip);"
             if d == first - 1:
                 out.append("#if WM_LEAF")
-                out.append(f"    ncnt = wm_leaf_count({_ms(d)}, c);")
+                if twins:
+                    out.append("    " + " ".join(f"row[{j}] = m{j};" for j in range(d))
+                               + f" row[{d}] = c;")
+                else:
+                    out.append(f"    ncnt = wm_leaf_count({_ms(d)}, c);")
                 out.append("#else")
                 out.append(nxt)
                 out.append("#endif")
@@ -697,7 +784,7 @@ def _row_dispatch(k: int) -> str:
     return "\n".join(out)
 
 
-def render_plan(plan: Plan, groups: str = "alike") -> str:
+def render_plan(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """CUDA C++ declarations specialised to ``plan`` (prepended to the kernels).
 
     Parameters
@@ -714,7 +801,8 @@ def render_plan(plan: Plan, groups: str = "alike") -> str:
         Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
         ``WM_TRIM`` (some depth's lists are cut by :func:`trims`),
         ``WM_LEAF_OK`` and ``WM_LEAF_D`` (count mode counts from depth ``WM_LEAF_D``
-        on: :func:`leaf_first`) and, for rule 8, ``WM_PART_T``
+        on: :func:`leaf_first`), ``WM_TWIN`` (those depths are twins: :func:`_twins`)
+        and, for rule 8, ``WM_PART_T``
         (:func:`part_ctype`). Identical plan structures give
         identical text, so the text is part of the compilation cache key.
     """
@@ -726,13 +814,14 @@ def render_plan(plan: Plan, groups: str = "alike") -> str:
              # keeps each entry's skip (offset of the range in its list)
              f"#define WM_TRIM {int(plan_trims(plan))}",
              f"#define WM_LEAF_OK {int(leaf_first(plan, groups) < k)}",
-             f"#define WM_LEAF_D {leaf_first(plan, groups)}"]
+             f"#define WM_LEAF_D {leaf_first(plan, groups)}",
+             f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}"]
     if plan.cut_part is not None:
         parts.append(f"#define WM_PART_T {part_ctype(plan)}")
     return "\n".join(parts) + "\n"
 
 
-def render_functions(plan: Plan, groups: str = "alike") -> str:
+def render_functions(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """The generated device functions (after ``common.cuh`` in the source; ``groups`` as
     in :func:`render_plan`)."""
     k = int(plan.k)
@@ -746,18 +835,21 @@ def render_functions(plan: Plan, groups: str = "alike") -> str:
     for d in range(1, k):
         body.append(_gen(d, specs[d], cut_t if d == cdepth else -1))
     first = leaf_first(plan, groups)
-    if first < k - 1:
+    tw = twin_leaves(plan, groups)
+    if tw is not None:
+        body.append(_twins(k, specs, bool(plan.directed), tw))
+    elif first < k - 1:
         from ...plan.leaves import bare_group
         body.append(_group(k, specs, bool(plan.directed),
                            bare_group(plan, mixed=groups == "all")))
     elif first == k - 1:
         body.append(_leaf(k, specs, bool(plan.directed), cut, cdepth))
-    body.append(_stack_task(k, specs, first))
+    body.append(_stack_task(k, specs, first, tw is not None))
     body.append(_row_dispatch(k))
     return "\n".join(body) + "\n"
 
 
-def plan_signature(plan: Plan, groups: str = "alike") -> str:
+def plan_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """A short text that identifies the rendered source of ``plan`` (once per structure;
     ``groups`` as in :func:`render_plan`)."""
     def make() -> str:
@@ -767,8 +859,9 @@ def plan_signature(plan: Plan, groups: str = "alike") -> str:
     return memo(plan, f"signature-{groups}", make)
 
 
-__all__ = ["CAND_GEN", "DepthSpec", "LEAF_GROUPS", "cut_gen", "depth_specs", "leaf_countable",
-           "leaf_first", "leaf_groups_mode", "memo",
+__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "depth_specs",
+           "leaf_countable",
+           "leaf_first", "leaf_groups_mode", "memo", "twin_leaves",
            "part_ctype", "uses_cut_graph",
            "part_dtype", "part_nbytes", "plan_structure",
            "render_plan", "render_functions", "plan_signature", "trims"]

@@ -31,6 +31,8 @@ How it differs from the specialised functions (gMatch section 4.1's checks are t
   bytes per entry, so up to one warp fewer per block for small ``k``.
 - Inter-partition plans (rule 8, PBE's DupRemove) are not served: they take the
   specialised module.
+- Twins (:func:`.render.twin_leaves`) are enumerated, not counted: their warp-wide count
+  is the specialised module's only.
 - A group of bare leaves (:func:`.render.leaf_first`) is described by a record after the
   depths' records (:func:`_group_record`: its first depth, kind, parents and which matched
   vertices their lists hold), read at run time, so the first counted depth ``WM_LEAF_D``
@@ -41,7 +43,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...plan.plan import Plan
-from .render import CAND_GEN, _in_list, depth_specs, leaf_countable, leaf_first, memo
+from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, depth_specs, leaf_countable,
+                     leaf_first, memo)
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
@@ -107,7 +110,7 @@ def _generic_eligible(plan: Plan) -> bool:
                for s in depth_specs(plan))
 
 
-def generic_table(plan: Plan, groups: str = "alike") -> np.ndarray:
+def generic_table(plan: Plan, groups: str = DEFAULT_GROUPS) -> np.ndarray:
     """``plan``'s per-depth facts in the layout :func:`render_functions_generic` reads.
 
     Parameters
@@ -133,7 +136,7 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
     rec = np.zeros(_group_n(k), dtype=np.int32)
-    first = leaf_first(plan, groups)
+    first = leaf_first(plan, groups, twins=False)
     rec[G_FIRST] = first
     if first >= k - 1:
         return rec                          # a last leaf (its codes are per depth) or none
@@ -428,10 +431,10 @@ __device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, long
 
 def _counts(plan: Plan, groups: str) -> bool:
     """Whether count mode counts some depths of ``plan`` from list sizes (``WM_LEAF_OK``)."""
-    return leaf_first(plan, groups) < int(plan.k)
+    return leaf_first(plan, groups, twins=False) < int(plan.k)
 
 
-def render_plan_generic(plan: Plan, groups: str = "alike") -> str:
+def render_plan_generic(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """The ``#define`` lines of the generic module for ``plan``'s size (as
     :func:`.render.render_plan`, with ``WM_TRIM`` 1, ``WM_GP_STRIDE``, ``WM_G_N`` and
     ``WM_LEAF_D`` read from the group record at run time)."""
@@ -442,6 +445,7 @@ def render_plan_generic(plan: Plan, groups: str = "alike") -> str:
                       "#define WM_TRIM 1",
                       f"#define WM_LEAF_OK {int(_counts(plan, groups))}",
                       "#define WM_LEAF_D (WM_GRP(WM_G_FIRST))",
+                      "#define WM_TWIN 0",
                       f"#define WM_GP_STRIDE {_stride(k)}",
                       f"#define WM_G_N {_group_n(k)}",
                       "#define WM_GENERIC 1"]) + "\n"
@@ -465,7 +469,7 @@ def render_functions_generic(plan: Plan) -> str:
     return offs + "\n" + _GENERIC_BODY
 
 
-def generic_signature(plan: Plan, groups: str = "alike") -> str:
+def generic_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """What the generic module's text depends on: ``k``, directedness, leaf counting (a
     last leaf or a group of leaves: which, and where, is in the table)."""
     return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"

@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 from ...plan.plan import Plan
-from .render import memo, plan_trims, render_functions, render_plan
+from .render import DEFAULT_GROUPS, memo, plan_trims, render_functions, render_plan
 from .render_generic import render_functions_generic, render_plan_generic
 
 __all__ = ["NVRTC_OPTIONS", "build_source", "module_source", "stack_bytes", "warps_per_block"]
@@ -43,7 +43,7 @@ def stack_bytes(k: int, trim: bool = False) -> int:
 
 def build_source(plan: Plan, kernel: str, *, warps: int, batch: bool = True,
                  list_mode: bool = False, steal: bool = False, profile: bool = False,
-                 generic: bool = False, groups: str = "alike") -> str:
+                 generic: bool = False, groups: str = DEFAULT_GROUPS) -> str:
     """The complete CUDA source for ``plan`` and one DFS kernel.
 
     Parameters
@@ -97,7 +97,7 @@ def module_source(eng: Any, plan: Plan, list_mode: bool, generic: bool = False) 
     processes, filling CuPy's on-disk kernel cache) to take compilation off a run.
     ``generic``: the generic module for ``plan``'s size (:mod:`.render_generic`).
     Rendered once per plan structure and engine settings (:func:`.render.memo`)."""
-    groups = str(getattr(eng, "leaf_groups", "alike"))
+    groups = str(getattr(eng, "leaf_groups", DEFAULT_GROUPS))
     what = ("source", eng.model, bool(eng.batch), bool(list_mode), bool(eng.steal),
             bool(eng.profile), bool(generic), groups)
     return memo(plan, repr(what), lambda: build_source(

@@ -57,7 +57,21 @@ extern "C" __global__ void wm_bfs_expand(const int* __restrict__ pool, long long
   }
 }
 
-#if WM_LEAF
+#if WM_LEAF && WM_TWIN
+// count mode, pool rows of depth WM_LEAF_D below twins: one warp per row (wm_twin_warp)
+extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,
+                                       unsigned long long* __restrict__ total) {
+  const int lane = threadIdx.x & 31;
+  const long long w0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+  const long long nw = ((long long)gridDim.x * blockDim.x) >> 5;
+  unsigned long long mine = 0;
+  for (long long i = w0; i < n; i += nw) {
+    const unsigned long long c = wm_twin_warp(pool + i * WM_LEAF_D, lane);
+    if (lane == 0) mine += c;
+  }
+  if (lane == 0 && mine) atomicAdd(total, mine);
+}
+#elif WM_LEAF
 // count mode, pool rows of depth WM_LEAF_D: the leaves' matches of each row, summed
 extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,
                                        unsigned long long* __restrict__ total) {

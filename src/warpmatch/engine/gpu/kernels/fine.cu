@@ -17,7 +17,8 @@
 // vertex that is a plain leaf is counted per partial match at depth K-2
 // (WM_LEAF: list length minus the matched vertices in it) instead of one lane per
 // candidate, as is a group of bare leaves at depths WM_LEAF_D..K-1 per partial match
-// of depth WM_LEAF_D - 1 (from their lists' sizes and intersections).
+// of depth WM_LEAF_D - 1 (from their lists' sizes and intersections), or twins there
+// (WM_TWIN: the whole warp intersects their lists for one partial match after another).
 //
 // Work distribution (4.3): warps take chunks of the initial task pool (filled
 // by the BFS phase, bfs.cu) through an atomic counter. With WM_STEAL, a warp
@@ -293,8 +294,23 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
     int row[WM_K];
     const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, nskip, ncnt, row);
 #if WM_LEAF
-    if (d == WM_LEAF_D - 1) {   // ncnt is the number of c's completions (wm_leaf_count)
-      my_count += valid ? ncnt : 0ull;
+    if (d == WM_LEAF_D - 1) {
+#if WM_TWIN
+      // twins: each valid lane's partial match (in its row) in turn, the whole warp
+      // intersecting the twins' lists for it (wm_twin_warp, render._twins)
+      unsigned todo = __ballot_sync(WM_FULL, valid);
+      while (todo) {
+        const int src = __ffs(todo) - 1;
+        todo &= todo - 1;
+        int r[WM_LEAF_D];
+#pragma unroll
+        for (int j = 0; j < WM_LEAF_D; ++j) r[j] = __shfl_sync(WM_FULL, row[j], src);
+        const unsigned long long n = wm_twin_warp(r, lane);
+        if (lane == 0) my_count += n;
+      }
+#else
+      my_count += valid ? ncnt : 0ull;   // ncnt: c's completions (wm_leaf_count)
+#endif
       __syncwarp();
       continue;
     }
