@@ -17,6 +17,10 @@ end to end (planning, NVRTC compilation, search). Engines:
 ``cpu-notable``
     The same with ``WARPMATCH_LEAF_TABLE=0``: a labeled last leaf is scanned per partial
     match instead of counted from the per-vertex table (to measure that table).
+``cpu-notwins``
+    The same with ``WARPMATCH_TWINS=0``: twins (last vertices with the same neighbours and
+    label, ``plan.leaves.twin_group``) are enumerated instead of counted from the scan of
+    the first one's candidates (to measure that count).
 ``cpu-core``
     The numba engine with the core-first matching order (``order="core"``, GENEVA's
     Algorithm 8) instead of RI's.
@@ -57,19 +61,31 @@ import numpy as np
 
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
-ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable", "cpu-core")
+ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable", "cpu-notwins",
+           "cpu-core")
 
 
-def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int) -> list[Path]:
-    """The first ``per_set`` queries of each (size, density) set of ``graph``, in order."""
+def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int,
+                with_twins: bool = False) -> list[Path]:
+    """The first ``per_set`` queries of each (size, density) set of ``graph``, in order;
+    ``with_twins``: the first ``per_set`` that have twins (``plan.order.twin_classes``:
+    vertices with the same label and the same two or more neighbours)."""
+    from warpmatch.plan.order import twin_classes
+    from warpmatch.query.io import read_query_file
     qdir = DATA / "labeled" / graph / "query_graph"
     out = []
     for k in sizes:
         for dens in densities:
-            for i in range(1, per_set + 1):
+            got, i = 0, 1
+            while got < per_set:
                 p = qdir / f"query_{dens}_{k}_{i}.graph"
-                if p.is_file():
-                    out.append(p)
+                if not p.is_file():
+                    break
+                i += 1
+                if with_twins and not twin_classes(read_query_file(p)):
+                    continue
+                out.append(p)
+                got += 1
     return out
 
 
@@ -144,6 +160,8 @@ def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Nam
     env = dict(os.environ)
     if engine == "cpu-notable":
         env["WARPMATCH_LEAF_TABLE"] = "0"
+    if engine == "cpu-notwins":
+        env["WARPMATCH_TWINS"] = "0"
     if engine.startswith("gpu"):
         env["WARPMATCH_GPU_COMPILE"] = engine.split("-", 1)[1]
         env["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-", dir=work)
@@ -191,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="16,24,32")
     ap.add_argument("--densities", default="dense,sparse")
     ap.add_argument("--per-set", type=int, default=3, help="queries per (size, density) set")
+    ap.add_argument("--with-twins", action="store_true",
+                    help="only queries with twins (to measure cpu-notwins against cpu)")
     ap.add_argument("--engines", default="gpu-auto,gpu-specialised,cpu")
     ap.add_argument("--first", type=int, default=100_000,
                     help="a query is answered at its first FIRST embeddings (default 10^5)")
@@ -220,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             if not gpath.is_file():
                 print(f"{gname}: {gpath} not found (set WARPMATCH_DATA)", file=sys.stderr)
                 continue
-            queries = query_files(gname, sizes, dens, args.per_set)
+            queries = query_files(gname, sizes, dens, args.per_set, args.with_twins)
             if args.sampled > 0:
                 queries += sampled_queries(gpath, args.sampled, args.sampled_size, work)
             per = {}

@@ -1,16 +1,17 @@
 """Counting twins from one intersection (issue 21, item 3; ``plan.leaves.twin_group``).
 
 Twins are last depths with the same two or more backward neighbours and nothing else to
-check (the diamond's two common neighbours of an edge, K5 less an edge's three). The CPU
+check (the diamond's two common neighbours of an edge, K5 less an edge's two). The CPU
 engine counts their set once, at the first twin's depth, and turns its size ``s`` into
 ``C(s, j)`` or ``s (s-1) ... (s-j+1)``.
 
-- ``twin_group`` finds them only where that is exact: labels, edge labels, candidate sets,
-  induced non-edges, restrictions that do not chain them or that involve another depth
-  leave them to the search.
+- ``twin_group`` finds them only where that is exact: induced non-edges, restrictions that
+  do not chain them or that involve another depth leave them to the search; twins with
+  labels, edge labels or candidate sets (the same for all of them) are counted from the
+  scan of the first one's candidates (``checks=True``), not from the fast path.
 - Counts equal the reference engine's on random graphs (directed, vertex- and
   edge-labeled) with queries made of a random core and 2-3 vertices on one random set of
-  core vertices (twins where the plan orders them last; labeled twins, which are not).
+  core vertices (twins where the plan orders them last), labeled or not.
 - On email-Eu-core the counted patterns (the diamond, gMatch's P8, STMatch's 15) equal
   the plain search's (``$WARPMATCH_TWINS=0``).
 - ``explain`` says where twins are counted.
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 
 import warpmatch as wm
 from warpmatch.engine.cpu import CpuEngine, _program
-from warpmatch.engine._cpu_prog import H_TWIN0, H_TWIN_CHAIN
+from warpmatch.engine._cpu_prog import H_TWIN0, H_TWIN_CHAIN, HEAD, S_FAST_LAST
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.graph.generators import erdos_renyi, random_labels, with_labels
 from warpmatch.plan import build_plan
@@ -123,9 +124,21 @@ def test_twins_on_unlabeled_graphs_are_counted_and_equal_the_reference(data) -> 
     g = data.draw(dense_graphs(directed=False, labeled=False))
     q = data.draw(twin_queries(g))
     plan = build_plan(g, q, mode="subgraphs", purpose="count")
-    grp = twin_group(plan, False, False)
+    grp = twin_group(plan, False, False, checks=True)
     prog = _program(plan, g)
     assert int(prog[H_TWIN0]) == (plan.k if grp is None else grp.first)
+    assert CPU.count(g, plan) == REF.count(g, plan)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_labeled_twins_equal_the_reference(data) -> None:
+    """Dense labeled graphs (failing sets on): twins with a label, edge labels or candidate
+    sets are counted from the scan of the first one's candidates (``ST_TWINS``)."""
+    g = data.draw(dense_graphs(labeled=True))
+    q = data.draw(twin_queries(g))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    plan = build_plan(g, q, mode=mode, purpose="count")
     assert CPU.count(g, plan) == REF.count(g, plan)
 
 
@@ -156,13 +169,27 @@ def test_twins_are_found_where_exact() -> None:
     assert twin_group(cut, False, False) is None
 
 
-def test_labeled_twins_are_left_to_the_search() -> None:
+def test_labeled_twins_are_counted_from_the_scan() -> None:
+    """Twins with a label: not bare (the GPU enumerates them), but the CPU engine's scan of
+    the first one's candidates counts its survivors; twins of different labels are no
+    twins."""
     g = with_labels(erdos_renyi(200, 1500, seed=1), vertex_labels=random_labels(200, 2))
-    q = Query.from_edges([(0, 1), (0, 2), (1, 2), (0, 3), (1, 3)], k=4,
-                         vertex_labels=[-1, -1, 1, 1])
+    # a triangle 0, 1, 2 of label 0 and two vertices of label 1 on its edge 0-1
+    edges = [(0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (0, 4), (1, 4)]
+    q = Query.from_edges(edges, k=5, vertex_labels=[0, 0, 0, 1, 1])
     plan = build_plan(g, q, mode="subgraphs")
+    assert plan.order.tolist()[-2:] == [3, 4]
     assert twin_group(plan, True, False) is None
-    assert CPU.count(g, plan) == REF.count(g, plan)
+    grp = twin_group(plan, True, False, checks=True)
+    assert grp is not None and grp.first == 3 and grp.chain
+    prog = _program(plan, g)
+    assert int(prog[H_TWIN0]) == 3
+    assert int(prog[int(prog[HEAD + S_FAST_LAST]) + 3]) == 0      # the scan counts
+    assert CPU.count(g, plan) == REF.count(g, plan) > 0
+    assert "checks made once per candidate" in wm.explain(g, q, backend="cpu")
+    # (2 is a twin of 3 and 4 where its label is theirs)
+    other = Query.from_edges(edges, k=5, vertex_labels=[0, 0, 2, 0, 1])
+    assert twin_group(build_plan(g, other), True, False, checks=True) is None
 
 
 def test_explain_says_where_twins_are_counted() -> None:

@@ -36,11 +36,14 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   instead of descending (:mod:`._cpu_leaves`); two or three leaves of different
   vertices by inclusion-exclusion over their sets' overlaps.
 - **Counting twins**: when the last ``j >= 2`` depths have the same two or more
-  backward neighbours and nothing else to check (the common neighbours of a matched
-  edge in a diamond: :func:`warpmatch.plan.leaves.twin_group`), the last depth's
-  fast path runs at the first twin's depth and its count ``s`` becomes ``C(s, j)``
-  (restrictions in a chain) or ``s (s-1) ... (s-j+1)`` (:func:`_twins`), instead of
-  intersecting the lists again for every choice of the first twin.
+  backward neighbours (the common neighbours of a matched edge in a diamond:
+  :func:`warpmatch.plan.leaves.twin_group`), the last depth's fast path runs at the
+  first twin's depth and its count ``s`` becomes ``C(s, j)`` (restrictions in a chain)
+  or ``s (s-1) ... (s-j+1)`` (:func:`_twins`), instead of intersecting the lists again
+  for every choice of the first twin. Where they carry labels, edge labels or a
+  candidate set (the same for all of them), the scan of the first twin's depth counts
+  its survivors instead of descending (the state row's ``ST_TWINS``) and adds their
+  count when it ends.
 - **Failing sets** (DP-iso, Han et al., SIGMOD 2019, §5): in a subtree without a
   match, each depth gathers the set of depths its failure depends on — a
   candidate list is a function of the depths it intersects with, is bounded by
@@ -736,6 +739,16 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
         st[o_pos + d] = p
 
         if found < 0:
+            if count_only and d == prog[H_TWIN0]:
+                # twins whose checks need the scan: its survivors are their set
+                n_tw = _twins(st[st.shape[0] - 2], k - d, prog[H_TWIN_CHAIN] != 0)
+                st[st.shape[0] - 2] = 0       # ST_TWINS
+                total += n_tw
+                if use_fs:
+                    if n_tw > 0:
+                        st[o_found] += 1
+                    else:                     # a set too small: the twins' failing set
+                        st[o_fs + d] |= prog[o_failx]
             if use_fs and d >= 2:
                 f = _fs_of_depth(st, d, o_fs, o_snap, o_found, prog[o_anc + d])
                 d -= 1
@@ -746,6 +759,9 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 d = -1
             continue
         st[m0 + d] = found
+        if count_only and d == prog[H_TWIN0]:
+            st[st.shape[0] - 2] += 1          # ST_TWINS: a survivor, counted at the end
+            continue
         if d == k - 1:
             if use_fs:
                 st[o_found] += 1

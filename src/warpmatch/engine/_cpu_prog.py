@@ -28,8 +28,9 @@ BIG = np.int64(1) << np.int64(62)
 # default), prog[10] = 1 when the last depth is a plain leaf counted under rule 8 from the
 # cut neighbours' lists (the kernels' ``cptr``/``cidx``);
 # prog[11..12] = the twins counted from one intersection (``plan.leaves.twin_group``): their
-# first depth (k: none; the kernels' last-depth fast path runs there) and how to count
-# them (0: P(s, j); 1: C(s, j));
+# first depth (k: none; the kernels' last-depth fast path runs there where nothing but the
+# edges is to check, else its scan counts the survivors) and how to count them (0: P(s, j);
+# 1: C(s, j));
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
@@ -68,7 +69,8 @@ FS_PRUNED = np.int64(1) << np.int64(62)
 # the depth was entered), the found counter (bumped by every match or non-zero count,
 # so "a match below" is a comparison with snap), the parameters of up to three counted
 # leaves (``_leaf_fill``) and their sets' overlaps (``_leaf_mixed``; both scratch, not
-# state), and the scans a failing set ended (the row's last slot: :data:`ST_PRUNES`).
+# state), the twins' survivors so far (:data:`ST_TWINS`) and the scans a failing set ended
+# (the row's last slot: :data:`ST_PRUNES`).
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 
@@ -78,11 +80,14 @@ LEAF_W = 6
 
 def state_width(k: int, nbn: int) -> int:
     """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
-    return ST_HEAD + 8 * k + max(nbn, 1) + 2 + 3 * LEAF_W + 8
+    return ST_HEAD + 8 * k + max(nbn, 1) + 2 + 3 * LEAF_W + 9
 
 
 #: the state row's last slot: how many depth scans a failing set ended
 ST_PRUNES = -1
+#: the slot before it: the twins' survivors so far in the scan of their first depth, where
+#: their checks need the scan (labels, candidate sets: ``_cpu_kernels``)
+ST_TWINS = -2
 
 
 @njit(cache=True, nogil=True)

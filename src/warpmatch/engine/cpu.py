@@ -225,12 +225,16 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
             and plan.na_ptr[i + 1] == plan.na_ptr[i]
             and plan.min_out_deg[i] <= implied_out and plan.min_in_deg[i] <= implied_in)
     # twins (plan.leaves.twin_group): the fast path counts their set at the first one's
-    # depth, and the kernels turn that count into theirs (H_TWIN_CHAIN);
+    # depth where nothing but their edges is to check, else the scan of that depth counts
+    # its survivors, and the kernels turn that count into theirs (H_TWIN_CHAIN);
     # $WARPMATCH_TWINS=0 enumerates them (to compare)
-    twins = (twin_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None)
-             if os.environ.get("WARPMATCH_TWINS", "1").strip() != "0" else None)
-    if twins is not None:
-        fast_last[twins.first] = 1
+    labs = (graph.vertex_labels is not None, graph.edge_labels is not None)
+    twins = None
+    if os.environ.get("WARPMATCH_TWINS", "1").strip() != "0":
+        twins = twin_group(plan, *labs, checks=True)
+        bare = twin_group(plan, *labs)
+        if twins is not None and bare is not None and bare.first == twins.first:
+            fast_last[twins.first] = 1
     segs = [None] * K.NSEG
     segs[K.S_VLABEL] = plan.vlabel
     segs[K.S_MIN_OUT] = plan.min_out_deg

@@ -156,17 +156,22 @@ def explain_plan(plan: Plan) -> str:
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
     from .leaves import table_leaf, twin_group
-    twins = twin_group(plan, True, True)
+    twins = twin_group(plan, True, True, checks=True)
     if twins is not None:
         d0 = twins.first
         names = ", ".join(_name(plan, int(u)) for u in plan.order[d0:])
         nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
             set(plan.bn_pos[int(plan.bn_ptr[d0]):int(plan.bn_ptr[d0 + 1])].tolist())))
         how = "C(s, j): their restrictions order them" if twins.chain else "s (s-1) ... (s-j+1)"
-        # the GPU engine's own modules count them by default (engine.gpu.render.twin_leaves)
-        lines.append(f"counted, not enumerated (count mode, cpu and gpu engines): {names}, "
-                     f"twins (each adjacent to {nbrs} only), from the s vertices of one "
-                     f"intersection of lists they may take: {how}")
+        # the GPU engine's own modules count bare ones by default (render.twin_leaves); the
+        # CPU engine also those with checks, from the scan of the first one's candidates
+        bare = twin_group(plan, True, True)
+        engines = ("cpu and gpu engines" if bare is not None and bare.first == d0
+                   else "cpu engine")
+        checked = "" if engines != "cpu engine" else ", their checks made once per candidate"
+        lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "
+                     f"adjacent to {nbrs} only), from the s vertices of one intersection of "
+                     f"lists they may take{checked}: {how}")
     if table_leaf(plan):
         d = plan.k - 1
         checks = [w for w, on in (

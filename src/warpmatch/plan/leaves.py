@@ -51,13 +51,16 @@ set ``S`` is one intersection of lists, the same for all of them, so their match
 ``C(s, j)`` (restrictions in a chain) or ``s (s-1) ... (s-j+1)`` for the ``s`` entries of
 ``S`` not matched already, where enumerating them would intersect the lists again for
 every choice of the first. The CPU engine counts them at the first twin's depth with its
-last-depth fast path (the intersection's size less the matched vertices in it); the GPU
-engine with ``GpuEngine(leaf_groups="twins")`` (its plan's own module), the whole warp
-intersecting the lists for one partial match after another (``engine.gpu.render._twins``).
+last-depth fast path (the intersection's size less the matched vertices in it); twins
+with a label, edge labels or a candidate set, the same for all of them
+(``twin_group(checks=True)``), from the scan of the first twin's candidates, which tests
+each once and counts the survivors instead of descending. The GPU engine counts bare
+twins by default (``GpuEngine(leaf_groups="twins")``, its plan's own module), the whole
+warp intersecting the lists for one partial match after another
+(``engine.gpu.render._twins``).
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions, twins with labels or candidate sets; labeled leaf groups and the leaf
-table on the GPU.
+under restrictions; labeled leaf groups, labeled twins and the leaf table on the GPU.
 """
 from __future__ import annotations
 
@@ -243,17 +246,24 @@ def _chain(plan: Plan, group: set[int]) -> bool | None:
     return True
 
 
-def _twin_key(plan: Plan, d: int, vertex_labels: bool, edge_labels: bool
-              ) -> tuple | None:
+def _twin_key(plan: Plan, d: int, vertex_labels: bool, edge_labels: bool,
+              checks: bool = False) -> tuple | None:
     """Depth ``d``'s backward neighbours as a sorted tuple of ``(pos, dir)`` where it may
-    be a twin: at least two distinct ones, and nothing else to check (no vertex label or
-    edge label the graph carries, no candidate set, no induced non-edge, no degree bound
-    beyond what its edges imply); else ``None``."""
+    be a twin: at least two distinct ones, no induced non-edge, and nothing else to check
+    (no vertex label or edge label the graph carries, no candidate set, no degree bound
+    beyond what its edges imply); else ``None``. With ``checks``, labels, edge labels
+    (``(pos, dir, label)``), a candidate set and degree bounds are allowed, and are part
+    of the key (twins must share them)."""
     b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
     pos = [int(x) for x in plan.bn_pos[b0:b1]]
     dirs = [int(x) for x in plan.bn_dir[b0:b1]]
     if len(set(pos)) < 2 or plan.na_ptr[d + 1] != plan.na_ptr[d]:
         return None
+    if checks:
+        elab = [int(x) if edge_labels else -1 for x in plan.bn_elabel[b0:b1]]
+        return (tuple(sorted(zip(pos, dirs, elab))),
+                int(plan.vlabel[d]) if vertex_labels else -1, _candidates(plan, d),
+                int(plan.min_out_deg[d]), int(plan.min_in_deg[d]))
     if bool(plan.cand_restricted[d]) or (vertex_labels and int(plan.vlabel[d]) != -1):
         return None
     if edge_labels and any(int(x) != -1 for x in plan.bn_elabel[b0:b1]):
@@ -269,22 +279,26 @@ def _twin_key(plan: Plan, d: int, vertex_labels: bool, edge_labels: bool
     return tuple(sorted(zip(pos, dirs)))
 
 
-def twin_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
+def twin_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
+               checks: bool = False) -> LeafGroup | None:
     """The plan's twins (fourth case of the module docstring): the longest run of at least
     two last depths with the same backward neighbours (:func:`_twin_key`), all matched
     before the first of them, whose restrictions, if any, order all of them in one chain
     and involve no other depth; ``None`` where there is none. Off for inter-partition
     plans (rule 8 checks every candidate). ``parent`` and ``direction`` are the first
-    backward edge's (the engine reads the rest from the plan)."""
+    backward edge's (the engine reads the rest from the plan). ``checks``: twins may have
+    labels, edge labels, a candidate set and degree bounds (the same for all of them),
+    which the CPU engine's scan of the first twin's candidates tests."""
     k = plan.k
     if k < 3 or plan.cut_part is not None:
         return None
-    key = _twin_key(plan, k - 1, vertex_labels, edge_labels)
+    key = _twin_key(plan, k - 1, vertex_labels, edge_labels, checks)
     if key is None:
         return None
+    top = int(plan.bn_pos[int(plan.bn_ptr[k - 1]):int(plan.bn_ptr[k])].max())
     first = k - 1
-    while (first - 1 > max(p for p, _ in key)
-           and _twin_key(plan, first - 1, vertex_labels, edge_labels) == key):
+    while (first - 1 > top
+           and _twin_key(plan, first - 1, vertex_labels, edge_labels, checks) == key):
         first -= 1
     # the longest run first; where its restrictions do not chain, a shorter one may
     for f in range(first, k - 1):

@@ -318,22 +318,18 @@ def gql_order(query: Query, counts: Sequence[int], first: int | None = None) -> 
 
 def twin_classes(query: Query) -> list[list[int]]:
     """The query's classes of twins that count mode may count (:func:`twins_last`): two or
-    more vertices with no vertex label, the same two or more neighbours, each joined to
-    them by the same kind of edges (directions; no edge labels). Such vertices are never
+    more vertices with the same label, the same two or more neighbours, each joined to
+    them by the same kind of edges (directions, edge labels). Such vertices are never
     adjacent to each other (no self-loops)."""
     k = query.k
     sig: dict[tuple, list[int]] = {}
     nb: list[set] = [set() for _ in range(k)]
-    bad = np.zeros(k, dtype=bool)
     for (a, b), lab in zip(query.edges.tolist(), query.edge_labels.tolist()):
-        if lab != -1:
-            bad[a] = bad[b] = True
-        nb[a].add((b, 0))
-        nb[b].add((a, 1 if query.directed else 0))
+        nb[a].add((b, 0, lab))
+        nb[b].add((a, 1 if query.directed else 0, lab))
     for u in range(k):
-        if bad[u] or int(query.vertex_labels[u]) != -1 or len({w for w, _ in nb[u]}) < 2:
-            continue
-        sig.setdefault(tuple(sorted(nb[u])), []).append(u)
+        if len({w for w, _, _ in nb[u]}) >= 2:
+            sig.setdefault((int(query.vertex_labels[u]), tuple(sorted(nb[u]))), []).append(u)
     return [c for c in sig.values() if len(c) >= 2]
 
 
