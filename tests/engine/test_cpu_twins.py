@@ -47,8 +47,9 @@ SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
 @st.composite
 def twin_queries(draw, graph) -> Query:
     """A connected core of 2-4 vertices (half of them cliques) plus 2-3 vertices adjacent to
-    one random set of 2 or more core vertices (the same directions for all of them, or random), labeled alike or
-    not; sometimes an edge between two of them (no longer twins)."""
+    one random set of 2 or more core vertices (the same directions for all of them, or
+    random), labeled alike or not; sometimes an edge between two of them (no longer
+    twins)."""
     c = draw(st.integers(2, 4))
     edges = set()
     for v in range(1, c):
