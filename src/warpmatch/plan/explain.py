@@ -166,8 +166,8 @@ def explain_plan(plan: Plan) -> str:
         # the GPU engine's own modules count bare ones by default (render.twin_leaves); the
         # CPU engine also those with checks, from the scan of the first one's candidates
         bare = twin_group(plan, True, True)
-        engines = ("cpu and gpu engines" if bare is not None and bare.first == d0
-                   else "cpu engine")
+        engines = ("cpu and gpu engines; on the gpu, the plan's own module, not the generic "
+                   "one" if bare is not None and bare.first == d0 else "cpu engine")
         checked = "" if engines != "cpu engine" else ", their checks made once per candidate"
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "
                      f"adjacent to {nbrs} only), from the s vertices of one intersection of "
