@@ -37,6 +37,7 @@ from warpmatch.query.model import Query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_helpers import graphs  # noqa: E402
+from test_cpu_leaf_groups import _core  # noqa: E402
 
 CPU, REF = CpuEngine(), ReferenceEngine()
 pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
@@ -50,17 +51,9 @@ def twin_queries(draw, graph) -> Query:
     one random set of 2 or more core vertices (the same directions for all of them, or
     random), labeled alike or not; sometimes an edge between two of them (no longer
     twins)."""
-    c = draw(st.integers(2, 4))
-    edges = set()
-    for v in range(1, c):
-        u = draw(st.integers(0, v - 1))
-        edges.add((v, u) if graph.directed and draw(st.booleans()) else (u, v))
+    c, edges = _core(draw, graph, 2)
     if draw(st.booleans()):                 # a clique: RI orders it before the twins
         edges |= {(a, b) for a in range(c) for b in range(a + 1, c)}
-    for _ in range(draw(st.integers(0, c))):
-        a, b = draw(st.integers(0, c - 1)), draw(st.integers(0, c - 1))
-        if a != b:
-            edges.add((a, b) if graph.directed else (min(a, b), max(a, b)))
     nbrs = draw(st.lists(st.integers(0, c - 1), min_size=2, max_size=c, unique=True))
     j = draw(st.integers(2, 3))
     same_dirs = draw(st.booleans())

@@ -36,6 +36,7 @@ from warpmatch.plan import build_plan  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from engine_helpers import graphs  # noqa: E402
 from test_cpu_twins import dense_graphs, twin_queries  # noqa: E402
+from test_gpu_leaf_groups import _gpu as _leaf_gpu  # noqa: E402
 from test_gpu_leaf_groups import _power_law  # noqa: E402
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
@@ -44,12 +45,8 @@ CPU, REF = CpuEngine(), ReferenceEngine()
 
 
 def _gpu(threshold: int, compile: str = "specialised", groups: str = "twins") -> GpuEngine:
-    eng = GpuEngine(pool_threshold=threshold, compile=compile, time_limit_s=120.0,
-                    leaf_groups=groups)
-    ok, why = eng.available()
-    if not ok:
-        pytest.skip(why)
-    return eng
+    """``test_gpu_leaf_groups._gpu`` with twins counted (and no mixed leaves) by default."""
+    return _leaf_gpu(threshold, compile, groups)
 
 
 def _counted(eng: GpuEngine, g, plan) -> bool:

@@ -39,7 +39,7 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   backward neighbours (the common neighbours of a matched edge in a diamond:
   :func:`warpmatch.plan.leaves.twin_group`), the last depth's fast path runs at the
   first twin's depth and its count ``s`` becomes ``C(s, j)`` (restrictions in a chain)
-  or ``s (s-1) ... (s-j+1)`` (:func:`_twins`), instead of intersecting the lists again
+  or ``s (s-1) ... (s-j+1)`` (``_cpu_leaves._choices``), instead of intersecting the lists again
   for every choice of the first twin. Where they carry labels, edge labels or a
   candidate set (the same for all of them), the scan of the first twin's depth counts
   its survivors instead of descending (the state row's ``ST_TWINS``) and adds their
@@ -89,7 +89,7 @@ from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers 
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
     S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
     ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop)
-from ._cpu_leaves import _leaf_count, _leaf_group, _leaf_worth
+from ._cpu_leaves import _choices, _leaf_count, _leaf_group, _leaf_worth
 
 
 @njit(cache=True, nogil=True)
@@ -276,22 +276,6 @@ def _fs_child_done(st, d, f, o_fs, o_pos, o_end):
         st[st.shape[0] - 1] += 1          # ST_PRUNES
     else:
         st[o_fs + d] = fd | f
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _twins(s, j, chain):
-    """The matches of ``j`` twins with a set of ``s`` usable vertices: ``C(s, j)`` when
-    their restrictions order them in a chain, else ``s (s-1) ... (s-j+1)``."""
-    if s < j:
-        return np.int64(0)
-    n = np.int64(1)
-    if chain:
-        for i in range(1, j + 1):           # exact at every step
-            n = n * (s - j + i) // i
-    else:
-        for i in range(j):
-            n *= s - i
-    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -614,7 +598,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                     # the twins at depths d..k-1 (plan.leaves.twin_group) share this set:
                     # C(s, j) injective choices where restrictions chain them, else
                     # s (s-1) ... (s-j+1); fails as a leaf group does
-                    n_last = _twins(n_last, k - d, prog[H_TWIN_CHAIN] != 0)
+                    n_last = _choices(n_last, k - d, prog[H_TWIN_CHAIN] != 0)
                     f_zero = prog[o_failx]
                 total += n_last
                 steps += q - s + 1
@@ -741,7 +725,7 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
         if found < 0:
             if count_only and d == prog[H_TWIN0]:
                 # twins whose checks need the scan: its survivors are their set
-                n_tw = _twins(st[st.shape[0] - 2], k - d, prog[H_TWIN_CHAIN] != 0)
+                n_tw = _choices(st[st.shape[0] - 2], k - d, prog[H_TWIN_CHAIN] != 0)
                 st[st.shape[0] - 2] = 0       # ST_TWINS
                 total += n_tw
                 if use_fs:

@@ -227,15 +227,22 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids, ltab):
         _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
     _leaf_unmatch(st, m0, d, lb, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
     s = st[sb + 1]
-    j = k - d
+    return _choices(s, k - d, prog[H_GRP_CHAIN] == 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _choices(s, j, chain):
+    """Injective choices of ``j`` alike vertices (a fan of leaves, twins) from a set of
+    ``s``: ``C(s, j)`` when their restrictions order them in a chain, else
+    ``s (s-1) ... (s-j+1)``."""
     if s < j:
         return np.int64(0)
     n = np.int64(1)
-    if prog[H_GRP_CHAIN] == 1:
-        for i in range(1, j + 1):           # C(s, j), exact at every step
+    if chain:
+        for i in range(1, j + 1):           # exact at every step
             n = n * (s - j + i) // i
     else:
-        for i in range(j):                  # s (s-1) ... (s-j+1)
+        for i in range(j):
             n *= s - i
     return n
 
