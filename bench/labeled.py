@@ -12,6 +12,9 @@ end to end (planning, NVRTC compilation, search). Engines:
 ``gpu-generic`` / ``gpu-specialised``
     One module kind only. ``gpu-specialised`` pays NVRTC for every new query; it is also
     timed a second time per query, from the cache, for the search alone.
+``gpu-generic-notwins`` / ``gpu-specialised-notwins``
+    The same with ``WARPMATCH_GPU_LEAF_GROUPS=alike``: twins enumerated instead of counted
+    by the warp from one intersection (to measure that count; ``--with-twins``).
 ``cpu``
     The numba engine, all cores.
 ``cpu-notable``
@@ -61,8 +64,8 @@ import numpy as np
 
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
-ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "cpu", "cpu-notable", "cpu-notwins",
-           "cpu-core")
+ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "gpu-generic-notwins",
+           "gpu-specialised-notwins", "cpu", "cpu-notable", "cpu-notwins", "cpu-core")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int,
@@ -116,7 +119,7 @@ def child(spec_path: str) -> None:
             rec.update(seconds=time.perf_counter() - t, count=int(r.count),
                        partial=r.partial, compile_s=r.compile_seconds,
                        module=r.gpu_module, search_s=r.seconds - r.compile_seconds)
-            if engine == "gpu-specialised":
+            if engine.startswith("gpu-specialised"):
                 # the same query again: its module is cached, the search alone
                 t = time.perf_counter()
                 r2 = wm.count_result(g, q, backend=backend, limit=first,
@@ -163,7 +166,9 @@ def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Nam
     if engine == "cpu-notwins":
         env["WARPMATCH_TWINS"] = "0"
     if engine.startswith("gpu"):
-        env["WARPMATCH_GPU_COMPILE"] = engine.split("-", 1)[1]
+        env["WARPMATCH_GPU_COMPILE"] = engine.split("-")[1]
+        if engine.endswith("-notwins"):             # twins enumerated (GpuEngine leaf_groups)
+            env["WARPMATCH_GPU_LEAF_GROUPS"] = "alike"
         env["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-", dir=work)
         env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="xdg-", dir=work)
         env["WARPMATCH_GPU_BACKGROUND_COMPILE"] = "1" if args.background_compile else "0"

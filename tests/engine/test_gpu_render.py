@@ -225,7 +225,7 @@ def test_memo_keys_on_the_structure_not_the_candidates(pattern):
             assert module_source(eng, p, False, generic) == fresh
         tab = RG.generic_table(p)
         assert not tab.flags.writeable
-        assert np.array_equal(tab, RG._generic_table(p, "alike"))
+        assert np.array_equal(tab, RG._generic_table(p, R.DEFAULT_GROUPS))
 
 
 def test_leaf_groups_render_and_fill_the_generic_record():
@@ -285,13 +285,13 @@ def test_leaf_groups_mode():
         leaf_groups_mode("mixed")
 
 
-def test_twins_render_only_in_the_plans_own_module():
+def test_twins_render_in_both_modules():
     """Twins (plan.leaves.twin_group: the diamond's two common neighbours of an edge) are
     counted from depth 2 with ``leaf_groups="twins"`` (the default, or ``"all"``): the
     depth before writes its partial match to ``row`` for the warp-wide ``wm_twin_warp``,
     which scans the shortest of the two lists and searches each entry in the other, then
-    ``C(s, 2)``. The generic module enumerates them (``WM_TWIN 0``, its group record has
-    no group); ``"alike"`` does too."""
+    ``C(s, 2)``. The generic module counts them too (``WM_TWIN 1``, a twin record: kind
+    3); ``"alike"`` enumerates them."""
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import leaf_groups_mode, twin_leaves
     from warpmatch.graph.generators import erdos_renyi
@@ -300,7 +300,7 @@ def test_twins_render_only_in_the_plans_own_module():
     assert leaf_groups_mode("twins") == "twins"
     assert twin_leaves(plan).first == 2 and twin_leaves(plan, "alike") is None
     assert leaf_first(plan) == 2 and leaf_first(plan, "all") == 2
-    assert leaf_first(plan, "alike") == 4 and leaf_first(plan, twins=False) == 4
+    assert leaf_first(plan, "alike") == 4
     head, funcs = render_plan(plan, "twins"), render_functions(plan, "twins")
     assert "#define WM_TWIN 1" in head and "#define WM_LEAF_D 2" in head
     assert "wm_twin_warp" in funcs and "row[0] = m0; row[1] = c;" in funcs
@@ -308,10 +308,45 @@ def test_twins_render_only_in_the_plans_own_module():
     assert "wm_leaf_count" not in funcs
     assert "#define WM_TWIN 0" in render_plan(plan, "alike")
     assert "wm_twin_warp" not in render_functions(plan, "alike")
-    assert "#define WM_TWIN 0" in RG.render_plan_generic(plan, "twins")
+    assert "#define WM_TWIN 1" in RG.render_plan_generic(plan, "twins")
+    assert "#define WM_TWIN 0" in RG.render_plan_generic(plan, "alike")
+    assert RG.generic_signature(plan, "twins") != RG.generic_signature(plan, "alike")
     rec = RG.generic_table(plan, "twins")[plan.k * RG._stride(plan.k):]
+    assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_CHAIN]) == (2, 3, 2, 1)
+    rec = RG.generic_table(plan, "alike")[plan.k * RG._stride(plan.k):]
     assert rec[RG.G_FIRST] == plan.k
     # the matched vertices: the edge's ends are the lists' owners (never in their own
     # list); nothing else is matched before the twins
     body = re.search(r"wm_twin_warp\(.*?\n}", funcs, re.S).group(0)
     assert "--s" not in body
+
+
+def test_labeled_twins_are_tested_by_the_first_twins_check():
+    """Twins with a label, an edge label and candidate sets, the same for both
+    (``twin_group(checks=True)``): ``wm_twin_warp`` scans the shortest of their lists or
+    their candidate set and tests each entry with the first twin's ``wm_check_d2``, told
+    which list it came from (the candidate set: ``CAND_GEN``); the matched vertices are
+    among what that check rejects, so nothing is taken out after the scan. The generic
+    module's twin record points to the same depth."""
+    import numpy as np
+
+    from warpmatch.engine.gpu import render_generic as RG
+    from warpmatch.engine.gpu.render import CAND_GEN, twin_leaves
+    rng = np.random.default_rng(1)
+    n = 300
+    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
+    keep = src != dst
+    g = Graph.from_edges(src[keep], dst[keep], n=n,
+                         vertex_labels=(rng.random(n) < 0.2).astype(int),
+                         edge_labels=rng.integers(0, 2, int(keep.sum())), warn=False)
+    q = Query.from_edges([(0, 1), (0, 2), (1, 2), (0, 3), (1, 3)], k=4,
+                         vertex_labels=[1, 1, 0, 0], edge_labels=[-1, 1, -1, 1, -1])
+    plan = build_plan(g, q, purpose="count")
+    tw = twin_leaves(plan)
+    assert tw is not None and tw.first == 2 and bool(plan.cand_restricted[2])
+    body = re.search(r"wm_twin_warp\(.*?\n}", render_functions(plan), re.S).group(0)
+    assert "wm_check_d2(z_, sh_, t_, m0, m1)" in body
+    assert f"sh_ = {CAND_GEN};" in body and "g.cand_ptr[2]" in body
+    assert "--s" not in body and "wm_choose((unsigned long long)s, 2)" in body
+    rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
+    assert (rec[RG.G_FIRST], rec[RG.G_KIND]) == (2, 3)

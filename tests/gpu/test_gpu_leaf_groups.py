@@ -65,7 +65,7 @@ def _check_group_used(eng: GpuEngine, g: Graph, plan) -> None:
             or (bool((plan.vlabel != -1).any()) and g.vertex_labels is None)
             or (bool((plan.bn_elabel != -1).any()) and g.edge_labels is None)):
         return
-    first = leaf_first(plan, eng.leaf_groups, twins=eng.last_stats.get("module") != "generic")
+    first = leaf_first(plan, eng.leaf_groups)
     want = plan.k - first if first < plan.k - 1 else 0
     assert eng.last_stats["leaf_group"] == want
 

@@ -1,11 +1,14 @@
 """GPU engine: twins counted by the whole warp from one intersection (issue 21, item 3;
-``render.twin_leaves``, ``render._twins``, ``GpuEngine(leaf_groups="twins")``).
+``render.twin_leaves``, ``render_leaves.render_twins``, ``GpuEngine(leaf_groups="twins")``).
 
 - Random graphs (dense and sparse, directed or not, labeled or not) with twin queries
-  (``test_cpu_twins.twin_queries``): the GPU count equals the reference engine's from a
-  pool of roots (the DFS kernel counts the twins at the depth before them, a warp per
-  partial match) and from a deep pool (one warp per pool row, ``wm_bfs_leaf``), in both
-  modes, induced or not; the generic module enumerates them and agrees.
+  (``test_cpu_twins.twin_queries``: twins with labels, edge labels and candidate sets
+  too): the GPU count equals the reference engine's from a pool of roots (the DFS kernel
+  counts the twins at the depth before them, a warp per partial match) and from a deep
+  pool (one warp per pool row, ``wm_bfs_leaf``), in both modes, induced or not, with the
+  plan's own module and the generic one (both count them).
+- Labeled twins on a graph with a hub (long lists; the candidate set or a list drives
+  the scan): both modules equal the CPU engine and the enumeration (``"alike"``).
 - A power-law graph with a hub of degree 20,000: the diamond, K5 less an edge and K6
   less an edge equal the CPU engine's counts, with and without twins.
 - gMatch's P3 and P8, K6 less an edge and K4 with two twins of an edge on email-Eu-core
@@ -50,8 +53,8 @@ def _gpu(threshold: int, compile: str = "specialised", groups: str = "twins") ->
 
 
 def _counted(eng: GpuEngine, g, plan) -> bool:
-    """Whether the plan has twins the engine would count (its own module, a plan the
-    graph can match at all)."""
+    """Whether the plan has twins the engine would count (a plan the graph can match at
+    all)."""
     return (plan.empty_reason is None and twin_leaves(plan, eng.leaf_groups) is not None
             and not (bool((plan.vlabel != -1).any()) and g.vertex_labels is None)
             and not (bool((plan.bn_elabel != -1).any()) and g.edge_labels is None))
@@ -70,7 +73,7 @@ def test_gpu_twins_equal_the_reference(data) -> None:
         for compile in ("specialised", "generic"):
             eng = _gpu(threshold, compile)
             assert eng.count(g, plan) == want, (threshold, compile)
-            if compile == "specialised" and _counted(eng, g, plan):
+            if _counted(eng, g, plan):
                 assert eng.last_stats["leaf_group"] == plan.k - twin_leaves(plan, "twins").first
 
 
@@ -95,6 +98,42 @@ def test_hub_twins_equal_the_cpu(name) -> None:
             assert eng.count(g, plan) == want, (mode, threshold)
             assert eng.last_stats["leaf_group"] == plan.k - twin_leaves(plan, "twins").first
         assert _gpu(1, groups="none").count(g, plan) == want
+
+
+LABELED_TWINS = {
+    "labels": "a:1-b:1, a-c:0, b-c:0, a-d:0, b-d:0",
+    "edge labels": "a:1-b:1, a-[1]-c:0, b-[0]-c:0, a-[1]-d:0, b-[0]-d:0, a-[1]-e:0, b-[0]-e:0",
+    "K4 and two": "a:1-b:0, a-c:0, b-c, a-d:0, b-d:0, c-d:0, a-e:0, b-e:0, c-e:0",
+    "directed": "a:1->b:1, a-[1]->c:0, b->c:0, a-[1]->d:0, b->d:0",
+}
+
+
+@pytest.mark.parametrize("name", list(LABELED_TWINS))
+def test_labeled_hub_twins_equal_the_cpu_and_the_enumeration(name) -> None:
+    """Twins with a label, edge labels and candidate sets on a graph of 30,000 vertices
+    with a hub of degree 20,000 (label 1; 80% of the others label 0; two edge labels):
+    one warp scans the hub's list or the twins' candidate set and tests each entry
+    (``wm_check_d{f}``)."""
+    rng = np.random.default_rng(7)
+    base = _power_law(rng, 30_000, 100_000, hub_degree=20_000)
+    directed = name == "directed"
+    src, dst = base.edges()
+    labels = (rng.random(base.n) < 0.2).astype(np.int64)
+    labels[0] = 1                                       # the hub: a twin's neighbour
+    g = wm.Graph.from_edges(src, dst, n=base.n, directed=directed, vertex_labels=labels,
+                            edge_labels=rng.integers(0, 2, src.size), warn=False)
+    q = wm.api.as_query(LABELED_TWINS[name], g)
+    for mode in ("embeddings", "subgraphs"):
+        plan = build_plan(g, q, mode=mode, purpose="count")
+        tw = twin_leaves(plan, "twins")
+        assert tw is not None, "no twins: the test would not test it"
+        want = CPU.count(g, plan)
+        assert _gpu(1, groups="alike").count(g, plan) == want, mode
+        for threshold in (1, 10**8):
+            for compile in ("specialised", "generic"):
+                eng = _gpu(threshold, compile)
+                assert eng.count(g, plan) == want, (mode, threshold, compile)
+                assert eng.last_stats["leaf_group"] == plan.k - tw.first
 
 
 def test_twin_patterns_on_email_eu_core_equal_the_cpu(data_dir: Path) -> None:

@@ -163,12 +163,12 @@ def explain_plan(plan: Plan) -> str:
         nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
             set(plan.bn_pos[int(plan.bn_ptr[d0]):int(plan.bn_ptr[d0 + 1])].tolist())))
         how = "C(s, j): their restrictions order them" if twins.chain else "s (s-1) ... (s-j+1)"
-        # the GPU engine's own modules count bare ones by default (render.twin_leaves); the
-        # CPU engine also those with checks, from the scan of the first one's candidates
+        # both engines count them (render.twin_leaves on the GPU); twins with checks are
+        # tested once per entry of the intersection
         bare = twin_group(plan, True, True)
-        engines = ("cpu and gpu engines; on the gpu, the plan's own module, not the generic "
-                   "one" if bare is not None and bare.first == d0 else "cpu engine")
-        checked = "" if engines != "cpu engine" else ", their checks made once per candidate"
+        engines = "cpu and gpu engines"
+        checked = ("" if bare is not None and bare.first == d0
+                   else ", their checks made once per candidate")
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "
                      f"adjacent to {nbrs} only), from the s vertices of one intersection of "
                      f"lists they may take{checked}: {how}")

@@ -54,13 +54,14 @@ every choice of the first. The CPU engine counts them at the first twin's depth 
 last-depth fast path (the intersection's size less the matched vertices in it); twins
 with a label, edge labels or a candidate set, the same for all of them
 (``twin_group(checks=True)``), from the scan of the first twin's candidates, which tests
-each once and counts the survivors instead of descending. The GPU engine counts bare
-twins by default (``GpuEngine(leaf_groups="twins")``, its plan's own module), the whole
-warp intersecting the lists for one partial match after another
-(``engine.gpu.render._twins``).
+each once and counts the survivors instead of descending. The GPU engine counts both
+kinds by default (``GpuEngine(leaf_groups="twins")``, in the plan's own module and the
+generic one), the whole warp intersecting the lists for one partial match after another
+and, for twins with checks, testing each entry with the first twin's check
+(``engine.gpu.render_leaves.render_twins``).
 
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions; labeled leaf groups, labeled twins and the leaf table on the GPU.
+under restrictions; labeled leaf groups and the leaf table on the GPU.
 """
 from __future__ import annotations
 

@@ -46,6 +46,7 @@ candidate's (``kernels/common.cuh``, ``wm_bedge``).
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Any, Iterator
 
@@ -167,15 +168,16 @@ class GpuEngine:
         rows after :data:`LAUNCH_S`, so a short search is one launch. ``"pool"``
         is for many short searches (a cluster's shards, where it cut the GPU
         seconds by 11-18% on an H200); one long search was slower with it.
-    leaf_groups : {"twins", "alike", "all", "none"} or bool, optional
+    leaf_groups : {"twins", "alike", "all", "none"}, bool or None, optional
         Which groups of bare leaves at the end of the plan count mode counts instead of
         enumerating them (:func:`.render.leaf_first`): ``"alike"`` the leaves of one
         vertex (a star's), from its list size; ``"twins"`` (the default, or ``True``) also
-        twins (:func:`warpmatch.plan.leaves.twin_group`; the plan's own module only, the
-        generic one enumerates them), from one intersection of their lists, the whole
-        warp on it; ``"all"`` also two or three leaves of different vertices, from their
+        twins (:func:`warpmatch.plan.leaves.twin_group`, with a label, edge labels or a
+        candidate set too), from one intersection of their lists, the whole warp on it;
+        ``"all"`` also two or three leaves of different vertices, from their
         lists' sizes and intersections (slower than enumerating them on an H100:
         :data:`.render.LEAF_GROUPS`); ``"none"`` (or ``False``) none, for A/B runs.
+        ``None`` (the default): ``$WARPMATCH_GPU_LEAF_GROUPS`` if set, else ``"twins"``.
 
     Attributes
     ----------
@@ -197,13 +199,16 @@ class GpuEngine:
                  profile: bool = False, device: int = 0, time_limit_s: float | None = None,
                  list_rows: int | None = None, fetch: int | None = None,
                  graph_memory: str = "device", compile: str | None = None,
-                 launches: str = "sliced", leaf_groups: bool | str = "twins") -> None:
+                 launches: str = "sliced", leaf_groups: bool | str | None = None) -> None:
         if model not in ("fine", "coarse"):
             raise ValueError(f"model must be 'fine' or 'coarse', got {model!r}")
         mode = default_mode() if compile is None else str(compile)
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {compile!r}")
         self.compile = mode
+        if leaf_groups is None:
+            # the environment's choice reaches engines the API makes (A/B benchmarks)
+            leaf_groups = os.environ.get("WARPMATCH_GPU_LEAF_GROUPS", "").strip() or True
         self.leaf_groups = leaf_groups_mode(leaf_groups)
         if graph_memory not in MEMORY_KINDS:
             raise ValueError(f"graph_memory must be one of {MEMORY_KINDS}, got {graph_memory!r}")
@@ -384,11 +389,9 @@ class _Run:
         # count mode counts depths leaf_d..k-1 from list sizes instead of enumerating
         # them: a plain last leaf (render.leaf_countable) or a group of bare leaves
         # (render.leaf_first); k: none
-        self.leaf_d = (self.k if list_mode
-                       else leaf_first(plan, eng.leaf_groups, twins=not self.generic))
-        # twins are counted a warp per partial match (render._twins): the plan's module only
-        self.twins = (not list_mode and not self.generic
-                      and twin_leaves(plan, eng.leaf_groups) is not None)
+        self.leaf_d = self.k if list_mode else leaf_first(plan, eng.leaf_groups)
+        # twins are counted a warp per partial match (render_leaves.render_twins)
+        self.twins = not list_mode and twin_leaves(plan, eng.leaf_groups) is not None
         self.leaf = self.leaf_d < self.k
         self.stats["leaf_count"] = self.leaf
         self.stats["leaf_group"] = self.k - self.leaf_d if self.leaf_d < self.k - 1 else 0

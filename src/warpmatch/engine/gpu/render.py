@@ -27,10 +27,10 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     vertex is a plain leaf (:func:`leaf_countable`, ``f = k - 1``) the number of its
     matches, counted from the list instead of checked lane by lane; for a group of
     bare leaves (:func:`warpmatch.plan.leaves.bare_group`) the matches of all of them,
-    from the sizes of their lists and of the lists' intersections (:func:`_group`).
+    from the sizes of their lists and of the lists' intersections (:func:`.render_leaves.render_group`).
 ``wm_twin_warp(r, lane)``
     instead, for twins (:func:`twin_leaves`): their matches below the partial match
-    ``r``, the whole warp intersecting their lists (:func:`_twins`).
+    ``r``, the whole warp intersecting their lists (:func:`.render_leaves.render_twins`).
 
 The partial match is passed as scalars: the kernels rebuild it from parent
 indices (gMatch section 4.2) in fully unrolled generated code, so it lives in
@@ -235,20 +235,8 @@ def _check(d: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
     rest = [j for j in range(d) if j not in implied]
     if rest:
         out.append("  if (" + " || ".join(f"c == m{j}" for j in rest) + ") return false;")
-    # a degree bound that the backward edges checked below already imply (c adjacent
-    # to that many distinct matched vertices) costs two random loads for nothing: at
-    # the last depth, where most tasks are, it is always implied
-    if directed:
-        n_in = sum(1 for _, dr, _ in s.bn if dr == 0)    # M[j] -> c
-        n_out = len(s.bn) - n_in                          # c -> M[j]
-        if s.min_out > n_out:
-            out.append(f"  if (g.indptr[c + 1] - g.indptr[c] < {s.min_out}) return false;")
-        if s.min_in > n_in:
-            out.append(f"  if (g.in_indptr[c + 1] - g.in_indptr[c] < {s.min_in}) return false;")
-    else:
-        lo = max(s.min_out, s.min_in)
-        if lo > len(s.bn):
-            out.append(f"  if (g.indptr[c + 1] - g.indptr[c] < {lo}) return false;")
+    for ip, lo in degree_bounds(s, directed):
+        out.append(f"  if ({ip}[c + 1] - {ip}[c] < {lo}) return false;")
     if d > 0 and s.restricted:
         out.append(f"  if (gen != {CAND_GEN} && !wm_in_sorted(g.cand_ids, g.cand_ptr[{d}], "
                    f"g.cand_ptr[{d + 1}], c)) return false;")
@@ -266,6 +254,21 @@ def _check(d: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
     out.append("  return true;")
     out.append("}")
     return "\n".join(out)
+
+
+def degree_bounds(s: DepthSpec, directed: bool) -> list[tuple[str, int]]:
+    """The degree bounds depth ``s`` must test, as ``(row pointer array, least degree)``.
+
+    A bound that the backward edges already imply (the candidate adjacent to that many
+    distinct matched vertices) costs two random loads for nothing: at the last depth,
+    where most tasks are, it is always implied, so it is left out."""
+    if directed:
+        n_in = sum(1 for _, dr, _ in s.bn if dr == 0)    # M[j] -> c
+        n_out = len(s.bn) - n_in                          # c -> M[j]
+        return ([("g.indptr", s.min_out)] if s.min_out > n_out else []) + \
+            ([("g.in_indptr", s.min_in)] if s.min_in > n_in else [])
+    lo = max(s.min_out, s.min_in)
+    return [("g.indptr", lo)] if lo > len(s.bn) else []
 
 
 def trims(s: DepthSpec) -> bool:
@@ -320,7 +323,7 @@ def _leaf_countable(plan: Plan) -> bool:
 #: which groups of bare leaves count mode counts (``GpuEngine(leaf_groups=...)``): none,
 #: alike leaves of one vertex only, those and twins (``"twins"``, the default:
 #: :func:`warpmatch.plan.leaves.twin_group`, the whole warp intersecting their lists for
-#: one partial match after another, :func:`_twins`; the plan's own module only), or also
+#: one partial match after another, :func:`.render_leaves.render_twins`), or also
 #: two or three leaves of different vertices (``"all"``). Those take one lane a list
 #: intersection or two per partial match, serially: on an H100 (10^7-edge Chung-Lu graph)
 #: the bull took 0.329 s counted so against 0.052 s enumerated, STMatch's pattern 10 0.571
@@ -345,36 +348,37 @@ def leaf_groups_mode(value: bool | str) -> str:
     return str(value)
 
 
-def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS, twins: bool = True) -> int:
+def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS) -> int:
     """The first depth that count mode counts instead of enumerating: the first of the
-    plan's twins (:func:`twin_leaves`) where ``groups`` (:data:`LEAF_GROUPS`) admits them
-    and ``twins`` (the module counts them: the plan's own, not the generic one), else the
-    first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`, at
-    least two) that ``groups`` admits, else ``k - 1`` where the last leaf is countable
-    (:func:`leaf_countable`), else ``k`` (none)."""
+    plan's twins (:func:`twin_leaves`) where ``groups`` (:data:`LEAF_GROUPS`) admits them,
+    else the first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`,
+    at least two) that ``groups`` admits, else ``k - 1`` where the last leaf is countable
+    (:func:`leaf_countable`), else ``k`` (none). The same in the plan's own module and the
+    generic one."""
     def make() -> int:
         from ...plan.leaves import bare_group
         k = int(plan.k)
-        tw = twin_leaves(plan, groups) if twins else None
+        tw = twin_leaves(plan, groups)
         if tw is not None:
             return int(tw.first)
         grp = bare_group(plan, mixed=groups == "all") if groups != "none" else None
         if grp is not None and grp.first < k - 1:
             return int(grp.first)
         return k - 1 if leaf_countable(plan) else k
-    return memo(plan, f"leaf_first-{groups}-{int(twins)}", make)
+    return memo(plan, f"leaf_first-{groups}", make)
 
 
 def twin_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
     """The plan's twins (:func:`warpmatch.plan.leaves.twin_group`: last depths with the
-    same two or more backward neighbours and nothing else to check) where ``groups``
-    counts them (``"twins"`` or ``"all"``), else ``None``."""
+    same two or more backward neighbours; a label, edge labels, a candidate set and
+    degree bounds allowed, the same for all of them) where ``groups`` counts them
+    (``"twins"`` or ``"all"``), else ``None``."""
     if groups not in ("twins", "all"):
         return None
 
     def make() -> Any:
         from ...plan.leaves import twin_group
-        return twin_group(plan, True, True)
+        return twin_group(plan, True, True, checks=True)
     return memo(plan, "twin_leaves", make)
 
 
@@ -486,230 +490,6 @@ def _in_list(specs: list[DepthSpec], j: int, pos: int, dr: int, directed: bool) 
     return False
 
 
-def _leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
-          cdepth: int = 1) -> str:
-    """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`).
-
-    Under rule 8 (``cut >= 0``) the cut neighbours of the leaf's parent below a bound
-    ``t_`` (:func:`_cut_limit`) are excluded from its list, or, where the leaf's edge is
-    the prime (``cdepth == k - 1``), are all it may take.
-    """
-    d = k - 1
-    s = specs[d]
-    pos, dr, _ = s.bn[0]
-    implied = {pos} | {p for p, _ in s.res}
-    rest = [j for j in range(d) if j not in implied]
-    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(d)}) {{",
-           "  int gen, len, skip;",
-           "  long long start;",
-           f"  wm_gen_d{d}({_ms(d)}, gen, start, len, skip);",
-           f"  const int* a_ = wm_arr_d{d}(gen);",
-           "  int n = len;"]
-    keep = cut >= 0 and cdepth == d
-    if cut >= 0:
-        out += _cut_limit(d, specs, directed, cut, cdepth)
-        out.append("  const long long top_ = t_ < hi_v ? t_ : hi_v;")
-        out.append(f"  const int n_cut = top_ > lo_v ? (int)(wm_cut_rank(m{pos}, {dr}, top_) - "
-                   f"wm_cut_rank(m{pos}, {dr}, lo_v)) : 0;")
-        out.append("  n = n_cut;" if keep else "  n = len - n_cut;")
-    # the matched vertices that the list may hold but the match may not reuse:
-    # those the plan already placed in the list are in its restriction range
-    # iff they satisfy the restrictions; the others need a binary search (under rule 8,
-    # one among the cut neighbours below t_ was counted with them (keep) or taken out
-    # with them already)
-    for j in rest:
-        dec = "--n;"
-        if cut >= 0:
-            inside = f"(WM_PART(m{j}) != WM_PART(m{pos}) && m{j} < t_)"
-            dec = f"if ({inside if keep else '!' + inside}) --n;"
-        if _in_list(specs, j, pos, dr, directed):
-            conds = [f"m{j} {'>' if sign == 1 else '<'} m{p}" for p, sign in s.res]
-            out.append(f"  if ({' && '.join(conds)}) {{ {dec} }}" if conds else f"  {{ {dec} }}")
-        else:
-            out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) {{ {dec} }}")
-    out.append("  (void)a_; (void)skip;")
-    out.append("  return (unsigned long long)n;")
-    out.append("}")
-    out.append(_row_leaf(d))
-    return "\n".join(out)
-
-
-def _row_leaf(f: int) -> str:
-    """``wm_row_leaf(row)``: ``wm_leaf_count`` of a materialised partial match of depth
-    ``f`` (the BFS phase's pool rows)."""
-    return ("__device__ __forceinline__ unsigned long long wm_row_leaf(const int* row) {\n"
-            "  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(f)) + ");\n}")
-
-
-def _list_of(pos: int, dr: int, name: str) -> list[str]:
-    """Declare ``a{name}``, ``lo{name}``, ``hi{name}``: ``M[pos]``'s out-list (``dr``
-    0) or in-list (1)."""
-    ip, ix = ("g.indptr", "g.indices") if dr == 0 else ("g.in_indptr", "g.in_indices")
-    return [f"  const int* a{name} = {ix};",
-            f"  const long long lo{name} = {ip}[m{pos}], hi{name} = {ip}[m{pos} + 1];"]
-
-
-def _group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
-    """``wm_leaf_count(m0..m{f-1})`` for a group of bare leaves at depths ``f..k-1``
-    (:func:`warpmatch.plan.leaves.bare_group`; ``engine._cpu_leaves`` counts the same).
-
-    Leaves of one vertex: with ``s`` the entries of its list that are not matched
-    already, ``s (s-1) ... (s-j+1)`` matches, or ``C(s, j)`` where the restrictions order
-    them in a chain (none of them touches another depth). Leaves of two or three
-    vertices, no restriction: inclusion-exclusion over the lists' sizes and
-    intersections, each matched vertex taken out of the sets it is in.
-    """
-    f = int(grp.first)
-    j = k - f
-    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(f)}) {{"]
-    if not grp.mixed:
-        pos, dr = int(grp.parent), int(grp.direction)
-        out += _list_of(pos, dr, "0")
-        out.append("  long long s = hi0 - lo0;")
-        for x in range(f):
-            if x == pos:
-                continue                       # no self-loops: never in its own list
-            if _in_list(specs, x, pos, dr, directed):
-                out.append("  --s;")
-            else:
-                out.append(f"  if (wm_in_sorted(a0, lo0, hi0, m{x})) --s;")
-        out.append(f"  if (s < {j}) return 0ull;")
-        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
-                   f"((unsigned long long)s, {j});")
-        out.append("}")
-        out.append(_row_leaf(f))
-        return "\n".join(out)
-    leaves = [specs[d].bn[0][:2] for d in range(f, k)]           # (parent pos, dir)
-    for i, (pos, dr) in enumerate(leaves):
-        out += _list_of(pos, dr, str(i))
-    out.append("  long long s_[8];")
-    for i in range(j):
-        out.append(f"  s_[{1 << i}] = hi{i} - lo{i};")
-    out.append("  if (" + " || ".join(f"s_[{1 << i}] == 0" for i in range(j))
-               + ") return 0ull;")
-
-    def common(ids: list[int]) -> str:
-        # leaves with the same parent and direction have the same set: one list each
-        first: dict[tuple, int] = {}
-        for i in ids:
-            first.setdefault(leaves[i], i)
-        distinct = list(first.values())
-        if len(distinct) == 1:
-            return f"s_[{1 << distinct[0]}]"
-        args = ", ".join(f"a{i}, lo{i}, hi{i}" for i in distinct)
-        return f"wm_common{len(distinct)}({args})"
-    out.append(f"  s_[3] = {common([0, 1])};")
-    if j == 3:
-        out.append(f"  s_[5] = {common([0, 2])};")
-        out.append(f"  s_[6] = {common([1, 2])};")
-        out.append(f"  s_[7] = s_[3] && s_[5] && s_[6] ? {common([0, 1, 2])} : 0;")
-    # each matched vertex is in some of the sets: out of every overlap it is in
-    for x in range(f):
-        terms = []
-        for i, (pos, dr) in enumerate(leaves):
-            if x == pos:
-                continue
-            if _in_list(specs, x, pos, dr, directed):
-                terms.append(str(1 << i))
-            else:
-                terms.append(f"(wm_in_sorted(a{i}, lo{i}, hi{i}, m{x}) ? {1 << i} : 0)")
-        if terms:
-            out.append(f"  wm_unmatch(s_, {' | '.join(terms)}, {j});")
-    if j == 2:
-        out.append("  return (unsigned long long)(s_[1] * s_[2] - s_[3]);")
-    else:
-        out.append("  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] "
-                   "- s_[5] * s_[2] - s_[6] * s_[1] + 2 * s_[7]);")
-    out.append("}")
-    out.append(_row_leaf(f))
-    return "\n".join(out)
-
-
-def _twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
-    """``wm_twin_warp(r, lane)``: the matches of the twins at depths ``f..k-1``
-    (:func:`warpmatch.plan.leaves.twin_group`) below the partial match ``r[0..f-1]``, the
-    same value in every lane; the whole warp calls it (``fine.cu``, ``bfs.cu``).
-
-    Their set ``S`` is the intersection of their backward neighbours' lists: the lanes
-    take the shortest list 32 entries at a time and search each entry in the others
-    (a ballot counts the entries in all of them), as the enumeration's lanes check the
-    first twin's candidates; then each matched vertex in ``S`` is taken out, and ``s``
-    becomes ``C(s, j)`` (restrictions chain the twins) or ``s (s-1) ... (s-j+1)``. The
-    enumeration would check the next twin's candidates again for every first twin.
-    """
-    f = int(grp.first)
-    j = k - f
-    lists = sorted({(p, dr) for p, dr, _ in specs[f].bn})
-    out = ["__device__ __forceinline__ unsigned long long wm_twin_warp(const int* r, "
-           "int lane) {"]
-    out += [f"  const int m{x} = r[{x}];" for x in range(f)]
-    for i, (pos, dr) in enumerate(lists):
-        out += _list_of(pos, dr, str(i))
-    n = len(lists)
-    # the shortest list drives the scan (every lane makes the same choice)
-    out.append("  int sh_ = 0;")
-    out.append("  long long best_ = hi0 - lo0;")
-    for i in range(1, n):
-        out.append(f"  if (hi{i} - lo{i} < best_) {{ sh_ = {i}; best_ = hi{i} - lo{i}; }}")
-    pick = lambda name: " : ".join(f"sh_ == {i} ? {name}{i}" for i in range(n - 1)) + \
-        f" : {name}{n - 1}"
-    out.append(f"  const int* as_ = {pick('a')};")
-    out.append(f"  const long long los_ = {pick('lo')}, his_ = {pick('hi')};")
-    out.append("  long long s = 0;")
-    out.append("  for (long long base_ = los_; base_ < his_; base_ += 32) {")
-    out.append("    const long long t_ = base_ + lane;")
-    out.append("    bool in_ = t_ < his_;")
-    out.append("    const int z_ = in_ ? __ldg(as_ + t_) : 0;")
-    for i in range(n):
-        out.append(f"    if (in_ && sh_ != {i}) in_ = wm_in_sorted(a{i}, lo{i}, hi{i}, z_);")
-    out.append("    s += __popc(__ballot_sync(WM_FULL, in_));")
-    out.append("  }")
-    # a matched vertex in every list is in S but may not be reused
-    for x in range(f):
-        if any(x == pos for pos, _ in lists):
-            continue                       # no self-loops: never in its own list
-        conds = [f"wm_in_sorted(a{i}, lo{i}, hi{i}, m{x})"
-                 for i, (pos, dr) in enumerate(lists)
-                 if not _in_list(specs, x, pos, dr, directed)]
-        out.append(f"  if ({' && '.join(conds)}) --s;" if conds else "  --s;")
-    out.append(f"  if (s < {j}) return 0ull;")
-    out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
-               f"((unsigned long long)s, {j});")
-    out.append("}")
-    return "\n".join(out)
-
-
-def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
-               cdepth: int) -> list[str]:
-    """The last depth's plain leaf under rule 8: its values' range ``[lo_v, hi_v)`` (the
-    restrictions) and ``t_``, below which its parent's cut neighbours are excluded (the
-    edge would come before the prime) or, at ``cdepth``, the only ones allowed (before the
-    smallest cut edge matched so far; none: all of them)."""
-    s = specs[d]
-    pos, dr, _ = s.bn[0]
-    out = ["  long long lo_v = 0, hi_v = 1ll << 62;"]
-    for p, sign in s.res:
-        out.append(f"  lo_v = wm_max(lo_v, (long long)m{p} + 1);" if sign == 1
-                   else f"  hi_v = wm_min(hi_v, (long long)m{p});")
-    if cdepth < d:
-        out.append("  long long t_;")
-        out.append("  {")
-        out.append(_prime(d, directed, prime, cdepth))
-        out.append(f"    t_ = wm_cut_below(m{pos}, px_, py_, {dr});")
-        out.append("  }")
-        return out
-    out.append("  long long k0_ = 1ll << 62, k1_ = 1ll << 62;")
-    for dd in range(1, d):
-        for p, r, _el in specs[dd].bn:
-            kx, ky = _key(*((f"m{p}", f"m{dd}") if r == 0 else (f"m{dd}", f"m{p}")), directed)
-            out.append(f"  if (WM_PART(m{p}) != WM_PART(m{dd})) {{ const long long x_ = {kx}, "
-                       f"y_ = {ky}; if (x_ < k0_ || (x_ == k0_ && y_ < k1_)) "
-                       "{ k0_ = x_; k1_ = y_; } }")
-    out.append(f"  const long long t_ = k0_ == (1ll << 62) ? k0_ : "
-               f"wm_cut_below(m{pos}, k0_, k1_, {dr});")
-    return out
-
-
 def _stack_task(k: int, specs: list[DepthSpec], first: int, twins: bool = False) -> str:
     """Rebuild the partial match from a warp's stack and run one task (gMatch 4.2).
 
@@ -801,7 +581,8 @@ def render_plan(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
         Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
         ``WM_TRIM`` (some depth's lists are cut by :func:`trims`),
         ``WM_LEAF_OK`` and ``WM_LEAF_D`` (count mode counts from depth ``WM_LEAF_D``
-        on: :func:`leaf_first`), ``WM_TWIN`` (those depths are twins: :func:`_twins`)
+        on: :func:`leaf_first`), ``WM_TWIN`` (those depths are twins:
+        :func:`.render_leaves.render_twins`)
         and, for rule 8, ``WM_PART_T``
         (:func:`part_ctype`). Identical plan structures give
         identical text, so the text is part of the compilation cache key.
@@ -836,14 +617,16 @@ def render_functions(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
         body.append(_gen(d, specs[d], cut_t if d == cdepth else -1))
     first = leaf_first(plan, groups)
     tw = twin_leaves(plan, groups)
+    # the counted depths' functions (render_leaves imports this module's helpers)
+    from .render_leaves import render_group, render_leaf, render_twins
     if tw is not None:
-        body.append(_twins(k, specs, bool(plan.directed), tw))
+        body.append(render_twins(k, specs, bool(plan.directed), tw))
     elif first < k - 1:
         from ...plan.leaves import bare_group
-        body.append(_group(k, specs, bool(plan.directed),
-                           bare_group(plan, mixed=groups == "all")))
+        body.append(render_group(k, specs, bool(plan.directed),
+                                 bare_group(plan, mixed=groups == "all")))
     elif first == k - 1:
-        body.append(_leaf(k, specs, bool(plan.directed), cut, cdepth))
+        body.append(render_leaf(k, specs, bool(plan.directed), cut, cdepth))
     body.append(_stack_task(k, specs, first, tw is not None))
     body.append(_row_dispatch(k))
     return "\n".join(body) + "\n"
@@ -859,7 +642,7 @@ def plan_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     return memo(plan, f"signature-{groups}", make)
 
 
-__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "depth_specs",
+__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "degree_bounds", "depth_specs",
            "leaf_countable",
            "leaf_first", "leaf_groups_mode", "memo", "twin_leaves",
            "part_ctype", "uses_cut_graph",

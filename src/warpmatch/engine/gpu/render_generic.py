@@ -31,8 +31,11 @@ How it differs from the specialised functions (gMatch section 4.1's checks are t
   bytes per entry, so up to one warp fewer per block for small ``k``.
 - Inter-partition plans (rule 8, PBE's DupRemove) are not served: they take the
   specialised module.
-- Twins (:func:`.render.twin_leaves`) are enumerated, not counted: their warp-wide count
-  is the specialised module's only.
+- Twins (:func:`.render.twin_leaves`) are counted by ``wm_twin_warp`` as in the
+  specialised module, but always as twins with checks are (each entry of the shortest
+  list tested by ``wm_check`` at the first twin's depth, matched vertices included), and
+  the module is compiled apart for plans with twins (``WM_TWIN``, part of
+  :func:`generic_signature`).
 - A group of bare leaves (:func:`.render.leaf_first`) is described by a record after the
   depths' records (:func:`_group_record`: its first depth, kind, parents and which matched
   vertices their lists hold), read at run time, so the first counted depth ``WM_LEAF_D``
@@ -44,7 +47,7 @@ import numpy as np
 
 from ...plan.plan import Plan
 from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, depth_specs, leaf_countable,
-                     leaf_first, memo)
+                     leaf_first, memo, twin_leaves)
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
@@ -83,7 +86,8 @@ def _leafc(k: int, j: int) -> int:
 
 
 #: the group record after the depths' records: first counted depth, kind (0: a last leaf
-#: or nothing, 1: alike leaves of one vertex, 2: leaves of different vertices), chain
+#: or nothing, 1: alike leaves of one vertex, 2: leaves of different vertices, 3: twins,
+#: whose lists and checks are the first twin's depth record), chain
 #: (C(s, j)), j, then (parent depth, direction) of up to 3 leaves, then per matched depth
 #: x < first and leaf i the code at ``G_CODES + 3 x + i`` (0 never in its list, 1 always,
 #: 2 look it up)
@@ -136,8 +140,12 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
     rec = np.zeros(_group_n(k), dtype=np.int32)
-    first = leaf_first(plan, groups, twins=False)
+    first = leaf_first(plan, groups)
     rec[G_FIRST] = first
+    twins = twin_leaves(plan, groups)
+    if twins is not None:
+        rec[G_KIND], rec[G_CHAIN], rec[G_J] = 3, int(twins.chain), k - first
+        return rec
     if first >= k - 1:
         return rec                          # a last leaf (its codes are per depth) or none
     grp = bare_group(plan, mixed=groups == "all")
@@ -380,6 +388,43 @@ __device__ unsigned long long wm_leaf_group(const int* m_) {
 }
 #endif
 
+#if WM_TWIN
+// twins at depths f..k-1 below the partial match r[0..f-1] (render_leaves.render_twins,
+// whose checked form this is): the whole warp scans the shortest of the first twin's
+// lists (or its candidate set) and tests each entry by wm_check at depth f, naming the
+// list it came from; the twins' restrictions only chain them, so f has none
+__device__ unsigned long long wm_twin_warp(const int* r, int lane) {
+  const int f = WM_GRP(WM_G_FIRST), j = WM_GRP(WM_G_J);
+  int sh_ = 0;
+  const int* as_ = g.indices;
+  long long los_ = 0, his_ = 0;
+  const int nb_ = WM_GPV(f, WM_H_NBN);
+  for (int t = 0; t < nb_; ++t) {
+    const int m = r[WM_GPV(f, WM_O_BN + 3 * t)];
+    const bool in_ = WM_GPV(f, WM_O_BN + 3 * t + 1) == 1;
+    const long long* ip_ = in_ ? g.in_indptr : g.indptr;
+    const long long lo = ip_[m], hi = ip_[m + 1];
+    if (t == 0 || hi - lo < his_ - los_) {
+      sh_ = t; as_ = in_ ? g.in_indices : g.indices; los_ = lo; his_ = hi;
+    }
+  }
+  if (WM_GPV(f, WM_H_RESTR) && g.cand_ptr[f + 1] - g.cand_ptr[f] < his_ - los_) {
+    sh_ = WM_CAND_GEN; as_ = g.cand_ids; los_ = g.cand_ptr[f]; his_ = g.cand_ptr[f + 1];
+  }
+  long long s = 0;
+  for (long long base_ = los_; base_ < his_; base_ += 32) {
+    const long long t_ = base_ + lane;
+    bool in_ = t_ < his_;
+    const int z_ = in_ ? __ldg(as_ + t_) : 0;
+    if (in_) in_ = wm_check(f, z_, sh_, t_, r);
+    s += __popc(__ballot_sync(WM_FULL, in_));
+  }
+  if (s < j) return 0ull;
+  return WM_GRP(WM_G_CHAIN) ? wm_choose((unsigned long long)s, j)
+                            : wm_falling((unsigned long long)s, j);
+}
+#endif
+
 __device__ __forceinline__ bool wm_check_d0(int c, int gen, long long gpos) {
   return wm_check(0, c, gen, gpos, nullptr);
 }
@@ -401,7 +446,13 @@ __device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, in
   if (!wm_check(d, c, gen, gp, m_)) return false;
   if (d < WM_K - 1) {
     m_[d] = c;
-#if WM_LEAF
+#if WM_LEAF && WM_TWIN
+    // twins: the partial match goes to row, for the warp to count (wm_twin_warp)
+    if (d == WM_LEAF_D - 1) {
+      for (int j = 0; j <= d; ++j) row[j] = m_[j];
+      return true;
+    }
+#elif WM_LEAF
     if (d == WM_LEAF_D - 1) { ncnt = wm_leaf(m_); return true; }
 #endif
     long long ns_;
@@ -431,7 +482,7 @@ __device__ __forceinline__ bool wm_row_task(int d, const int* row, int gen, long
 
 def _counts(plan: Plan, groups: str) -> bool:
     """Whether count mode counts some depths of ``plan`` from list sizes (``WM_LEAF_OK``)."""
-    return leaf_first(plan, groups, twins=False) < int(plan.k)
+    return leaf_first(plan, groups) < int(plan.k)
 
 
 def render_plan_generic(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
@@ -445,7 +496,7 @@ def render_plan_generic(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
                       "#define WM_TRIM 1",
                       f"#define WM_LEAF_OK {int(_counts(plan, groups))}",
                       "#define WM_LEAF_D (WM_GRP(WM_G_FIRST))",
-                      "#define WM_TWIN 0",
+                      f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}",
                       f"#define WM_GP_STRIDE {_stride(k)}",
                       f"#define WM_G_N {_group_n(k)}",
                       "#define WM_GENERIC 1"]) + "\n"
@@ -471,6 +522,7 @@ def render_functions_generic(plan: Plan) -> str:
 
 def generic_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """What the generic module's text depends on: ``k``, directedness, leaf counting (a
-    last leaf or a group of leaves: which, and where, is in the table)."""
+    last leaf or a group of leaves: which, and where, is in the table) and twins."""
     return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"
-            f"-l{int(_counts(plan, groups))}")
+            f"-l{int(_counts(plan, groups))}"
+            f"-t{int(twin_leaves(plan, groups) is not None)}")

@@ -302,7 +302,11 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
       while (todo) {
         const int src = __ffs(todo) - 1;
         todo &= todo - 1;
+#ifdef WM_GENERIC
+        int r[WM_K];                      // WM_LEAF_D is read from the plan's table
+#else
         int r[WM_LEAF_D];
+#endif
 #pragma unroll
         for (int j = 0; j < WM_LEAF_D; ++j) r[j] = __shfl_sync(WM_FULL, row[j], src);
         const unsigned long long n = wm_twin_warp(r, lane);

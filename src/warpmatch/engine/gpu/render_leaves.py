@@ -1,0 +1,277 @@
+"""Count mode's counted depths in query-specialised CUDA C++ (issue 21, item 3).
+
+:mod:`.render` writes the functions that check and extend partial matches; this module
+writes the ones that count the last depths of a plan instead of enumerating them, so that
+a kernel's lane or warp adds a number, not one candidate at a time. Map:
+
+- :func:`render_leaf`: ``wm_leaf_count`` for a plain last leaf (:func:`.render.leaf_countable`):
+  its list's length less the matched vertices in it; under rule 8 (inter-partition plans)
+  through the cut neighbours' lists (:func:`_cut_limit`).
+- :func:`render_group`: ``wm_leaf_count`` for a group of bare leaves
+  (:func:`warpmatch.plan.leaves.bare_group`): falling factorials or binomials of one
+  list's size, or inclusion-exclusion over two or three lists.
+- :func:`render_twins`: ``wm_twin_warp`` for twins (:func:`warpmatch.plan.leaves.twin_group`),
+  the whole warp intersecting their lists for one partial match; twins with a label, edge
+  labels, a candidate set or a degree bound (the same for all of them) are tested entry by
+  entry during the scan.
+- :func:`_row_leaf`: ``wm_row_leaf`` for the BFS phase's materialised rows.
+
+How it differs from the papers: none of GENEVA, gMatch, PBE, GCSM or DCSM counts without
+enumerating; the CPU engine's counterparts are in ``engine/_cpu_leaves.py`` and
+``engine/_cpu_kernels.py`` (the same sets, so the same counts).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .render import CAND_GEN, DepthSpec, _in_list, _key, _ms, _ms_params, _prime, degree_bounds
+
+__all__ = ["render_leaf", "render_group", "render_twins"]
+
+
+def render_leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
+          cdepth: int = 1) -> str:
+    """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`).
+
+    Under rule 8 (``cut >= 0``) the cut neighbours of the leaf's parent below a bound
+    ``t_`` (:func:`_cut_limit`) are excluded from its list, or, where the leaf's edge is
+    the prime (``cdepth == k - 1``), are all it may take.
+    """
+    d = k - 1
+    s = specs[d]
+    pos, dr, _ = s.bn[0]
+    implied = {pos} | {p for p, _ in s.res}
+    rest = [j for j in range(d) if j not in implied]
+    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(d)}) {{",
+           "  int gen, len, skip;",
+           "  long long start;",
+           f"  wm_gen_d{d}({_ms(d)}, gen, start, len, skip);",
+           f"  const int* a_ = wm_arr_d{d}(gen);",
+           "  int n = len;"]
+    keep = cut >= 0 and cdepth == d
+    if cut >= 0:
+        out += _cut_limit(d, specs, directed, cut, cdepth)
+        out.append("  const long long top_ = t_ < hi_v ? t_ : hi_v;")
+        out.append(f"  const int n_cut = top_ > lo_v ? (int)(wm_cut_rank(m{pos}, {dr}, top_) - "
+                   f"wm_cut_rank(m{pos}, {dr}, lo_v)) : 0;")
+        out.append("  n = n_cut;" if keep else "  n = len - n_cut;")
+    # the matched vertices that the list may hold but the match may not reuse:
+    # those the plan already placed in the list are in its restriction range
+    # iff they satisfy the restrictions; the others need a binary search (under rule 8,
+    # one among the cut neighbours below t_ was counted with them (keep) or taken out
+    # with them already)
+    for j in rest:
+        dec = "--n;"
+        if cut >= 0:
+            inside = f"(WM_PART(m{j}) != WM_PART(m{pos}) && m{j} < t_)"
+            dec = f"if ({inside if keep else '!' + inside}) --n;"
+        if _in_list(specs, j, pos, dr, directed):
+            conds = [f"m{j} {'>' if sign == 1 else '<'} m{p}" for p, sign in s.res]
+            out.append(f"  if ({' && '.join(conds)}) {{ {dec} }}" if conds else f"  {{ {dec} }}")
+        else:
+            out.append(f"  if (wm_in_sorted(a_, start, start + len, m{j})) {{ {dec} }}")
+    out.append("  (void)a_; (void)skip;")
+    out.append("  return (unsigned long long)n;")
+    out.append("}")
+    out.append(_row_leaf(d))
+    return "\n".join(out)
+
+
+def _row_leaf(f: int) -> str:
+    """``wm_row_leaf(row)``: ``wm_leaf_count`` of a materialised partial match of depth
+    ``f`` (the BFS phase's pool rows)."""
+    return ("__device__ __forceinline__ unsigned long long wm_row_leaf(const int* row) {\n"
+            "  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(f)) + ");\n}")
+
+
+def _list_of(pos: int, dr: int, name: str) -> list[str]:
+    """Declare ``a{name}``, ``lo{name}``, ``hi{name}``: ``M[pos]``'s out-list (``dr``
+    0) or in-list (1)."""
+    ip, ix = ("g.indptr", "g.indices") if dr == 0 else ("g.in_indptr", "g.in_indices")
+    return [f"  const int* a{name} = {ix};",
+            f"  const long long lo{name} = {ip}[m{pos}], hi{name} = {ip}[m{pos} + 1];"]
+
+
+def render_group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """``wm_leaf_count(m0..m{f-1})`` for a group of bare leaves at depths ``f..k-1``
+    (:func:`warpmatch.plan.leaves.bare_group`; ``engine._cpu_leaves`` counts the same).
+
+    Leaves of one vertex: with ``s`` the entries of its list that are not matched
+    already, ``s (s-1) ... (s-j+1)`` matches, or ``C(s, j)`` where the restrictions order
+    them in a chain (none of them touches another depth). Leaves of two or three
+    vertices, no restriction: inclusion-exclusion over the lists' sizes and
+    intersections, each matched vertex taken out of the sets it is in.
+    """
+    f = int(grp.first)
+    j = k - f
+    out = [f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(f)}) {{"]
+    if not grp.mixed:
+        pos, dr = int(grp.parent), int(grp.direction)
+        out += _list_of(pos, dr, "0")
+        out.append("  long long s = hi0 - lo0;")
+        for x in range(f):
+            if x == pos:
+                continue                       # no self-loops: never in its own list
+            if _in_list(specs, x, pos, dr, directed):
+                out.append("  --s;")
+            else:
+                out.append(f"  if (wm_in_sorted(a0, lo0, hi0, m{x})) --s;")
+        out.append(f"  if (s < {j}) return 0ull;")
+        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
+                   f"((unsigned long long)s, {j});")
+        out.append("}")
+        out.append(_row_leaf(f))
+        return "\n".join(out)
+    leaves = [specs[d].bn[0][:2] for d in range(f, k)]           # (parent pos, dir)
+    for i, (pos, dr) in enumerate(leaves):
+        out += _list_of(pos, dr, str(i))
+    out.append("  long long s_[8];")
+    for i in range(j):
+        out.append(f"  s_[{1 << i}] = hi{i} - lo{i};")
+    out.append("  if (" + " || ".join(f"s_[{1 << i}] == 0" for i in range(j))
+               + ") return 0ull;")
+
+    def common(ids: list[int]) -> str:
+        # leaves with the same parent and direction have the same set: one list each
+        first: dict[tuple, int] = {}
+        for i in ids:
+            first.setdefault(leaves[i], i)
+        distinct = list(first.values())
+        if len(distinct) == 1:
+            return f"s_[{1 << distinct[0]}]"
+        args = ", ".join(f"a{i}, lo{i}, hi{i}" for i in distinct)
+        return f"wm_common{len(distinct)}({args})"
+    out.append(f"  s_[3] = {common([0, 1])};")
+    if j == 3:
+        out.append(f"  s_[5] = {common([0, 2])};")
+        out.append(f"  s_[6] = {common([1, 2])};")
+        out.append(f"  s_[7] = s_[3] && s_[5] && s_[6] ? {common([0, 1, 2])} : 0;")
+    # each matched vertex is in some of the sets: out of every overlap it is in
+    for x in range(f):
+        terms = []
+        for i, (pos, dr) in enumerate(leaves):
+            if x == pos:
+                continue
+            if _in_list(specs, x, pos, dr, directed):
+                terms.append(str(1 << i))
+            else:
+                terms.append(f"(wm_in_sorted(a{i}, lo{i}, hi{i}, m{x}) ? {1 << i} : 0)")
+        if terms:
+            out.append(f"  wm_unmatch(s_, {' | '.join(terms)}, {j});")
+    if j == 2:
+        out.append("  return (unsigned long long)(s_[1] * s_[2] - s_[3]);")
+    else:
+        out.append("  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] "
+                   "- s_[5] * s_[2] - s_[6] * s_[1] + 2 * s_[7]);")
+    out.append("}")
+    out.append(_row_leaf(f))
+    return "\n".join(out)
+
+
+def render_twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """``wm_twin_warp(r, lane)``: the matches of the twins at depths ``f..k-1``
+    (:func:`warpmatch.plan.leaves.twin_group`) below the partial match ``r[0..f-1]``, the
+    same value in every lane; the whole warp calls it (``fine.cu``, ``bfs.cu``).
+
+    Their set ``S`` is the intersection of their backward neighbours' lists: the lanes
+    take the shortest list 32 entries at a time and search each entry in the others
+    (a ballot counts the entries in all of them), as the enumeration's lanes check the
+    first twin's candidates; then ``s`` becomes ``C(s, j)`` (restrictions chain the
+    twins) or ``s (s-1) ... (s-j+1)``. The enumeration would check the next twin's
+    candidates again for every first twin.
+
+    Bare twins: the matched vertices in ``S`` are taken out after the scan, most without a
+    look (the plan says they are in the lists). Twins with checks (a label, edge labels, a
+    candidate set or a degree bound, the same for all of them: ``twin_group(checks=True)``)
+    are scanned from the shortest of their lists and their candidate set, and each entry
+    is tested by the first twin's own ``wm_check_d{f}`` (the list it came from named, so
+    that list is not searched again): the same test the enumeration makes, matched
+    vertices included. The first twin has no restriction (they only chain the twins).
+    """
+    f = int(grp.first)
+    j = k - f
+    s = specs[f]
+    checked = (s.vlabel != -1 or s.restricted or bool(degree_bounds(s, directed))
+               or any(el != -1 for _, _, el in s.bn))
+    # (pos, dir) per list; checked: s.bn's own order, so a list's index is its gen code
+    lists = ([(p, dr) for p, dr, _ in s.bn] if checked
+             else sorted({(p, dr) for p, dr, _ in s.bn}))
+    codes = list(range(len(lists)))
+    out = ["__device__ __forceinline__ unsigned long long wm_twin_warp(const int* r, "
+           "int lane) {"]
+    out += [f"  const int m{x} = r[{x}];" for x in range(f)]
+    for i, (pos, dr) in enumerate(lists):
+        out += _list_of(pos, dr, str(i))
+    if checked and s.restricted:        # the twins' candidate set may be the shortest
+        n = len(lists)
+        out.append(f"  const int* a{n} = g.cand_ids;")
+        out.append(f"  const long long lo{n} = g.cand_ptr[{f}], hi{n} = g.cand_ptr[{f + 1}];")
+        codes.append(CAND_GEN)
+    # the shortest list drives the scan (every lane makes the same choice)
+    out.append(f"  int sh_ = {codes[0]};")
+    out.append("  long long best_ = hi0 - lo0;")
+    for i in range(1, len(codes)):
+        out.append(f"  if (hi{i} - lo{i} < best_) {{ sh_ = {codes[i]}; best_ = hi{i} - lo{i}; }}")
+    last = len(codes) - 1
+    pick = lambda name: " : ".join(f"sh_ == {codes[i]} ? {name}{i}" for i in range(last)) + \
+        f" : {name}{last}"
+    out.append(f"  const int* as_ = {pick('a')};")
+    out.append(f"  const long long los_ = {pick('lo')}, his_ = {pick('hi')};")
+    out.append("  long long s = 0;")
+    out.append("  for (long long base_ = los_; base_ < his_; base_ += 32) {")
+    out.append("    const long long t_ = base_ + lane;")
+    out.append("    bool in_ = t_ < his_;")
+    out.append("    const int z_ = in_ ? __ldg(as_ + t_) : 0;")
+    if checked:
+        args = ", ".join(["z_", "sh_", "t_"] + [f"m{x}" for x in range(f)])
+        out.append(f"    if (in_) in_ = wm_check_d{f}({args});")
+    else:
+        for i in range(len(lists)):
+            out.append(f"    if (in_ && sh_ != {i}) in_ = wm_in_sorted(a{i}, lo{i}, hi{i}, z_);")
+    out.append("    s += __popc(__ballot_sync(WM_FULL, in_));")
+    out.append("  }")
+    if not checked:
+        # a matched vertex in every list is in S but may not be reused
+        for x in range(f):
+            if any(x == pos for pos, _ in lists):
+                continue                       # no self-loops: never in its own list
+            conds = [f"wm_in_sorted(a{i}, lo{i}, hi{i}, m{x})"
+                     for i, (pos, dr) in enumerate(lists)
+                     if not _in_list(specs, x, pos, dr, directed)]
+            out.append(f"  if ({' && '.join(conds)}) --s;" if conds else "  --s;")
+    out.append(f"  if (s < {j}) return 0ull;")
+    out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
+               f"((unsigned long long)s, {j});")
+    out.append("}")
+    return "\n".join(out)
+
+
+def _cut_limit(d: int, specs: list[DepthSpec], directed: bool, prime: int,
+               cdepth: int) -> list[str]:
+    """The last depth's plain leaf under rule 8: its values' range ``[lo_v, hi_v)`` (the
+    restrictions) and ``t_``, below which its parent's cut neighbours are excluded (the
+    edge would come before the prime) or, at ``cdepth``, the only ones allowed (before the
+    smallest cut edge matched so far; none: all of them)."""
+    s = specs[d]
+    pos, dr, _ = s.bn[0]
+    out = ["  long long lo_v = 0, hi_v = 1ll << 62;"]
+    for p, sign in s.res:
+        out.append(f"  lo_v = wm_max(lo_v, (long long)m{p} + 1);" if sign == 1
+                   else f"  hi_v = wm_min(hi_v, (long long)m{p});")
+    if cdepth < d:
+        out.append("  long long t_;")
+        out.append("  {")
+        out.append(_prime(d, directed, prime, cdepth))
+        out.append(f"    t_ = wm_cut_below(m{pos}, px_, py_, {dr});")
+        out.append("  }")
+        return out
+    out.append("  long long k0_ = 1ll << 62, k1_ = 1ll << 62;")
+    for dd in range(1, d):
+        for p, r, _el in specs[dd].bn:
+            kx, ky = _key(*((f"m{p}", f"m{dd}") if r == 0 else (f"m{dd}", f"m{p}")), directed)
+            out.append(f"  if (WM_PART(m{p}) != WM_PART(m{dd})) {{ const long long x_ = {kx}, "
+                       f"y_ = {ky}; if (x_ < k0_ || (x_ == k0_ && y_ < k1_)) "
+                       "{ k0_ = x_; k1_ = y_; } }")
+    out.append(f"  const long long t_ = k0_ == (1ll << 62) ? k0_ : "
+               f"wm_cut_below(m{pos}, k0_, k1_, {dr});")
+    return out
