@@ -12,9 +12,11 @@ end to end (planning, NVRTC compilation, search). Engines:
 ``gpu-generic`` / ``gpu-specialised``
     One module kind only. ``gpu-specialised`` pays NVRTC for every new query; it is also
     timed a second time per query, from the cache, for the search alone.
-``gpu-generic-notwins`` / ``gpu-specialised-notwins``
-    The same with ``WARPMATCH_GPU_LEAF_GROUPS=alike``: twins enumerated instead of counted
-    by the warp from one intersection (to measure that count; ``--with-twins``).
+``gpu-<kind>-notwins`` / ``gpu-<kind>-notable``
+    Each GPU engine also with ``WARPMATCH_GPU_LEAF_GROUPS=alike`` (twins enumerated
+    instead of counted by the warp from one intersection; ``--with-twins``) or with
+    ``WARPMATCH_LEAF_TABLE=0`` (labeled last leaves tested lane by lane instead of
+    counted from a per-vertex table), to measure those counts.
 ``cpu``
     The numba engine, all cores.
 ``cpu-notable``
@@ -64,8 +66,9 @@ import numpy as np
 
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1] / ".." /
                            "shared" / "data"))
-ENGINES = ("gpu-auto", "gpu-generic", "gpu-specialised", "gpu-generic-notwins",
-           "gpu-specialised-notwins", "cpu", "cpu-notable", "cpu-notwins", "cpu-core")
+ENGINES = tuple(f"gpu-{m}{v}" for m in ("auto", "generic", "specialised")
+                for v in ("", "-notwins", "-notable")) + (
+    "cpu", "cpu-notable", "cpu-notwins", "cpu-core")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int,
@@ -161,7 +164,7 @@ def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Nam
     sp = work / f"{engine}-{graph.stem}.json"
     sp.write_text(json.dumps(spec))
     env = dict(os.environ)
-    if engine == "cpu-notable":
+    if engine.endswith("-notable"):                 # both engines read it
         env["WARPMATCH_LEAF_TABLE"] = "0"
     if engine == "cpu-notwins":
         env["WARPMATCH_TWINS"] = "0"

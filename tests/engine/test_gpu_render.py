@@ -228,7 +228,7 @@ def test_memo_keys_on_the_structure_not_the_candidates(pattern):
         assert np.array_equal(tab, RG._generic_table(p, R.DEFAULT_GROUPS))
 
 
-def test_leaf_groups_render_and_fill_the_generic_record():
+def test_leaf_groups_render_and_fill_the_generic_record(monkeypatch):
     """A group of bare leaves (plan.leaves.bare_group): the plan's own module counts it
     from depth ``leaf_first`` on (a star's leaves: C(s, j); leaves of different vertices:
     inclusion-exclusion over list intersections), the generic module reads the same facts
@@ -246,7 +246,7 @@ def test_leaf_groups_render_and_fill_the_generic_record():
     assert "wm_falling" in _leaf_body(build_plan(g, get_pattern("5-star"), purpose="list"))
     k, st = star.k, RG._stride(star.k)
     rec = RG.generic_table(star)[k * st:]
-    assert list(rec[:RG.G_LEAVES + 2]) == [1, 1, 1, 4, 0, 0]
+    assert list(rec[:RG.G_LEAVES + 2]) == [1, 1, 1, 4, 0, 0, 0]     # (no table)
     assert not RG.generic_table(star, "none")[k * st + RG.G_KIND]
     # one generic text for both (the group is in the table): no compile for the A/B
     assert RG.generic_signature(star) == RG.generic_signature(star, "none")
@@ -270,10 +270,13 @@ def test_leaf_groups_render_and_fill_the_generic_record():
     assert "wm_falling((unsigned long long)s, 2)" in _leaf_body(plan)
     rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J]) == (4, 1, 2)
-    # a labeled leaf is no bare leaf: at most the last one is counted
+    # labeled leaves are no bare leaves: they are counted from a table
+    # (test_labeled_leaves_render_a_table), or, without it, at most the last one
     labeled = build_plan(_graph(labels=True),
                          Query.from_edges([(0, 1), (0, 2), (0, 3)], k=4,
                                           vertex_labels=[-1, 0, 0, 0]))
+    assert leaf_first(labeled) == 1
+    monkeypatch.setenv("WARPMATCH_LEAF_TABLE", "0")
     assert leaf_first(labeled) >= labeled.k - 1
 
 
@@ -350,3 +353,60 @@ def test_labeled_twins_are_tested_by_the_first_twins_check():
     assert "--s" not in body and "wm_choose((unsigned long long)s, 2)" in body
     rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
     assert (rec[RG.G_FIRST], rec[RG.G_KIND]) == (2, 3)
+
+
+def test_labeled_leaves_render_a_table(monkeypatch):
+    """Leaves of one vertex with tests (render.table_leaves): a labeled tail behind a
+    triangle (the last leaf alone) and a labeled 3-star with edge labels (alike leaves,
+    chained): ``wm_leaf_count`` starts from ``g.leaf_tab`` of the parent and takes out the
+    matched vertices that pass ``wm_tab_has`` (not the parent, nor one of another label);
+    ``wm_tab_ok`` tests the edge label at the entry's position, the label and the candidate
+    set. The generic module reads the same from its record (``G_TAB``, codes 2 to look
+    up); ``$WARPMATCH_LEAF_TABLE=0`` turns it off in both."""
+    import numpy as np
+
+    from warpmatch.engine.gpu import render_generic as RG
+    from warpmatch.engine.gpu.render import table_leaves, uses_table
+    rng = np.random.default_rng(1)
+    n = 300
+    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
+    keep = src != dst
+    g = Graph.from_edges(src[keep], dst[keep], n=n,
+                         vertex_labels=(rng.random(n) < 0.3).astype(int),
+                         edge_labels=rng.integers(0, 2, int(keep.sum())), warn=False)
+    # a:1-b, b-c:1, a-c, c-[1]-d:0 (d hangs off c; b, unlabeled, may be one of c's
+    # entries of label 0, a may not)
+    tail = build_plan(g, Query.from_edges([(0, 1), (1, 2), (0, 2), (2, 3)], k=4,
+                                          vertex_labels=[1, -1, 1, 0],
+                                          edge_labels=[-1, -1, -1, 1]), purpose="count")
+    tab = table_leaves(tail)
+    assert tab is not None and tab.first == 3 and uses_table(tail) and leaf_first(tail) == 3
+    head, funcs = render_plan(tail), render_functions(tail)
+    assert "#define WM_LEAF_TAB 1" in head
+    body = _leaf_body(tail)
+    parent = f"m{tab.parent}"
+    assert f"long long n = g.leaf_tab[{parent}];" in body
+    look = [x for x in range(3) if int(tail.vlabel[x]) == -1]
+    assert len(look) == 1 and body.count("wm_tab_has(") == 1
+    assert f"wm_tab_has({parent}, m{look[0]})" in body
+    ok = re.search(r"bool wm_tab_ok\(.*?\n}", funcs, re.S).group(0)
+    assert "g.elab[p] == 1" in ok and "g.vlab[z] == 0" in ok and "g.cand_ids" in ok
+    rec = RG.generic_table(tail)
+    k, st = tail.k, RG._stride(tail.k)
+    assert rec[k * st + RG.G_TAB] == 1 and rec[k * st + RG.G_KIND] == 0
+    codes = [int(rec[(k - 1) * st + RG._leafc(k, j)]) for j in range(k - 1)]
+    assert codes == [2 if j in look else 0 for j in range(k - 1)]
+    assert "#define WM_LEAF_TAB 1" in RG.render_plan_generic(tail)
+    # a 3-star with edge labels, alike leaves: C(s, 3) from the table
+    star = build_plan(g, Query.from_edges([(0, 1), (0, 2), (0, 3)], k=4,
+                                          vertex_labels=[1, 0, 0, 0],
+                                          edge_labels=[1, 1, 1]), purpose="count")
+    assert leaf_first(star) == 1 and uses_table(star)
+    body = _leaf_body(star)
+    assert "g.leaf_tab[m0]" in body and "wm_choose((unsigned long long)n, 3)" in body
+    rec = RG.generic_table(star)[star.k * RG._stride(star.k):]
+    assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_TAB]) == (1, 1, 3, 1)
+    monkeypatch.setenv("WARPMATCH_LEAF_TABLE", "0")
+    assert table_leaves(tail) is None and leaf_first(tail) == 4
+    assert "#define WM_LEAF_TAB 0" in render_plan(tail) and "leaf_tab" not in render_functions(tail)
+    assert RG.generic_table(tail)[k * st + RG.G_TAB] == 0

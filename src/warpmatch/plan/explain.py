@@ -133,12 +133,12 @@ def explain_plan(plan: Plan) -> str:
                 op = ">" if int(plan.res_sign[t]) == 1 else "<"
                 parts.append(f"f({un}) {op} f({wn})")
             lines.append("  restrictions: " + ", ".join(parts))
-    from .leaves import bare_group, leaf_group
+    from .leaves import leaf_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
     if grp is not None and plan.empty_reason is None:
-        # the GPU engine counts alike bare leaves by default (engine.gpu.render.leaf_first)
-        engines = ("cpu and gpu engines" if not grp.mixed and bare_group(plan) is not None
-                   else "cpu engine")
+        # the GPU engine counts alike leaves by default (engine.gpu.render.leaf_first: bare
+        # ones from the list size, others from a table), mixed ones only when told
+        engines = "cpu and gpu engines" if not grp.mixed else "cpu engine"
         names = ", ".join(_name(plan, int(u)) for u in plan.order[grp.first:])
         if grp.mixed:
             parents = ", ".join(
@@ -180,7 +180,7 @@ def explain_plan(plan: Plan) -> str:
             ("candidate set", bool(plan.cand_restricted[d]))) if on]
         if checks:
             parent = _name(plan, int(plan.order[int(plan.bn_pos[int(plan.bn_ptr[d])])]))
-            lines.append(f"counted, not enumerated (count mode, cpu engine): "
+            lines.append(f"counted, not enumerated (count mode, cpu and gpu engines): "
                          f"{_name(plan, int(plan.order[d]))}, a leaf of {parent}, from a table "
                          f"of the entries of {parent}'s list that pass its checks "
                          f"({', '.join(checks)}), counted once per data vertex, less the "

@@ -4,7 +4,8 @@ Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are pl
 leaves of one matched vertex, if any, and whether their restrictions order them
 (:func:`_chain`); else :func:`_mixed_group`, the last two or three plain leaves of any
 matched vertices) < :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last
-depths with the same two or more backward neighbours) < :func:`table_leaf`.
+depths with the same two or more backward neighbours) < :func:`alike_group`,
+:func:`table_leaf`.
 
 Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
@@ -308,6 +309,15 @@ def twin_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
             b0 = int(plan.bn_ptr[f])
             return LeafGroup(f, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), chain)
     return None
+
+
+def alike_group(plan: Plan) -> LeafGroup | None:
+    """The plan's last alike leaves of one vertex (first case of the module docstring),
+    labels, edge labels and candidate sets allowed (the same for all of them), at least
+    two; ``None`` where there are none or for inter-partition plans."""
+    if plan.k < 3 or plan.cut_part is not None:
+        return None
+    return _same_parent_group(plan, True, True)
 
 
 def table_leaf(plan: Plan) -> bool:

@@ -61,7 +61,7 @@ from .memory import MEMORY_KINDS, _array, device_copy, resident_bytes
 from .device import cuda_available, device_properties, resident_blocks
 from .modules import COMPILE_MODES, default_mode, mark_compiled, use_generic
 from .render import (leaf_first, leaf_groups_mode, part_dtype, part_nbytes, plan_signature,
-                     plan_trims, twin_leaves, uses_cut_graph)
+                     plan_trims, table_leaves, twin_leaves, uses_cut_graph, uses_table)
 from .render_generic import generic_eligible, generic_signature, generic_table
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
@@ -400,7 +400,19 @@ class _Run:
                                                           or plan_trims(plan))
                                               if eng.model == "fine" else 20 * self.k)
         self.stats["warps_per_block"] = self.warps_per_block
+        # labeled last leaves counted from a per-vertex table (render.table_leaves): the
+        # table is bound with the module and filled before the search
+        tab = None if list_mode else table_leaves(plan, eng.leaf_groups)
+        self.table = tab if tab is not None and uses_table(plan, eng.leaf_groups) else None
+        self.leaf_tab = None
+        if self.table is not None:
+            self._reserve("the leaf table", 4 * int(graph.n))
+            self.leaf_tab = cp.zeros(max(1, int(graph.n)), dtype=cp.int32)
+            self.used += 4 * int(graph.n)
+        self.stats["leaf_table"] = self.table is not None
         self.mod = self._module()
+        if self.table is not None:
+            self._fill_table()
         # the device clock against the host's, read at the first DFS launch (a search
         # that ends in its BFS phase needs neither it nor the round trip)
         self.clock0: int | None = None
@@ -467,7 +479,7 @@ class _Run:
         vals = np.array([ptr(dg.indptr), ptr(dg.indices), ptr(dg.elab), ptr(dg.in_indptr),
                          ptr(dg.in_indices), ptr(dg.in_elab), ptr(dg.vlab),
                          ptr(self.cand_ptr), ptr(self.cand_ids), ptr(self.part)]
-                        + [ptr(a) for a in cuts], dtype=np.uint64)
+                        + [ptr(a) for a in cuts] + [ptr(self.leaf_tab)], dtype=np.uint64)
         mem = mod.get_global("g")
         cp.ndarray((vals.size,), dtype=cp.uint64, memptr=mem).set(vals)
         _BOUND[id(mod)] = id(self)
@@ -475,6 +487,21 @@ class _Run:
             tab = generic_table(self.plan, self.eng.leaf_groups)
             mem = mod.get_global("wm_gp")
             cp.ndarray((tab.size,), dtype=cp.int32, memptr=mem).set(tab)
+
+    def _fill_table(self) -> None:
+        """Count, for each candidate of the table leaves' parent (its depth's candidate set,
+        else every vertex), the entries of its list the leaves may take (``wm_leaf_table``,
+        a warp a vertex; render_leaves.render_table)."""
+        p, plan = int(self.table.parent), self.plan
+        if p == 0 or bool(plan.cand_restricted[p]):
+            verts = self.cand_ids[int(plan.cand_ptr[p]):int(plan.cand_ptr[p + 1])]
+            n, every = int(verts.size), 0
+        else:
+            verts, n, every = self.dummy, int(self.graph.n), 1
+        if n:
+            grid, block = self._grid1d(32 * n)
+            self._fn("wm_leaf_table")((grid,), (block,),
+                                      (verts, np.int64(n), np.int32(every), self.leaf_tab))
 
     def _fn(self, name: str) -> Any:
         if _BOUND.get(id(self.mod)) != id(self):

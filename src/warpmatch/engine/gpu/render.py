@@ -353,7 +353,8 @@ def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS) -> int:
     plan's twins (:func:`twin_leaves`) where ``groups`` (:data:`LEAF_GROUPS`) admits them,
     else the first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`,
     at least two) that ``groups`` admits, else ``k - 1`` where the last leaf is countable
-    (:func:`leaf_countable`), else ``k`` (none). The same in the plan's own module and the
+    (:func:`leaf_countable`), else the first of the leaves counted from a table
+    (:func:`table_leaves`), else ``k`` (none). The same in the plan's own module and the
     generic one."""
     def make() -> int:
         from ...plan.leaves import bare_group
@@ -364,8 +365,62 @@ def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS) -> int:
         grp = bare_group(plan, mixed=groups == "all") if groups != "none" else None
         if grp is not None and grp.first < k - 1:
             return int(grp.first)
-        return k - 1 if leaf_countable(plan) else k
-    return memo(plan, f"leaf_first-{groups}", make)
+        if leaf_countable(plan):
+            return k - 1
+        tab = table_leaves(plan, groups)
+        return k if tab is None else int(tab.first)
+    return memo(plan, f"leaf_first-{groups}-{int(table_wanted())}", make)
+
+
+def table_wanted() -> bool:
+    """Whether count mode may count labeled last leaves from a table
+    (:func:`table_leaves`): not where ``$WARPMATCH_LEAF_TABLE`` is ``0`` (to compare; the
+    CPU engine reads the same variable)."""
+    import os
+    return os.environ.get("WARPMATCH_LEAF_TABLE", "1").strip() != "0"
+
+
+def table_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
+    """The plan's last leaves counted from a per-vertex table, else ``None``.
+
+    Where the last depths are leaves of one matched vertex ``M[p]`` (one backward edge
+    each, to ``p``, no induced non-edge, no restriction but a chain among themselves: a
+    plain last leaf, :func:`warpmatch.plan.leaves.table_leaf`, or alike leaves,
+    :func:`warpmatch.plan.leaves.alike_group`, where ``groups`` counts groups), but with
+    a label, edge label, degree bound or candidate set to test, how many entries of a data
+    vertex's list pass those tests does not depend on the partial match. A kernel counts
+    them once per search for each candidate of ``M[p]`` (``wm_leaf_table``, a warp a
+    vertex) and count mode takes ``T[M[p]]`` less the matched vertices that pass, then
+    ``s``, ``s (s-1) ... (s-j+1)`` or ``C(s, j)``, where the lanes would test each entry
+    of ``M[p]``'s list for every partial match. Not where the list size already counts
+    them (nothing to test: :func:`leaf_countable`, bare groups), nor inter-partition
+    plans. Returns a :class:`~warpmatch.plan.leaves.LeafGroup` (``first`` is ``k - 1``
+    for a single leaf); ``None`` also where :func:`table_wanted` says no.
+    """
+    if not table_wanted():
+        return None
+
+    def make() -> Any:
+        from ...plan.leaves import LeafGroup, alike_group, bare_group, table_leaf
+        k = int(plan.k)
+        if plan.cut_part is not None or plan.empty_reason is not None or k < 3:
+            return None
+        if groups != "none" and bare_group(plan, mixed=False) is None:
+            grp = alike_group(plan)
+            if grp is not None and grp.first < k - 1:
+                return grp
+        if leaf_countable(plan) or not table_leaf(plan):
+            return None
+        b0 = int(plan.bn_ptr[k - 1])
+        return LeafGroup(k - 1, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False)
+    return memo(plan, f"table_leaves-{groups}", make)
+
+
+def uses_table(plan: Plan, groups: str = DEFAULT_GROUPS) -> bool:
+    """Whether count mode counts ``plan``'s last leaves from a table
+    (:func:`table_leaves`, being the first counted depths: ``WM_LEAF_TAB``)."""
+    tab = table_leaves(plan, groups)
+    return tab is not None and leaf_first(plan, groups) == tab.first
 
 
 def twin_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
@@ -596,7 +651,8 @@ def render_plan(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
              f"#define WM_TRIM {int(plan_trims(plan))}",
              f"#define WM_LEAF_OK {int(leaf_first(plan, groups) < k)}",
              f"#define WM_LEAF_D {leaf_first(plan, groups)}",
-             f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}"]
+             f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}",
+             f"#define WM_LEAF_TAB {int(uses_table(plan, groups))}"]
     if plan.cut_part is not None:
         parts.append(f"#define WM_PART_T {part_ctype(plan)}")
     return "\n".join(parts) + "\n"
@@ -618,9 +674,12 @@ def render_functions(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     first = leaf_first(plan, groups)
     tw = twin_leaves(plan, groups)
     # the counted depths' functions (render_leaves imports this module's helpers)
-    from .render_leaves import render_group, render_leaf, render_twins
+    from .render_leaves import render_group, render_leaf, render_table, render_twins
+    tab = table_leaves(plan, groups)
     if tw is not None:
         body.append(render_twins(k, specs, bool(plan.directed), tw))
+    elif tab is not None and first == tab.first:
+        body.append(render_table(k, specs, bool(plan.directed), tab))
     elif first < k - 1:
         from ...plan.leaves import bare_group
         body.append(render_group(k, specs, bool(plan.directed),
@@ -639,7 +698,7 @@ def plan_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
         import hashlib
         text = render_plan(plan, groups) + render_functions(plan, groups)
         return hashlib.sha1(text.encode()).hexdigest()[:16]
-    return memo(plan, f"signature-{groups}", make)
+    return memo(plan, f"signature-{groups}-{int(table_wanted())}", make)
 
 
 __all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "degree_bounds", "depth_specs",
@@ -647,4 +706,5 @@ __all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", 
            "leaf_first", "leaf_groups_mode", "memo", "twin_leaves",
            "part_ctype", "uses_cut_graph",
            "part_dtype", "part_nbytes", "plan_structure",
-           "render_plan", "render_functions", "plan_signature", "trims"]
+           "render_plan", "render_functions", "plan_signature", "table_leaves",
+           "table_wanted", "trims", "uses_table"]

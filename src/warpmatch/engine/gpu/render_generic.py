@@ -47,14 +47,15 @@ import numpy as np
 
 from ...plan.plan import Plan
 from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, depth_specs, leaf_countable,
-                     leaf_first, memo, twin_leaves)
+                     leaf_first, memo, table_leaves, table_wanted, twin_leaves,
+                     uses_table)
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
 
 #: largest query the generic module serves: its table, ``k * (H + 13 k)`` int32 and the
-#: group record's ``11 + 3 k``, must fit the 64 KB of constant memory with the graph's
-#: pointers (32 vertices: 54,572 bytes)
+#: group record's ``12 + 3 k``, must fit the 64 KB of constant memory with the graph's
+#: pointers (32 vertices: 54,576 bytes)
 GENERIC_KMAX = 32
 #: a depth's header: vertex label, out- and in-degree bounds to test (0: implied, none),
 #: candidate set present, then the counts of backward edges, non-edges, restrictions
@@ -88,10 +89,12 @@ def _leafc(k: int, j: int) -> int:
 #: the group record after the depths' records: first counted depth, kind (0: a last leaf
 #: or nothing, 1: alike leaves of one vertex, 2: leaves of different vertices, 3: twins,
 #: whose lists and checks are the first twin's depth record), chain
-#: (C(s, j)), j, then (parent depth, direction) of up to 3 leaves, then per matched depth
-#: x < first and leaf i the code at ``G_CODES + 3 x + i`` (0 never in its list, 1 always,
-#: 2 look it up)
-G_FIRST, G_KIND, G_CHAIN, G_J, G_LEAVES = range(5)
+#: (C(s, j)), j, table (1: kind 0 or 1 counted from ``g.leaf_tab``, the leaves' tests
+#: read from depth ``first``'s record: :func:`.render.table_leaves`), then (parent depth,
+#: direction) of up to 3 leaves, then per matched depth x < first and leaf i the code at
+#: ``G_CODES + 3 x + i`` (0 never in its list, 1 always, 2 look it up; with the table: 2
+#: look it up and test it)
+G_FIRST, G_KIND, G_CHAIN, G_J, G_TAB, G_LEAVES = range(6)
 G_CODES = G_LEAVES + 6
 
 
@@ -131,7 +134,8 @@ def generic_table(plan: Plan, groups: str = DEFAULT_GROUPS) -> np.ndarray:
         record (:func:`_group_record`) after the last depth; read-only, computed once
         per plan structure (:func:`.render.memo`).
     """
-    return memo(plan, f"generic_table-{groups}", lambda: _generic_table(plan, groups))
+    return memo(plan, f"generic_table-{groups}-{int(table_wanted())}",
+                lambda: _generic_table(plan, groups))
 
 
 def _group_record(plan: Plan, groups: str) -> np.ndarray:
@@ -145,6 +149,15 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     twins = twin_leaves(plan, groups)
     if twins is not None:
         rec[G_KIND], rec[G_CHAIN], rec[G_J] = 3, int(twins.chain), k - first
+        return rec
+    if uses_table(plan, groups):
+        rec[G_TAB] = 1
+        tab = table_leaves(plan, groups)
+        if first < k - 1:                   # alike leaves: codes as the last leaf's
+            rec[G_KIND], rec[G_CHAIN], rec[G_J] = 1, int(tab.chain), k - first
+            rec[G_LEAVES:G_LEAVES + 2] = (tab.parent, tab.direction)
+            for x, code in enumerate(_table_codes(specs, tab)):
+                rec[G_CODES + 3 * x] = code
         return rec
     if first >= k - 1:
         return rec                          # a last leaf (its codes are per depth) or none
@@ -161,6 +174,15 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
                 rec[G_CODES + 3 * x + i] = (
                     1 if _in_list(specs, x, pos, dr, bool(plan.directed)) else 2)
     return rec
+
+
+def _table_codes(specs: list, tab) -> list[int]:
+    """Per matched depth ``x < tab.first``: 2 where ``M[x]`` may be one of the entries the
+    table counted for ``M[tab.parent]`` (look it up, test it), 0 where it cannot (the
+    parent itself, or another label)."""
+    vl = specs[tab.first].vlabel
+    return [0 if x == tab.parent or (vl != -1 and specs[x].vlabel not in (-1, vl)) else 2
+            for x in range(tab.first)]
 
 
 def _generic_table(plan: Plan, groups: str) -> np.ndarray:
@@ -190,7 +212,12 @@ def _generic_table(plan: Plan, groups: str) -> np.ndarray:
             row[_na(k, t):_na(k, t) + 2] = (pos, dr)
         for t, (pos, sign) in enumerate(s.res):
             row[_res(k, t):_res(k, t) + 2] = (pos, sign)
-    if leaf_countable(plan):
+    leaves = table_leaves(plan, groups)
+    if uses_table(plan, groups) and leaves.first == k - 1:
+        # the last leaf from the table: the matched vertices to look up and test
+        for j, code in enumerate(_table_codes(specs, leaves)):
+            tab[(k - 1) * st + _leafc(k, j)] = code
+    elif leaf_countable(plan):
         # the last depth's matched vertices that its list may hold (render._leaf):
         # 0 never (its parent, or restricted against it), 1 in the list exactly when
         # the restrictions hold, 2 look it up
@@ -294,14 +321,68 @@ __device__ __forceinline__ long long wm_gen_start(int d, int gen, const int* m_)
   return (WM_GPV(d, WM_O_BN + 3 * gen + 1) == 0 ? g.indptr : g.in_indptr)[m_[p_]];
 }
 
+#if WM_LEAF_TAB
+// leaves counted from a table (render_leaves.render_table; their tests are depth
+// WM_LEAF_D's record): may entry z, at position p of a list of the leaves' parent, be one?
+__device__ bool wm_tab_ok(int z, long long p) {
+  const int f = WM_GRP(WM_G_FIRST);
+  const int e_ = WM_GPV(f, WM_O_BN + 2);
+  if (e_ != -1 && (WM_GPV(f, WM_O_BN + 1) == 0 ? g.elab : g.in_elab)[p] != e_) return false;
+  const int vl_ = WM_GPV(f, WM_H_VLAB);
+  if (vl_ != -1 && g.vlab[z] != vl_) return false;
+  const int do_ = WM_GPV(f, WM_H_DOUT);
+  if (do_ && g.indptr[z + 1] - g.indptr[z] < do_) return false;
+#if WM_DIRECTED
+  const int di_ = WM_GPV(f, WM_H_DIN);
+  if (di_ && g.in_indptr[z + 1] - g.in_indptr[z] < di_) return false;
+#endif
+  return !WM_GPV(f, WM_H_RESTR) ||
+         wm_in_sorted(g.cand_ids, g.cand_ptr[f], g.cand_ptr[f + 1], z);
+}
+
+// how many entries of v's list pass wm_tab_ok, the whole warp scanning it
+__device__ int wm_tab_row(int v, int lane) {
+  const bool in_ = WM_GPV(WM_GRP(WM_G_FIRST), WM_O_BN + 1) == 1;
+  const long long* ip_ = in_ ? g.in_indptr : g.indptr;
+  const int* ix_ = in_ ? g.in_indices : g.indices;
+  const long long lo = ip_[v], hi = ip_[v + 1];
+  int n = 0;
+  for (long long b = lo; b < hi; b += 32) {
+    const long long p = b + lane;
+    const bool ok = p < hi && wm_tab_ok(__ldg(ix_ + p), p);
+    n += __popc(__ballot_sync(WM_FULL, ok));
+  }
+  return n;
+}
+
+// is z in v's list, passing wm_tab_ok?
+__device__ bool wm_tab_has(int v, int z) {
+  const bool in_ = WM_GPV(WM_GRP(WM_G_FIRST), WM_O_BN + 1) == 1;
+  const long long* ip_ = in_ ? g.in_indptr : g.indptr;
+  const int* ix_ = in_ ? g.in_indices : g.indices;
+  const long long hi = ip_[v + 1];
+  const long long p = wm_lower_bound(ix_, ip_[v], hi, z);
+  return p < hi && __ldg(ix_ + p) == z && wm_tab_ok(z, p);
+}
+#endif
+
 #if WM_LEAF_OK
 __device__ unsigned long long wm_leaf_group(const int* m_);
 
 // the matches of depths WM_LEAF_D..k-1: a last leaf from its list (render._leaf; codes
-// from generic_table), or a group of leaves (wm_leaf_group)
+// from generic_table) or from the table, or a group of leaves (wm_leaf_group)
 __device__ unsigned long long wm_leaf(const int* m_) {
   if (WM_GRP(WM_G_KIND)) return wm_leaf_group(m_);
   const int d = WM_K - 1;
+#if WM_LEAF_TAB
+  {
+    const int v_ = m_[WM_GPV(d, WM_O_BN)];
+    long long n = g.leaf_tab[v_];
+    for (int j = 0; j < d; ++j)
+      if (WM_GPV(d, WM_O_LEAF + j) == 2 && wm_tab_has(v_, m_[j])) --n;
+    return (unsigned long long)n;
+  }
+#endif
   int gen, len, skip;
   long long start;
   wm_gen(d, m_, gen, start, len, skip);
@@ -340,11 +421,18 @@ __device__ unsigned long long wm_leaf_group(const int* m_) {
     hi_[i] = (in_ ? g.in_indptr : g.indptr)[p_ + 1];
   }
   if (WM_GRP(WM_G_KIND) == 1) {        // alike leaves of one vertex
+#if WM_LEAF_TAB
+    const int v_ = m_[WM_GRP(WM_G_LEAVES)];
+    long long s = g.leaf_tab[v_];           // their tests passed (render_table)
+    for (int x = 0; x < f; ++x)
+      if (WM_GRP(WM_G_CODES + 3 * x) == 2 && wm_tab_has(v_, m_[x])) --s;
+#else
     long long s = hi_[0] - lo_[0];
     for (int x = 0; x < f; ++x) {
       const int code = WM_GRP(WM_G_CODES + 3 * x);
       if (code == 1 || (code == 2 && wm_in_sorted(a_[0], lo_[0], hi_[0], m_[x]))) --s;
     }
+#endif
     if (s < j) return 0ull;
     return WM_GRP(WM_G_CHAIN) ? wm_choose((unsigned long long)s, j)
                               : wm_falling((unsigned long long)s, j);
@@ -497,6 +585,7 @@ def render_plan_generic(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
                       f"#define WM_LEAF_OK {int(_counts(plan, groups))}",
                       "#define WM_LEAF_D (WM_GRP(WM_G_FIRST))",
                       f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}",
+                      f"#define WM_LEAF_TAB {int(uses_table(plan, groups))}",
                       f"#define WM_GP_STRIDE {_stride(k)}",
                       f"#define WM_G_N {_group_n(k)}",
                       "#define WM_GENERIC 1"]) + "\n"
@@ -516,13 +605,16 @@ def render_functions_generic(plan: Plan) -> str:
                       f"#define WM_O_LEAF {_leafc(k, 0)}",
                       f"#define WM_G_FIRST {G_FIRST}", f"#define WM_G_KIND {G_KIND}",
                       f"#define WM_G_CHAIN {G_CHAIN}", f"#define WM_G_J {G_J}",
+                      f"#define WM_G_TAB {G_TAB}",
                       f"#define WM_G_LEAVES {G_LEAVES}", f"#define WM_G_CODES {G_CODES}"])
     return offs + "\n" + _GENERIC_BODY
 
 
 def generic_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """What the generic module's text depends on: ``k``, directedness, leaf counting (a
-    last leaf or a group of leaves: which, and where, is in the table) and twins."""
+    last leaf or a group of leaves: which, and where, is in the table), twins, and leaves
+    counted from a per-vertex table (``WM_LEAF_TAB``)."""
     return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"
             f"-l{int(_counts(plan, groups))}"
-            f"-t{int(twin_leaves(plan, groups) is not None)}")
+            f"-t{int(twin_leaves(plan, groups) is not None)}"
+            f"-b{int(uses_table(plan, groups))}")

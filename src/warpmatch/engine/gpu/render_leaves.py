@@ -14,6 +14,10 @@ a kernel's lane or warp adds a number, not one candidate at a time. Map:
   the whole warp intersecting their lists for one partial match; twins with a label, edge
   labels, a candidate set or a degree bound (the same for all of them) are tested entry by
   entry during the scan.
+- :func:`render_table`: ``wm_leaf_count`` for leaves of one vertex that have a label, an
+  edge label or a candidate set to test (:func:`.render.table_leaves`): from a table of
+  how many entries of each candidate parent's list pass those tests, filled once per
+  search by the warp-wide ``wm_tab_row`` (``bfs.cu``'s ``wm_leaf_table``).
 - :func:`_row_leaf`: ``wm_row_leaf`` for the BFS phase's materialised rows.
 
 How it differs from the papers: none of GENEVA, gMatch, PBE, GCSM or DCSM counts without
@@ -26,7 +30,7 @@ from typing import Any
 
 from .render import CAND_GEN, DepthSpec, _in_list, _key, _ms, _ms_params, _prime, degree_bounds
 
-__all__ = ["render_leaf", "render_group", "render_twins"]
+__all__ = ["render_leaf", "render_group", "render_table", "render_twins"]
 
 
 def render_leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
@@ -163,6 +167,73 @@ def render_group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
     else:
         out.append("  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] "
                    "- s_[5] * s_[2] - s_[6] * s_[1] + 2 * s_[7]);")
+    out.append("}")
+    out.append(_row_leaf(f))
+    return "\n".join(out)
+
+
+def render_table(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """The leaves of depths ``f..k-1`` counted from a per-vertex table
+    (:func:`.render.table_leaves`: one leaf, or alike leaves, of ``M[p]``, with tests).
+
+    - ``wm_tab_ok(z, p)``: may list entry ``z`` (at position ``p`` of its list) be such a
+      leaf, as far as the leaf alone says (its edge label, label, degree bound, candidate
+      set)?
+    - ``wm_tab_row(v, lane)``: how many entries of ``v``'s list pass, the whole warp
+      scanning it 32 at a time (the ``wm_leaf_table`` kernel fills ``g.leaf_tab`` so, once
+      per search, for the candidates of ``M[p]``).
+    - ``wm_tab_has(v, z)``: is ``z`` in ``v``'s list and passes?
+    - ``wm_leaf_count(m0..m{f-1})``: ``s = T[M[p]]`` less the matched vertices that pass
+      (one search each; none where the plan says the label differs), then ``s``,
+      ``s (s-1) ... (s-j+1)`` or ``C(s, j)``.
+    """
+    f = int(grp.first)
+    j = k - f
+    s = specs[f]
+    pos, dr = int(grp.parent), int(grp.direction)
+    el = s.bn[0][2]
+    ip, ix = ("g.indptr", "g.indices") if dr == 0 else ("g.in_indptr", "g.in_indices")
+    tests = []
+    if el != -1:
+        tests.append(f"{'g.elab' if dr == 0 else 'g.in_elab'}[p] == {el}")
+    if s.vlabel != -1:
+        tests.append(f"g.vlab[z] == {s.vlabel}")
+    tests += [f"{a}[z + 1] - {a}[z] >= {lo}" for a, lo in degree_bounds(s, directed)]
+    if s.restricted:
+        tests.append(f"wm_in_sorted(g.cand_ids, g.cand_ptr[{f}], g.cand_ptr[{f + 1}], z)")
+    out = ["__device__ __forceinline__ bool wm_tab_ok(int z, long long p) {",
+           "  (void)z; (void)p;",
+           f"  return {' && '.join(tests) if tests else 'true'};",
+           "}",
+           "__device__ __forceinline__ int wm_tab_row(int v, int lane) {",
+           f"  const long long lo = {ip}[v], hi = {ip}[v + 1];",
+           "  int n = 0;",
+           "  for (long long b = lo; b < hi; b += 32) {",
+           "    const long long p = b + lane;",
+           f"    const bool ok = p < hi && wm_tab_ok(__ldg({ix} + p), p);",
+           "    n += __popc(__ballot_sync(WM_FULL, ok));",
+           "  }",
+           "  return n;",
+           "}",
+           "__device__ __forceinline__ bool wm_tab_has(int v, int z) {",
+           f"  const long long hi = {ip}[v + 1];",
+           f"  const long long p = wm_lower_bound({ix}, {ip}[v], hi, z);",
+           f"  return p < hi && __ldg({ix} + p) == z && wm_tab_ok(z, p);",
+           "}",
+           f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(f)}) {{",
+           f"  long long n = g.leaf_tab[m{pos}];"]
+    for x in range(f):
+        if x == pos:
+            continue                            # no self-loops: never in its own list
+        if s.vlabel != -1 and specs[x].vlabel not in (-1, s.vlabel):
+            continue                            # another label: never passes
+        out.append(f"  if (wm_tab_has(m{pos}, m{x})) --n;")
+    if j == 1:
+        out.append("  return (unsigned long long)n;")
+    else:
+        out.append(f"  if (n < {j}) return 0ull;")
+        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
+                   f"((unsigned long long)n, {j});")
     out.append("}")
     out.append(_row_leaf(f))
     return "\n".join(out)

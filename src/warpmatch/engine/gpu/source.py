@@ -13,7 +13,8 @@ from importlib import resources
 from typing import Any
 
 from ...plan.plan import Plan
-from .render import DEFAULT_GROUPS, memo, plan_trims, render_functions, render_plan
+from .render import (DEFAULT_GROUPS, memo, plan_trims, render_functions, render_plan,
+                     table_wanted)
 from .render_generic import render_functions_generic, render_plan_generic
 
 __all__ = ["NVRTC_OPTIONS", "build_source", "module_source", "stack_bytes", "warps_per_block"]
@@ -99,7 +100,7 @@ def module_source(eng: Any, plan: Plan, list_mode: bool, generic: bool = False) 
     Rendered once per plan structure and engine settings (:func:`.render.memo`)."""
     groups = str(getattr(eng, "leaf_groups", DEFAULT_GROUPS))
     what = ("source", eng.model, bool(eng.batch), bool(list_mode), bool(eng.steal),
-            bool(eng.profile), bool(generic), groups)
+            bool(eng.profile), bool(generic), groups, table_wanted())
     return memo(plan, repr(what), lambda: build_source(
         plan, eng.model, warps=warps_per_block(plan, eng.model, generic), batch=eng.batch,
         list_mode=list_mode, steal=eng.steal, profile=eng.profile, generic=generic,

@@ -57,6 +57,23 @@ extern "C" __global__ void wm_bfs_expand(const int* __restrict__ pool, long long
   }
 }
 
+#if WM_LEAF && WM_LEAF_TAB
+// count mode, leaves counted from a table (render.table_leaves): for each of n vertices
+// (verts[i], or i where all is set), how many entries of its list the leaves may take,
+// a warp a vertex (wm_tab_row)
+extern "C" __global__ void wm_leaf_table(const int* __restrict__ verts, long long n, int all,
+                                         int* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  const long long w0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+  const long long nw = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long i = w0; i < n; i += nw) {
+    const int v = all ? (int)i : verts[i];
+    const int c = wm_tab_row(v, lane);
+    if (lane == 0) out[v] = c;
+  }
+}
+#endif
+
 #if WM_LEAF && WM_TWIN
 // count mode, pool rows of depth WM_LEAF_D below twins: one warp per row (wm_twin_warp)
 extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,

@@ -41,6 +41,9 @@ struct WmGraph {
   const int* cut_indices;
   const long long* cut_in_indptr;
   const int* cut_in_indices;
+  // count mode, WM_LEAF_TAB: per data vertex, how many entries of its list the last leaves
+  // may take (render.table_leaves; filled by wm_leaf_table), else unused
+  const int* leaf_tab;
 };
 
 __constant__ WmGraph g;
