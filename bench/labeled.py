@@ -72,13 +72,24 @@ ENGINES = tuple(f"gpu-{m}{v}" for m in ("auto", "generic", "specialised")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int,
-                with_twins: bool = False) -> list[Path]:
+                with_twins: bool = False, with_table: bool = False) -> list[Path]:
     """The first ``per_set`` queries of each (size, density) set of ``graph``, in order;
     ``with_twins``: the first ``per_set`` that have twins (``plan.order.twin_classes``:
-    vertices with the same label and the same two or more neighbours)."""
+    vertices with the same label and the same two or more neighbours); ``with_table``:
+    the first whose count plan on ``graph`` ends with leaves counted from a table
+    (``engine.gpu.render.table_leaves``: a labeled last leaf, or labeled alike leaves)."""
     from warpmatch.plan.order import twin_classes
     from warpmatch.query.io import read_query_file
     qdir = DATA / "labeled" / graph / "query_graph"
+    ends_in_table = None
+    if with_table:
+        import warpmatch as wm
+        from warpmatch.engine.gpu.render import uses_table
+        from warpmatch.plan import build_plan
+        g = wm.read_graph(DATA / "labeled" / graph / f"{graph}.graph")
+
+        def ends_in_table(p: Path) -> bool:
+            return uses_table(build_plan(g, read_query_file(p), purpose="count"))
     out = []
     for k in sizes:
         for dens in densities:
@@ -89,6 +100,8 @@ def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int
                     break
                 i += 1
                 if with_twins and not twin_classes(read_query_file(p)):
+                    continue
+                if ends_in_table is not None and not ends_in_table(p):
                     continue
                 out.append(p)
                 got += 1
@@ -219,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-set", type=int, default=3, help="queries per (size, density) set")
     ap.add_argument("--with-twins", action="store_true",
                     help="only queries with twins (to measure cpu-notwins against cpu)")
+    ap.add_argument("--with-table", action="store_true",
+                    help="only queries whose plans end with leaves counted from a table "
+                         "(to measure *-notable against the engine)")
     ap.add_argument("--engines", default="gpu-auto,gpu-specialised,cpu")
     ap.add_argument("--first", type=int, default=100_000,
                     help="a query is answered at its first FIRST embeddings (default 10^5)")
@@ -248,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             if not gpath.is_file():
                 print(f"{gname}: {gpath} not found (set WARPMATCH_DATA)", file=sys.stderr)
                 continue
-            queries = query_files(gname, sizes, dens, args.per_set, args.with_twins)
+            queries = query_files(gname, sizes, dens, args.per_set, args.with_twins,
+                                  args.with_table)
             if args.sampled > 0:
                 queries += sampled_queries(gpath, args.sampled, args.sampled_size, work)
             per = {}

@@ -40,7 +40,6 @@ from test_gpu_leaf_groups import _gpu, _power_law  # noqa: E402
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 CPU, REF = CpuEngine(), ReferenceEngine()
-USED = {"yes": 0, "all": 0}
 
 
 @SETTINGS
@@ -57,8 +56,6 @@ def test_gpu_table_counts_equal_the_reference(data) -> None:
                       anchors=anchors, purpose="count")
     want = REF.count(g, plan)
     used = plan.empty_reason is None and uses_table(plan, "twins")
-    USED["all"] += 1
-    USED["yes"] += used
     for threshold in (1, 10**8):
         for compile in ("specialised", "generic"):
             eng = _gpu(threshold, compile, "twins")
@@ -70,13 +67,6 @@ def test_gpu_table_counts_equal_the_reference(data) -> None:
         eng = _gpu(1, "specialised", "twins")
         assert eng.count(g, plan) == want
         assert not eng.last_stats.get("leaf_table")
-
-
-def test_the_table_was_used_by_the_random_draws() -> None:
-    """The test above ran the table path on a fair share of its draws (run after it)."""
-    if USED["all"] == 0:
-        pytest.skip("the random test did not run first")
-    assert USED["yes"] >= 0.15 * USED["all"], USED
 
 
 HUB_LABELED = {
