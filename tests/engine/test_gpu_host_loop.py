@@ -1,4 +1,4 @@
-"""The GPU engine's host loops (engine/gpu/engine.py), checked without a GPU.
+"""The GPU engine's host loops (engine/gpu/run.py), checked without a GPU.
 
 A DFS launch cannot be interrupted, so a count launches the DFS on slices of
 the pool sized to take about ``LAUNCH_S`` seconds each (with
@@ -16,7 +16,7 @@ import types
 import numpy as np
 import pytest
 
-from warpmatch.engine.gpu import engine as G
+from warpmatch.engine.gpu import run as G
 
 
 class _Clock:
@@ -80,8 +80,8 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
     run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, fetched=0, expand=expand,
                                 k=6, leaf=False, leaf_d=6, kernel="fine",
                                 eng=types.SimpleNamespace(launches=launches_mode))
-    run.count_dfs = lambda *a, **kw: G._Run.count_dfs(run, *a, **kw)
-    run._count_children = lambda *a: G._Run._count_children(run, *a)
+    run.count_dfs = lambda *a, **kw: G.Run.count_dfs(run, *a, **kw)
+    run._count_children = lambda *a: G.Run._count_children(run, *a)
     return run, launches
 
 
@@ -89,7 +89,7 @@ def test_count_slices_cover_the_pool_once_and_aim_at_launch_s(clock) -> None:
     P = 2_000_000
     run, launches = _fake_run(clock, seconds_per_row=2e-6)     # 4 s in all
     calls: list[tuple[int, int]] = []
-    n = G._Run.count_dfs(run, np.arange(P), 1, lambda d, t: calls.append((d, t)))
+    n = G.Run.count_dfs(run, np.arange(P), 1, lambda d, t: calls.append((d, t)))
     assert n == P
     assert [a for a, _ in launches] == [0] + [b for _, b in launches[:-1]]   # contiguous
     assert launches[-1][1] == P and calls[-1] == (P, P)
@@ -103,7 +103,7 @@ def test_count_slices_cover_the_pool_once_and_aim_at_launch_s(clock) -> None:
 def test_count_stops_when_asked(clock) -> None:
     run, launches = _fake_run(clock, seconds_per_row=1e-5)
     seen: list[int] = []
-    n = G._Run.count_dfs(run, np.arange(1_000_000), 1, None,
+    n = G.Run.count_dfs(run, np.arange(1_000_000), 1, None,
                          lambda c: seen.append(c) or len(seen) == 2)
     assert len(launches) == 2 and n == launches[1][1] == seen[-1] < 1_000_000
 
@@ -112,7 +112,7 @@ def test_listing_slices_are_capped_by_time(clock) -> None:
     # few matches: the buffer alone would let the slices grow 8x every launch
     run, launches = _fake_run(clock, seconds_per_row=1e-5, rows_per_row=0)
     out = types.SimpleNamespace()
-    got = list(G._Run._list_pool(run, np.arange(500_000), 1, out, 1 << 20, None))
+    got = list(G.Run._list_pool(run, np.arange(500_000), 1, out, 1 << 20, None))
     assert got == [] and launches[-1][1] == 500_000
     assert max((b - a) * 1e-5 for a, b in launches) <= G.LAUNCH_S * 8
     assert sorted((b - a) for a, b in launches)[-2] * 1e-5 <= G.LAUNCH_S * 1.01
@@ -125,7 +125,7 @@ def test_a_launch_past_its_limit_is_counted_again_smaller(clock) -> None:
     P, hub = 100_000, 77_777
     run, launches = _fake_run(clock, seconds_per_row=1e-6, heavy={hub: 300.0})
     seen: list[tuple[int, int]] = []
-    n = G._Run.count_dfs(run, np.arange(P), 1, lambda d, t: seen.append((d, t)))
+    n = G.Run.count_dfs(run, np.arange(P), 1, lambda d, t: seen.append((d, t)))
     assert n == P - 1 + 3                  # the hub's subtree: its three children
     took = []
     for lo, hi in launches:
@@ -140,7 +140,7 @@ def test_pool_launches_a_short_search_is_one_launch(clock) -> None:
     """launches="pool": a search shorter than LAUNCH_S is one launch over the pool."""
     run, launches = _fake_run(clock, seconds_per_row=1e-7, launches_mode="pool")
     P = 1_000_000                                   # 0.1 s in all
-    assert G._Run.count_dfs(run, np.arange(P), 1, None) == P
+    assert G.Run.count_dfs(run, np.arange(P), 1, None) == P
     assert launches == [(0, P)]
 
 
@@ -148,7 +148,7 @@ def test_pool_launches_take_the_rest_and_stop_taking_after_launch_s(clock) -> No
     run, launches = _fake_run(clock, seconds_per_row=2e-6, launches_mode="pool")
     P = 2_000_000                                   # 4 s in all
     calls: list[tuple[int, int]] = []
-    n = G._Run.count_dfs(run, np.arange(P), 1, lambda d, t: calls.append((d, t)))
+    n = G.Run.count_dfs(run, np.arange(P), 1, lambda d, t: calls.append((d, t)))
     assert n == P and calls[-1] == (P, P)
     # each launch is handed the rest of the pool and starts where the last one stopped
     assert all(hi == P for _, hi in launches)
@@ -167,7 +167,7 @@ def test_pool_launch_that_started_late_falls_back_to_slices(clock) -> None:
     run, launches = _fake_run(clock, seconds_per_row=1e-6, launches_mode="pool",
                               late_first=True)
     P = 300_000
-    assert G._Run.count_dfs(run, np.arange(P), 1, None) == P
+    assert G.Run.count_dfs(run, np.arange(P), 1, None) == P
     assert launches[0] == (0, P) and launches[1] == (0, G.FIRST_SLICE)
     assert launches[-1][1] == P
 
@@ -176,7 +176,7 @@ def test_pool_launches_with_a_hub_row_stay_exact_and_within_the_limit(clock) -> 
     P, hub = 200_000, 123_456
     run, launches = _fake_run(clock, seconds_per_row=1e-6, heavy={hub: 300.0},
                               launches_mode="pool")
-    n = G._Run.count_dfs(run, np.arange(P), 1, None)
+    n = G.Run.count_dfs(run, np.arange(P), 1, None)
     assert n == P - 1 + 3                  # the hub's subtree: its three children
     assert (hub, hub + 1) in launches
     assert sum(hi - lo for lo, hi in launches if lo >= 10**9) == 3

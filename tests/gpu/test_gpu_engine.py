@@ -191,7 +191,7 @@ def test_fetch_limited_launches_count_every_row_once(monkeypatch, launch_s, slic
     """With launches="pool", count_dfs hands the fine kernel the rest of the pool and the
     kernel stops taking rows after LAUNCH_S (kernels/common.cuh WM_C_SOFT); the rows it
     took are counted, the next launch starts after them."""
-    import warpmatch.engine.gpu.engine as ge
+    import warpmatch.engine.gpu.run as ge
     build_plan, get_engine = _planner()
     from warpmatch.query import get_pattern
     g = _power_law(np.random.default_rng(5), 20_000, 120_000, hub_degree=4_000)

@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM stop a GPU ``count`` and ``match`` within seconds (issue 22, point 3).
 
 The GPU engine launches its kernel on slices of the task pool sized to about a
-quarter of a second (``engine/gpu/engine.py``), so signals are served between
+quarter of a second (``engine/gpu/run.py``), so signals are served between
 launches. Real signals to real ``python -m warpmatch`` processes, as in
 ``tests/test_cli_interrupt.py`` (whose helpers these reuse): wait until the
 search runs (the progress bar on a pseudo-terminal; the partial file of

@@ -60,7 +60,7 @@ def _gpu(threshold: int, compile: str = "specialised", groups: str = "all") -> G
 
 def _check_group_used(eng: GpuEngine, g: Graph, plan) -> None:
     """The engine counted the plan's bare group where it has one; nothing to check where
-    the run ended before it began (``_Run.trivially_empty``)."""
+    the run ended before it began (``run.Run.trivially_empty``)."""
     if (plan.empty_reason is not None
             or (bool((plan.vlabel != -1).any()) and g.vertex_labels is None)
             or (bool((plan.bn_elabel != -1).any()) and g.edge_labels is None)):

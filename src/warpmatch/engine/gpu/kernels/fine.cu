@@ -31,7 +31,7 @@
 //
 // List mode writes full matches (depth order) to `out` at an atomic cursor; if
 // a slice of the pool produces more than out_cap rows, the overflow flag stops
-// every warp and the host re-runs that slice smaller (engine.py).
+// every warp and the host re-runs that slice smaller (run.py).
 
 struct WmSteal {     // global state of the stealing protocol (ints)
   int busy;          // warps holding work
