@@ -61,8 +61,12 @@ generic one), the whole warp intersecting the lists for one partial match after 
 and, for twins with checks, testing each entry with the first twin's check
 (``engine.gpu.render_leaves.render_twins``).
 
+The GPU engine keeps the third case's table too, for a labeled last leaf and for labeled
+alike leaves (``engine.gpu.render.table_leaves``: filled once per search by a warp a
+candidate parent).
+
 Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions; labeled leaf groups and the leaf table on the GPU.
+under restrictions; labeled mixed leaves on the GPU.
 """
 from __future__ import annotations
 
