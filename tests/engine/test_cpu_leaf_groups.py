@@ -25,7 +25,7 @@ import warpmatch as wm
 from warpmatch.engine.cpu import CpuEngine, _leaf_group_header
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.plan import build_plan
-from warpmatch.plan.leaves import leaf_group
+from warpmatch.plan.leaves import bare_group, leaf_group
 from warpmatch.query.model import Query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -88,11 +88,12 @@ def fan_queries(draw, graph) -> Query:
 
 
 @st.composite
-def mixed_queries(draw, graph) -> Query:
-    """A connected core of 2-4 vertices plus 2-3 leaves, each on a random core vertex, with
-    their own labels, edge labels and directions (leaves of different parents)."""
+def mixed_queries(draw, graph, most: int = 4) -> Query:
+    """A connected core of 2-4 vertices plus 2..``most`` leaves, each on a random core
+    vertex, with their own labels, edge labels and directions (leaves of different
+    parents). (Four at most by default: the reference engine enumerates every match.)"""
     c, edges = _core(draw, graph, 2)
-    j = draw(st.integers(2, 3))
+    j = draw(st.integers(2, most))
     for leaf in range(c, c + j):
         p = draw(st.integers(0, c - 1))
         edges.add((leaf, p) if graph.directed and draw(st.booleans()) else (p, leaf))
@@ -124,6 +125,55 @@ def test_counts_with_leaf_groups_equal_the_reference(shape, data) -> None:
     induced = data.draw(st.booleans())
     plan = build_plan(g, q, mode=mode, induced=induced, purpose="count")
     assert CPU.count(g, plan) == REF.count(g, plan)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_many_mixed_leaves_equal_the_plain_search(data) -> None:
+    """Five to seven leaves of different vertices (``plan.leaves.MIXED_MAX``): the group's
+    count equals the CPU engine's own search with groups switched off (the reference
+    engine would take minutes to enumerate them)."""
+    import dataclasses
+
+    from warpmatch.plan import leaves
+    g = data.draw(graphs(nmax=14))
+    q = data.draw(mixed_queries(g, most=7))
+    plan = build_plan(g, q, mode=data.draw(st.sampled_from(["embeddings", "subgraphs"])),
+                      purpose="count")
+    with_group = CPU.count(g, plan)
+    with pytest.MonkeyPatch.context() as m:      # the engine finds no group: plain search
+        m.setattr(leaves, "leaf_group", lambda *a: None)
+        assert _leaf_group_header(plan, g)[0] == plan.k
+        plain = CpuEngine().count(g, dataclasses.replace(plan))
+    assert with_group == plain
+
+
+@pytest.mark.parametrize("leaves", [4, 5, 6, 7])
+def test_labeled_mixed_groups_of_four_to_seven(leaves: int) -> None:
+    """A labeled triangle with 4-7 leaves of labels that make no two alike (no symmetry,
+    so no restriction): one mixed group of all of them, the reference's count for four,
+    the plain search's beyond."""
+    import dataclasses
+
+    from warpmatch.plan import leaves as L
+    rng = np.random.default_rng(3)
+    n = 50
+    src, dst = rng.integers(0, n, 500), rng.integers(0, n, 500)
+    keep = src != dst
+    g = wm.Graph.from_edges(src[keep], dst[keep], n=n, vertex_labels=rng.integers(0, 3, n),
+                            warn=False)
+    tails = ["a-x:1", "b-y:2", "c-z:0", "a-w:2", "b-v:0", "c-u:1", "a-t:0"][:leaves]
+    q = wm.api.as_query("a:0-b:1, b-c:2, c-a, " + ", ".join(tails), g)
+    plan = build_plan(g, q, purpose="count")
+    grp = leaf_group(plan, True, False)
+    assert grp is not None and grp.mixed and plan.k - grp.first == leaves
+    got = CPU.count(g, plan)
+    assert got > 0
+    if leaves == 4:
+        assert got == REF.count(g, plan)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(L, "leaf_group", lambda *a: None)
+        assert CpuEngine().count(g, dataclasses.replace(plan)) == got
 
 
 def test_mixed_groups_on_a_real_graph_equal_enumeration(data_dir: Path, monkeypatch) -> None:
@@ -173,6 +223,13 @@ def test_groups_are_found_where_exact() -> None:
     assert two is not None and two.mixed and two.first == 3
     three = build_plan(g, wm.api.as_query("a-b, b-c, c-a, a-x, b-y, c-z", g))
     assert leaf_group(three, False, False).first == 3
+    # four leaves of four vertices (a square with a tail on each corner, one tail two
+    # long): one group of four (the GPU engine's kernels take the last three: bare_group)
+    four = build_plan(g, wm.api.as_query("a-b, b-c, c-d, d-a, a-e, e-x, b-y, c-z, d-w", g))
+    grp = leaf_group(four, False, False)
+    assert grp.mixed and four.k - grp.first == 4
+    assert four.k - leaf_group(four, False, False, mixed_max=3).first == 3
+    assert four.k - bare_group(four).first == 3
     # a leaf of a leaf (a path's end) is not a leaf of the matched part
     assert leaf_group(build_plan(g, wm.api.as_query("a-b, b-c, c-a, a-x, x-y", g)),
                       False, False) is None

@@ -33,8 +33,8 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   is exact), count mode adds ``s (s-1) ... (s-j+1)`` (or ``C(s, j)`` when the
   restrictions order them) for the ``s`` usable entries of its list (label, edge
   label and candidate set checked per entry), at the group's first depth,
-  instead of descending (:mod:`._cpu_leaves`); two or three leaves of different
-  vertices by inclusion-exclusion over their sets' overlaps.
+  instead of descending (:mod:`._cpu_leaves`); two to seven leaves of different
+  vertices (``LEAVES_MAX``) by inclusion-exclusion over their sets' overlaps.
 - **Counting twins**: when the last ``j >= 2`` depths have the same two or more
   backward neighbours (the common neighbours of a matched edge in a diamond:
   :func:`warpmatch.plan.leaves.twin_group`), the last depth's fast path runs at the

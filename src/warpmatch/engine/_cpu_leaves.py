@@ -22,15 +22,22 @@ from numba import njit
 # numba caches compiled functions by their own file's time stamp: these constants are
 # compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 13 since the
 # twins took two header slots) must also touch this file, or a cache keeps the old layout
-from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, S_BN_DIR, S_BN_ELABEL, S_BN_POS,
-                        S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_MIN_IN, S_MIN_OUT,
-                        S_VLABEL, ST_HEAD, _gallop, _lower_bound)
+from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, LEAVES_MAX, S_BN_DIR, S_BN_ELABEL,
+                        S_BN_POS, S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_MIN_IN,
+                        S_MIN_OUT, S_VLABEL, ST_HEAD, _gallop, _lower_bound)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_base(prog):
     """Where the state row keeps the leaves' parameters (:func:`state_width`)."""
     return ST_HEAD + 8 * prog[0] + max(prog[3], 1) + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mask_base(lb):
+    """Where the state row keeps the overlaps ``s[mask]`` (after the leaves' parameters);
+    the inclusion-exclusion's partial sums follow them (``_leaf_mixed``)."""
+    return lb + LEAF_W * LEAVES_MAX
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -109,13 +116,16 @@ def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
                     break
                 if cids[cq] != z:
                     continue
-        m = 1 << i
+        r = 0                                         # the later leaves holding z
         for i2 in range(i + 1, j):
             if _in_leaf_set(z, st, lb + LEAF_W * i2, ip, ix, iip, iix, el, iel, vl, cids):
-                m |= 1 << i2
-        for mask in range(1 << i, 8):                 # masks whose lowest leaf is i
-            if (mask >> i) & 1 and (mask & ((1 << i) - 1)) == 0 and (mask & m) == mask:
-                st[sb + mask] += 1
+                r |= 1 << i2
+        sub = r                                       # masks whose lowest leaf is i
+        while True:
+            st[sb + (sub | (1 << i))] += 1
+            if sub == 0:
+                break
+            sub = (sub - 1) & r
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -128,10 +138,10 @@ def _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
         for i in range(j):
             if _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip, iix, el, iel, vl, cids):
                 m |= 1 << i
-        if m != 0:
-            for mask in range(1, 8):
-                if (mask & m) == mask:
-                    st[sb + mask] -= 1
+        sub = m                                       # every overlap holding z
+        while sub != 0:
+            st[sb + sub] -= 1
+            sub = (sub - 1) & m
 
 
 @njit(cache=True, nogil=True)
@@ -153,6 +163,8 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
     nl = j if mixed else 1
     prod = 1.0
     tot = float(d * nl)                 # the matched vertices, tested against each leaf
+    if mixed:
+        tot += 3.0 ** j / 2             # the inclusion-exclusion over the 2^j overlaps
     for i in range(nl):
         b = lb + LEAF_W * i
         _leaf_fill(st, b, m0, d + i, prog)
@@ -160,37 +172,65 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
         ln = (ip[par + 1] - ip[par]) if st[b + 1] == 0 else (iip[par + 1] - iip[par])
         if st[b + 4] >= 0 and st[b + 5] - st[b + 4] < ln:
             ln = st[b + 5] - st[b + 4]
-        tot += ln
+        tot += ln * (j - i) if mixed else ln
         prod *= ln if mixed else float(ln) ** j
+    if mixed and prod >= 4.0e18:
+        # the sets' sizes multiplied: the count may not fit an int64, enumerate (time-limited)
+        return False
     return prod * 1000.0 >= prog[prog[HEAD + S_LEAFX]] * tot
 
 
 @njit(cache=True, nogil=True)
 def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
-    """The matches of depths ``d..k-1`` (2 or 3 leaves of possibly different matched
-    vertices, no restriction among them): injective choices from the leaves' sets
+    """The matches of depths ``d..k-1`` (2 to ``LEAVES_MAX`` leaves of possibly different
+    matched vertices, no restriction among them): injective choices from the leaves' sets
     ``S_i`` by inclusion-exclusion over their overlaps (``plan.leaves``).
 
     All the overlaps ``s[mask] = |∩_{i in mask} S_i|`` come from one pass over each
     set (:func:`_leaf_pass`), then each matched vertex is tested against every leaf
     once and taken out of the masks it is in (:func:`_leaf_unmatch`). The leaves'
-    parameters are in the state row already (:func:`_leaf_worth`).
+    parameters are in the state row already (:func:`_leaf_worth`). Then, over the subsets
+    ``L`` of the leaves in increasing order, ``f[L]`` = the sum over the blocks ``B`` of
+    ``L`` that hold its lowest leaf of ``(-1)^(|B|-1) (|B|-1)! s[B] f[L - B]`` (``f[{}] =
+    1``): the sum over the set partitions of ``L``, ``3^j / 2`` terms in all; ``f`` of
+    all the leaves is the count. Products may wrap around in int64 on the way; the
+    result is exact wherever the count itself fits (``_leaf_worth`` enumerates where the
+    sets' sizes multiplied might not).
     """
     j = k - d
     lb = _leaf_base(prog)
-    sb = lb + LEAF_W * 3                # s[mask] at st[sb + mask], mask 1..7
-    for mask in range(8):
+    sb = _mask_base(lb)                 # s[mask] at st[sb + mask]
+    fb = sb + (1 << LEAVES_MAX)         # f[mask] at st[fb + mask]
+    full = (1 << j) - 1
+    for mask in range(full + 1):
         st[sb + mask] = 0
     for i in range(j):
         _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
         if st[sb + (1 << i)] == 0:
             return np.int64(0)          # an empty set: no injective choice at all
     _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
-    s1, s2, s3 = st[sb + 1], st[sb + 2], st[sb + 3]
-    if j == 2:
-        return s1 * s2 - s3
-    s4, s5, s6, s7 = st[sb + 4], st[sb + 5], st[sb + 6], st[sb + 7]
-    return s1 * s2 * s4 - s3 * s4 - s5 * s2 - s6 * s1 + 2 * s7
+    st[fb] = 1
+    for lset in range(1, full + 1):
+        low = lset & -lset
+        rest = lset ^ low
+        acc = np.int64(0)
+        sub = rest
+        while True:
+            blk = sub | low
+            nb = 0
+            x = blk
+            while x != 0:
+                x &= x - 1
+                nb += 1
+            coef = np.int64(1)          # (-1)^(nb-1) (nb-1)!
+            for t in range(1, nb):
+                coef *= -t
+            acc += coef * st[sb + blk] * st[fb + (lset ^ blk)]
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+        st[fb + lset] = acc
+    return st[fb + full]
 
 
 @njit(cache=True, nogil=True)
@@ -211,7 +251,7 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids, ltab):
         return _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids)
     # the leaves are alike: s = |S| of the first less the matched ones
     lb = _leaf_base(prog)
-    sb = lb + LEAF_W * 3
+    sb = _mask_base(lb)
     if ltab.size > 0:
         par = st[lb]
         lt = np.int64(ltab[par])

@@ -67,20 +67,24 @@ FS_PRUNED = np.int64(1) << np.int64(62)
 # candidate set), then one cursor per backward edge; then the failing sets' k-long
 # blocks fs (the failing set gathered at each depth) and snap (the found counter when
 # the depth was entered), the found counter (bumped by every match or non-zero count,
-# so "a match below" is a comparison with snap), the parameters of up to three counted
-# leaves (``_leaf_fill``) and their sets' overlaps (``_leaf_mixed``; both scratch, not
-# state), the twins' survivors so far (:data:`ST_TWINS`) and the scans a failing set ended
+# so "a match below" is a comparison with snap), the parameters of up to LEAVES_MAX counted
+# leaves (``_leaf_fill``), their sets' overlaps and the inclusion-exclusion's partial sums
+# (``_leaf_mixed``; all scratch, not state), the twins' survivors so far (:data:`ST_TWINS`) and the scans a failing set ended
 # (the row's last slot: :data:`ST_PRUNES`).
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 
-#: a counted leaf's parameters in the state row (``_leaf_fill``), three leaves at most
+#: a counted leaf's parameters in the state row (``_leaf_fill``)
 LEAF_W = 6
+#: most leaves of a counted group of different vertices (``plan.leaves.MIXED_MAX``): the
+#: state row holds their parameters, the ``2^j`` overlaps of their sets and as many partial
+#: sums of the inclusion-exclusion (``_cpu_leaves._leaf_mixed``)
+LEAVES_MAX = 7
 
 
 def state_width(k: int, nbn: int) -> int:
     """Length of a lane's state row for a plan with ``k`` depths and ``nbn`` backward edges."""
-    return ST_HEAD + 8 * k + max(nbn, 1) + 2 + 3 * LEAF_W + 9
+    return ST_HEAD + 8 * k + max(nbn, 1) + 1 + LEAVES_MAX * LEAF_W + 2 * (1 << LEAVES_MAX) + 2
 
 
 #: the state row's last slot: how many depth scans a failing set ended

@@ -18,14 +18,17 @@ k-star's leaves). The CPU engine counts them so
 A single last leaf is the engines' older fast path (the list size, or an
 intersection size), not a group.
 
-Second case, leaves of different parents (``mixed``): the last ``j`` = 2 or 3
-depths are plain leaves, each of its own matched vertex and with its own label,
-edge label and direction, and no restriction touches them. With ``S_i`` the set
+Second case, leaves of different parents (``mixed``): the last ``j`` = 2 to
+:data:`MIXED_MAX` depths are plain leaves, each of its own matched vertex and with its own
+label, edge label and direction, and no restriction touches them. With ``S_i`` the set
 a leaf may take (its parent's list, filtered, less the matched vertices), the
 injective choices number, by inclusion-exclusion over the overlaps (Möbius
-inversion on the partitions of the leaves), ``|S1||S2| - |S1∩S2|`` for two and
+inversion on the partitions of the leaves), ``|S1||S2| - |S1∩S2|`` for two,
 ``|S1||S2||S3| - |S1∩S2||S3| - |S1∩S3||S2| - |S2∩S3||S1| + 2|S1∩S2∩S3|`` for
-three (``engine._cpu_leaves._leaf_mixed``).
+three, and in general the sum over the set partitions of the leaves of the products
+over their blocks ``B`` of ``(-1)^(|B|-1) (|B|-1)! |∩_{i in B} S_i|``
+(``engine._cpu_leaves._leaf_mixed``). The GPU engine counts three at most
+(``GpuEngine(leaf_groups="all")``).
 
 Leaves may have candidate sets (anchors, or the sets refinement gives a labeled
 query's vertices): the kernels test each list entry against its leaf's set, and alike
@@ -98,7 +101,13 @@ def _reach(after: dict[int, set[int]], d: int) -> set[int]:
     return seen
 
 
-def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
+#: most leaves of different vertices counted together (the CPU engine's state row holds
+#: their parameters and the ``2^j`` overlaps of their sets)
+MIXED_MAX = 7
+
+
+def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
+               mixed_max: int = MIXED_MAX) -> LeafGroup | None:
     """The plan's leaf group, or ``None`` where counting it by list size is not exact.
 
     Exact only where nothing but injectivity ties the leaves: each has one
@@ -114,12 +123,15 @@ def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup 
     vertex_labels, edge_labels : bool
         Whether the data graph has vertex and edge labels (a label the graph
         cannot have constrains nothing it can check).
+    mixed_max : int, optional
+        Most leaves of different vertices in a group (:data:`MIXED_MAX`; the GPU
+        engine's kernels count three at most).
     """
     k = plan.k
     if k < 3 or plan.cut_part is not None:
         return None
     same = _same_parent_group(plan, vertex_labels, edge_labels)
-    mixed = _mixed_group(plan, vertex_labels, edge_labels)
+    mixed = _mixed_group(plan, vertex_labels, edge_labels, mixed_max)
     if mixed is not None and (same is None or k - mixed.first > k - same.first):
         return mixed
     return same
@@ -161,7 +173,7 @@ def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
     of one vertex (the last ones, where a longer group of different vertices ends with
     them)."""
     if mixed:
-        grp = leaf_group(plan, True, True)
+        grp = leaf_group(plan, True, True, mixed_max=3)
     elif plan.k < 3 or plan.cut_part is not None:
         grp = None                          # where leaf_group finds none either
     else:
@@ -176,11 +188,13 @@ def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
     return grp
 
 
-def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool) -> LeafGroup | None:
-    """The last 3 (else 2) depths as leaves of matched vertices with no restriction on
-    them, counted by inclusion-exclusion; ``None`` where they are not so."""
+def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
+                 most: int = MIXED_MAX) -> LeafGroup | None:
+    """The last ``j`` depths (the most, from ``most`` down to 2) as leaves of matched
+    vertices with no restriction on them, counted by inclusion-exclusion; ``None`` where
+    no two are so."""
     k = plan.k
-    for j in (3, 2):
+    for j in range(min(most, k - 2), 1, -1):
         first = k - j
         if first < 2:
             continue
