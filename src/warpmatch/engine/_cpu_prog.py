@@ -67,10 +67,11 @@ FS_PRUNED = np.int64(1) << np.int64(62)
 # candidate set), then one cursor per backward edge; then the failing sets' k-long
 # blocks fs (the failing set gathered at each depth) and snap (the found counter when
 # the depth was entered), the found counter (bumped by every match or non-zero count,
-# so "a match below" is a comparison with snap), the parameters of up to LEAVES_MAX counted
-# leaves (``_leaf_fill``), their sets' overlaps and the inclusion-exclusion's partial sums
-# (``_leaf_mixed``; all scratch, not state), the twins' survivors so far (:data:`ST_TWINS`) and the scans a failing set ended
-# (the row's last slot: :data:`ST_PRUNES`).
+# so "a match below" is a comparison with snap), the parameters of up to LEAVES_MAX
+# counted leaves (``_leaf_fill``), their sets' overlaps and the inclusion-exclusion's
+# partial sums (``_leaf_mixed``; all scratch, not state), the twins' survivors so far
+# (:data:`ST_TWINS`) and the scans a failing set ended (the row's last slot:
+# :data:`ST_PRUNES`).
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 

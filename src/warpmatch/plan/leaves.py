@@ -2,8 +2,8 @@
 
 Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are plain
 leaves of one matched vertex, if any, and whether their restrictions order them
-(:func:`_chain`); else :func:`_mixed_group`, the last two or three plain leaves of any
-matched vertices) < :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last
+(:func:`_chain`); else :func:`_mixed_group`, the last two to :data:`MIXED_MAX` plain
+leaves of any matched vertices) < :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last
 depths with the same two or more backward neighbours) < :func:`alike_group`,
 :func:`table_leaf`.
 

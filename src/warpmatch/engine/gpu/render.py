@@ -27,7 +27,9 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     vertex is a plain leaf (:func:`leaf_countable`, ``f = k - 1``) the number of its
     matches, counted from the list instead of checked lane by lane; for a group of
     bare leaves (:func:`warpmatch.plan.leaves.bare_group`) the matches of all of them,
-    from the sizes of their lists and of the lists' intersections (:func:`.render_leaves.render_group`).
+    from the sizes of their lists and of the lists' intersections
+    (:func:`.render_leaves.render_group`); for leaves with tests, from a per-vertex table
+    (:func:`table_leaves`, :func:`.render_leaves.render_table`).
 ``wm_twin_warp(r, lane)``
     instead, for twins (:func:`twin_leaves`): their matches below the partial match
     ``r``, the whole warp intersecting their lists (:func:`.render_leaves.render_twins`).
@@ -701,10 +703,8 @@ def plan_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     return memo(plan, f"signature-{groups}-{int(table_wanted())}", make)
 
 
-__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "degree_bounds", "depth_specs",
-           "leaf_countable",
-           "leaf_first", "leaf_groups_mode", "memo", "twin_leaves",
-           "part_ctype", "uses_cut_graph",
-           "part_dtype", "part_nbytes", "plan_structure",
-           "render_plan", "render_functions", "plan_signature", "table_leaves",
-           "table_wanted", "trims", "uses_table"]
+__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "degree_bounds",
+           "depth_specs", "leaf_countable", "leaf_first", "leaf_groups_mode", "memo",
+           "twin_leaves", "part_ctype", "uses_cut_graph", "part_dtype", "part_nbytes",
+           "plan_structure", "render_plan", "render_functions", "plan_signature",
+           "table_leaves", "table_wanted", "trims", "uses_table"]
