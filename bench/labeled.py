@@ -61,6 +61,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -81,15 +82,14 @@ def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int
     from warpmatch.plan.order import twin_classes
     from warpmatch.query.io import read_query_file
     qdir = DATA / "labeled" / graph / "query_graph"
-    ends_in_table = None
+    ends_in_table: Callable[[Path], bool] | None = None
     if with_table:
         import warpmatch as wm
         from warpmatch.engine.gpu.render import uses_table
         from warpmatch.plan import build_plan
         g = wm.read_graph(DATA / "labeled" / graph / f"{graph}.graph")
-
-        def ends_in_table(p: Path) -> bool:
-            return uses_table(build_plan(g, read_query_file(p), purpose="count"))
+        ends_in_table = lambda p: uses_table(  # noqa: E731
+            build_plan(g, read_query_file(p), purpose="count"))
     out = []
     for k in sizes:
         for dens in densities:

@@ -42,7 +42,7 @@ candidate's (``kernels/common.cuh``, ``wm_bedge``).
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from ..._progress import compiling
 from ...errors import BackendUnavailableError, BudgetError
 from ...graph.csr import Graph
 from ...plan.plan import Plan
-from ..base import Progress
+from ..base import Progress, Stop
 from .device import device_properties, resident_blocks
 from .memory import _array, device_copy, resident_bytes
 from .modules import mark_compiled, use_generic
@@ -58,6 +58,9 @@ from .render import (leaf_first, part_dtype, part_nbytes, plan_signature, plan_t
                      table_leaves, twin_leaves, uses_cut_graph, uses_table)
 from .render_generic import generic_eligible, generic_signature, generic_table
 from .source import NVRTC_OPTIONS, module_source, stack_bytes, warps_per_block
+
+if TYPE_CHECKING:                       # (engine.py imports this module)
+    from .engine import GpuEngine
 
 _MODULES: dict[tuple, Any] = {}
 #: id of the search whose graph and plan a module's constants hold now: searches that
