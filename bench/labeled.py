@@ -37,6 +37,10 @@ not hidden. Counts are checked equal across engines where each finished (a count
 queries solved (first ``FIRST`` embeddings or the full count within ``T``), median and
 p99 latency, median compile seconds, and the specialised module's search alone.
 
+Each query's row is printed to stderr as it finishes and, with ``--out``, written to
+``<engine>-<graph>.jsonl`` there at once, so a run cut short (a device call's limit)
+keeps what it measured; the tables and ``labeled.json`` come at the end.
+
 ``--sampled N`` adds N queries of ``--sampled-size`` vertices (12 by default, gMatch §6.1)
 drawn from each graph by random walks (``random_walk_query``, half dense, half sparse, seeds
 0..N-1; each has a match), as a set of their own. ``--first 0`` counts every embedding
@@ -59,6 +63,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -189,11 +194,43 @@ def run_engine(engine: str, graph: Path, queries: list[Path], args: argparse.Nam
         env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="xdg-", dir=work)
         env["WARPMATCH_GPU_BACKGROUND_COMPILE"] = "1" if args.background_compile else "0"
     limit = args.time_limit * (2 * len(queries) + 2) + 600
-    proc = subprocess.run([sys.executable, __file__, "--child", str(sp)], env=env,
-                          capture_output=True, text=True, timeout=limit)
-    rows = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    # each query's row as the child prints it: to stderr (a line per query) and, with
+    # --out, to <engine>-<graph>.jsonl, so a run cut short keeps what it did
+    live = None
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        live = (Path(args.out) / f"{engine}-{graph.stem}.jsonl").open("w")
+    # the child's stderr to a file: a pipe read only at the end could fill and block it
+    errf = tempfile.TemporaryFile(mode="w+", dir=work)
+    proc = subprocess.Popen([sys.executable, __file__, "--child", str(sp)], env=env,
+                            stdout=subprocess.PIPE, stderr=errf, text=True)
+    killer = threading.Timer(limit, proc.kill)
+    killer.start()
+    rows = []
+    try:
+        for line in proc.stdout:
+            if not line.startswith("{"):
+                continue
+            row = json.loads(line)
+            rows.append(row)
+            if live is not None:
+                live.write(line)
+                live.flush()
+            if "query" in row:
+                print(f"  {engine} {graph.stem} {row['query']}: {row.get('seconds', 0):.3f} s"
+                      f" {row.get('count', row.get('error', ''))}"
+                      f"{' (partial)' if row.get('partial') else ''}", file=sys.stderr,
+                      flush=True)
+        proc.wait()
+        errf.seek(0)
+        err = errf.read()
+    finally:
+        killer.cancel()
+        errf.close()
+        if live is not None:
+            live.close()
     if proc.returncode != 0:
-        rows.append({"error": f"child exited {proc.returncode}: {proc.stderr[-400:]}"})
+        rows.append({"error": f"child exited {proc.returncode}: {err[-400:]}"})
     return rows
 
 
