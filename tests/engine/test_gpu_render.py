@@ -324,6 +324,19 @@ def test_twins_render_in_both_modules():
     assert "--s" not in body
 
 
+def _labeled_graph(share: float) -> Graph:
+    """300 random vertices, 4,000 random edges: ``share`` of the vertices label 1, the rest
+    0; edge labels 0 and 1."""
+    import numpy as np
+    rng = np.random.default_rng(1)
+    n = 300
+    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
+    keep = src != dst
+    return Graph.from_edges(src[keep], dst[keep], n=n,
+                            vertex_labels=(rng.random(n) < share).astype(int),
+                            edge_labels=rng.integers(0, 2, int(keep.sum())), warn=False)
+
+
 def test_labeled_twins_are_tested_by_the_first_twins_check():
     """Twins with a label, an edge label and candidate sets, the same for both
     (``twin_group(checks=True)``): ``wm_twin_warp`` scans the shortest of their lists or
@@ -331,17 +344,9 @@ def test_labeled_twins_are_tested_by_the_first_twins_check():
     which list it came from (the candidate set: ``CAND_GEN``); the matched vertices are
     among what that check rejects, so nothing is taken out after the scan. The generic
     module's twin record points to the same depth."""
-    import numpy as np
-
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import CAND_GEN, twin_leaves
-    rng = np.random.default_rng(1)
-    n = 300
-    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
-    keep = src != dst
-    g = Graph.from_edges(src[keep], dst[keep], n=n,
-                         vertex_labels=(rng.random(n) < 0.2).astype(int),
-                         edge_labels=rng.integers(0, 2, int(keep.sum())), warn=False)
+    g = _labeled_graph(0.2)
     q = Query.from_edges([(0, 1), (0, 2), (1, 2), (0, 3), (1, 3)], k=4,
                          vertex_labels=[1, 1, 0, 0], edge_labels=[-1, 1, -1, 1, -1])
     plan = build_plan(g, q, purpose="count")
@@ -363,17 +368,9 @@ def test_labeled_leaves_render_a_table(monkeypatch):
     ``wm_tab_ok`` tests the edge label at the entry's position, the label and the candidate
     set. The generic module reads the same from its record (``G_TAB``, codes 2 to look
     up); ``$WARPMATCH_LEAF_TABLE=0`` turns it off in both."""
-    import numpy as np
-
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import table_leaves, uses_table
-    rng = np.random.default_rng(1)
-    n = 300
-    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
-    keep = src != dst
-    g = Graph.from_edges(src[keep], dst[keep], n=n,
-                         vertex_labels=(rng.random(n) < 0.3).astype(int),
-                         edge_labels=rng.integers(0, 2, int(keep.sum())), warn=False)
+    g = _labeled_graph(0.3)
     # a:1-b, b-c:1, a-c, c-[1]-d:0 (d hangs off c; b, unlabeled, may be one of c's
     # entries of label 0, a may not)
     tail = build_plan(g, Query.from_edges([(0, 1), (1, 2), (0, 2), (2, 3)], k=4,

@@ -46,9 +46,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...plan.plan import Plan
-from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, depth_specs, leaf_countable,
-                     leaf_first, memo, table_leaves, table_wanted, twin_leaves,
-                     uses_table)
+from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, degree_bounds, depth_specs,
+                     leaf_countable, leaf_first, memo, table_leaves, table_wanted,
+                     twin_leaves, uses_table)
+from .render_leaves import table_codes
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
            "render_functions_generic", "generic_signature"]
@@ -156,7 +157,7 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
         if first < k - 1:                   # alike leaves: codes as the last leaf's
             rec[G_KIND], rec[G_CHAIN], rec[G_J] = 1, int(tab.chain), k - first
             rec[G_LEAVES:G_LEAVES + 2] = (tab.parent, tab.direction)
-            for x, code in enumerate(_table_codes(specs, tab)):
+            for x, code in enumerate(table_codes(specs, tab)):
                 rec[G_CODES + 3 * x] = code
         return rec
     if first >= k - 1:
@@ -176,15 +177,6 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     return rec
 
 
-def _table_codes(specs: list, tab) -> list[int]:
-    """Per matched depth ``x < tab.first``: 2 where ``M[x]`` may be one of the entries the
-    table counted for ``M[tab.parent]`` (look it up, test it), 0 where it cannot (the
-    parent itself, or another label)."""
-    vl = specs[tab.first].vlabel
-    return [0 if x == tab.parent or (vl != -1 and specs[x].vlabel not in (-1, vl)) else 2
-            for x in range(tab.first)]
-
-
 def _generic_table(plan: Plan, groups: str) -> np.ndarray:
     k = int(plan.k)
     specs = depth_specs(plan)
@@ -196,14 +188,8 @@ def _generic_table(plan: Plan, groups: str) -> np.ndarray:
         row = tab[d * st:(d + 1) * st]
         row[H_VLAB] = s.vlabel
         # degree bounds the backward edges do not already imply (as render._check)
-        if directed:
-            n_in = sum(1 for _, dr, _ in s.bn if dr == 0)
-            n_out = len(s.bn) - n_in
-            row[H_DOUT] = s.min_out if s.min_out > n_out else 0
-            row[H_DIN] = s.min_in if s.min_in > n_in else 0
-        else:
-            lo = max(s.min_out, s.min_in)
-            row[H_DOUT] = lo if lo > len(s.bn) else 0
+        for ip, lo in degree_bounds(s, directed):
+            row[H_DOUT if ip == "g.indptr" else H_DIN] = lo
         row[H_RESTR] = int(d > 0 and s.restricted)
         row[H_NBN], row[H_NNA], row[H_NRES] = len(s.bn), len(s.na), len(s.res)
         for t, (pos, dr, el) in enumerate(s.bn):
@@ -215,7 +201,7 @@ def _generic_table(plan: Plan, groups: str) -> np.ndarray:
     leaves = table_leaves(plan, groups)
     if uses_table(plan, groups) and leaves.first == k - 1:
         # the last leaf from the table: the matched vertices to look up and test
-        for j, code in enumerate(_table_codes(specs, leaves)):
+        for j, code in enumerate(table_codes(specs, leaves)):
             tab[(k - 1) * st + _leafc(k, j)] = code
     elif leaf_countable(plan):
         # the last depth's matched vertices that its list may hold (render._leaf):

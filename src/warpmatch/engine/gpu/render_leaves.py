@@ -33,6 +33,24 @@ from .render import CAND_GEN, DepthSpec, _in_list, _key, _ms, _ms_params, _prime
 __all__ = ["render_leaf", "render_group", "render_table", "render_twins"]
 
 
+def _choices(var: str, j: int, chain: bool) -> list[str]:
+    """The return of a count of ``j`` alike vertices (alike leaves, twins) from a set of
+    ``var`` entries: ``C(var, j)`` where restrictions chain them, else the falling
+    factorial (``engine._cpu_leaves._choices`` is the CPU's)."""
+    return [f"  if ({var} < {j}) return 0ull;",
+            f"  return {'wm_choose' if chain else 'wm_falling'}((unsigned long long){var}, {j});"]
+
+
+def table_codes(specs: list[DepthSpec], tab: Any) -> list[int]:
+    """Per matched depth ``x < tab.first``: 2 where ``M[x]`` may be one of the entries the
+    table counted for ``M[tab.parent]`` (look it up, test it), 0 where it cannot (the
+    parent itself, or another label). :func:`render_table` writes the lookups out; the
+    generic module reads these codes from its table."""
+    vl = specs[tab.first].vlabel
+    return [0 if x == tab.parent or (vl != -1 and specs[x].vlabel not in (-1, vl)) else 2
+            for x in range(tab.first)]
+
+
 def render_leaf(k: int, specs: list[DepthSpec], directed: bool, cut: int = -1,
           cdepth: int = 1) -> str:
     """``wm_leaf_count(m0..m{k-2})``: the matches of the last depth (:func:`leaf_countable`).
@@ -120,9 +138,7 @@ def render_group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
                 out.append("  --s;")
             else:
                 out.append(f"  if (wm_in_sorted(a0, lo0, hi0, m{x})) --s;")
-        out.append(f"  if (s < {j}) return 0ull;")
-        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
-                   f"((unsigned long long)s, {j});")
+        out += _choices("s", j, grp.chain)
         out.append("}")
         out.append(_row_leaf(f))
         return "\n".join(out)
@@ -222,18 +238,11 @@ def render_table(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
            "}",
            f"__device__ __forceinline__ unsigned long long wm_leaf_count({_ms_params(f)}) {{",
            f"  long long n = g.leaf_tab[m{pos}];"]
-    for x in range(f):
-        if x == pos:
-            continue                            # no self-loops: never in its own list
-        if s.vlabel != -1 and specs[x].vlabel not in (-1, s.vlabel):
-            continue                            # another label: never passes
-        out.append(f"  if (wm_tab_has(m{pos}, m{x})) --n;")
-    if j == 1:
-        out.append("  return (unsigned long long)n;")
-    else:
-        out.append(f"  if (n < {j}) return 0ull;")
-        out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
-                   f"((unsigned long long)n, {j});")
+    # (not the parent: no self-loops; not a vertex of another label)
+    out += [f"  if (wm_tab_has(m{pos}, m{x})) --n;"
+            for x, code in enumerate(table_codes(specs, grp)) if code == 2]
+    out += (["  return (unsigned long long)n;"] if j == 1
+            else _choices("n", j, grp.chain))
     out.append("}")
     out.append(_row_leaf(f))
     return "\n".join(out)
@@ -310,9 +319,7 @@ def render_twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
                      for i, (pos, dr) in enumerate(lists)
                      if not _in_list(specs, x, pos, dr, directed)]
             out.append(f"  if ({' && '.join(conds)}) --s;" if conds else "  --s;")
-    out.append(f"  if (s < {j}) return 0ull;")
-    out.append(f"  return {'wm_choose' if grp.chain else 'wm_falling'}"
-               f"((unsigned long long)s, {j});")
+    out += _choices("s", j, grp.chain)
     out.append("}")
     return "\n".join(out)
 
