@@ -103,7 +103,7 @@ def test_exact_traversal_models_where_rows_are(ba):
     """The kernel's row choice for a binary search (kernels/delta.cu ``wm_edge``): the
     shorter row when both are in one memory, else the cheaper search, so the reads
     move with the cache while the matches stay the same."""
-    from warpmatch.stream.gpu.walk import HOST_COST, _search_cost
+    from warpmatch.stream.gpu._walk_kernels import HOST_COST, _search_cost
     assert [_search_cost(n, False) for n in range(8)] == [1, 2, 2, 3, 3, 3, 3, 4]
     assert _search_cost(3, True) == 3 * HOST_COST
     rng = np.random.default_rng(5)
