@@ -27,10 +27,28 @@ time from the first arrival to the last result), plus the library's own response
 Every mode's per-update counts are compared with the first mode's: a mismatch is printed
 and makes the exit status 1.
 
+With ``--rapidflow PATH`` (RapidFlow's source directory, or a built ``RapidFlow.out``;
+resolved and built as ``csm_peers.py`` does, into the same cache) each query also runs
+RapidFlow, a single-thread CPU continuous matcher, once on the same ``G_0``, query and the
+``max`` row's updates (the whole stream unless ``--max-updates`` cuts it), written by
+``rapidflow_peer.py``'s converters. RapidFlow reads its stream from a file, so it is a
+full-speed replay only: the ``max`` row gains its throughput (updates over its own
+``Query time``) and the greedy mode's and fixed-4096's throughput over it (issue 17's
+target: at least 10x; DCSM reports 10.5x); other rates show "—". Its counts (embeddings,
+non-induced, ``|Δ+| + |Δ−|`` per update, as ``csm_peers.py``'s docstring says) are checked
+against the first mode's per-update counts of that row, update by update where the check
+variant was built, else the total: a mismatch is printed and makes the exit status 1. A
+query RapidFlow cannot run with the same meaning (``rf_query_problem``), its crash (it has
+read out of bounds when a vertex that lost all its edges gets new ones: the RapidFlow line
+counts such insertions) or its timeout (``--time-limit``) is reported, not fatal.
+RapidFlow's side of the script is ``bench/_latency_rf.py``.
+
 Usage::
 
     python bench/latency.py --edges 1e6 --backend cpu                  # any machine
     python bench/latency.py --edges 1e7 --backend gpu --json $OUT/latency.json
+    python bench/latency.py --edges 1e5 --queries triangle,square --rates 1e3,max \
+        --rapidflow ~/src/RapidFlow                                  # + RapidFlow at max
 
 How it differs from DCSM's measurement (§1.1, Figure 2: GCSM's average response time
 with batches of 128 and 4096 across update rates): no pipelining or multi-version store
@@ -39,6 +57,12 @@ after the previous one, on the host or the device), so at high rates the modes d
 only by their batch sizes and paths;
 DCSM's own batcher (§1.3) uses batches of 64 closed after about 0.125 ms, here
 ``--batch`` and ``--max-latency``; the R-MAT graph stands in for DCSM's real graphs.
+DCSM's 10.5x over RapidFlow compares its GPU system with RapidFlow's one thread; here the
+modes run on the engine's own threads (``--backend cpu``: every core; ``csm_peers.py``
+has the one-thread comparison), and the two times leave out the same things differently:
+RapidFlow's ``Query time`` is its stream loop after loading the files and building its
+index, warpmatch's runs from the first arrival to the last result on a matcher built (and
+warmed up) before.
 """
 from __future__ import annotations
 
@@ -153,6 +177,17 @@ def main(argv: list[str] | None = None) -> int:
                          "reports the updates matched so far (default 20)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="write every measurement here")
+    ap.add_argument("--rapidflow", default=None, metavar="PATH",
+                    help="also run RapidFlow (its source directory, built as by "
+                         "csm_peers.py into its cache, or a built RapidFlow.out: totals "
+                         "only unless --rapidflow-src) once per query on the 'max' row's "
+                         "stream; its -time_limit is --time-limit")
+    ap.add_argument("--rapidflow-src", default=None,
+                    help="with a binary --rapidflow: the sources of its per-update check "
+                         "variant")
+    ap.add_argument("--peer-build-dir", default=None,
+                    help="where to build RapidFlow (default "
+                         "~/.cache/warpmatch-bench/rapidflow-<hash>)")
     args = ap.parse_args(argv)
 
     import warpmatch as wm
@@ -175,6 +210,23 @@ def main(argv: list[str] | None = None) -> int:
         modes.append(("greedy-gpu", args.batch, 0.0, dev_only))
     modes += [("fixed-128", 128, None, dev_only), ("fixed-4096", 4096, None, dev_only)]
     rates = [float("inf") if r.strip() == "max" else float(r) for r in args.rates.split(",")]
+    rf_side: dict[str, Any] | None = None
+    if args.rapidflow:
+        if all(math.isfinite(r) for r in rates):
+            # RapidFlow replays its file at full speed: only the max row compares with it
+            ap.error("--rapidflow needs 'max' in --rates (RapidFlow has no arrival rate)")
+        import tempfile
+        rfl = load("_latency_rf")
+        rf_tmp = tempfile.TemporaryDirectory(prefix="wm_latency_rf_")
+        n_max = max(1, min(len(stream), args.max_updates))
+        rf_side = rfl.rapidflow_setup(args.rapidflow, args.rapidflow_src, args.peer_build_dir,
+                                      g0, stream.slice(0, n_max), Path(rf_tmp.name))
+        print(f"RapidFlow: {rf_side['peer'].plain} ({rf_side['peer'].note}); one thread, "
+              f"the max row's {n_max:,} updates from a file, limit {args.time_limit:g} s; "
+              f"{rf_side['connect_isolated_in_g0']:,} insertions touch a vertex isolated in "
+              f"G0, {rf_side['reconnect_emptied']:,} one that lost all its edges", flush=True)
+    rf_runs: dict[str, dict[str, Any]] = {}
+    rf_notes: list[str] = []
     results: list[dict[str, Any]] = []
     bad = 0
     for query in [q.strip() for q in args.queries.split(",") if q.strip()]:
@@ -216,6 +268,22 @@ def main(argv: list[str] | None = None) -> int:
                           f"from {modes[0][0]}", flush=True)
                     bad += 1
                 row["modes"][name] = r
+            if rf_side is not None and not math.isfinite(rate) and query not in rf_runs:
+                rf = rfl.rapidflow_query(rf_side, query, g0.directed, args.time_limit)
+                check, problem = rfl.rapidflow_check(rf, *first,
+                                                     row["modes"][modes[0][0]]["cut"])
+                if problem:
+                    print(f"MISMATCH {query} rate max: {modes[0][0]} {problem}", flush=True)
+                    bad += 1
+                for note in (rf.get("check_note"), rf.get("detail")):
+                    if note:
+                        rf_notes.append(f"{query}: RapidFlow {rf['status']}: {note}")
+                # (the per-update counts are checked above, not kept in the JSON)
+                rf_runs[query] = row["rapidflow"] = {
+                    **{k: v for k, v in rf.items() if k != "per_update"},
+                    "check": check, "problem": problem, "ratios": {
+                        k: row["modes"][k]["throughput"] / rf["throughput"]
+                        for k in ("greedy", "fixed-4096") if rf["throughput"]}}
             results.append(row)
             m = row["modes"]
             print(f"[{query} @ {'max' if not math.isfinite(rate) else f'{rate:g}'}/s, {n:,} "
@@ -226,17 +294,33 @@ def main(argv: list[str] | None = None) -> int:
                          f" (batches host {v['routed']['sequential']:,} / device "
                          f"{v['routed']['device']:,})")
                       + (f" (cut at {v['updates']:,})" if v["cut"] else "")
-                      for k, v in m.items()), flush=True)
+                      for k, v in m.items())
+                  + ("" if "rapidflow" not in row else
+                     f"; RapidFlow: {row['rapidflow']['status']}"
+                     + (f" {row['rapidflow']['seconds']:.3g} s, "
+                        f"{row['rapidflow']['throughput']:,.0f} upd/s"
+                        if row["rapidflow"]["throughput"] else "")
+                     + f", count {row['rapidflow']['check']}"), flush=True)
             if args.json:
-                Path(args.json).write_text(json.dumps(
-                    {"args": vars(args), "graph": desc, "results": results}, indent=1))
+                doc: dict[str, Any] = {"args": vars(args), "graph": desc, "results": results}
+                if rf_side is not None:
+                    doc["rapidflow"] = {
+                        "plain": str(rf_side["peer"].plain), "note": rf_side["peer"].note,
+                        "check": str(rf_side["peer"].check) if rf_side["peer"].check else None,
+                        **{k: rf_side[k] for k in ("updates", "connect_isolated_in_g0",
+                                                   "reconnect_emptied")}}
+                Path(args.json).write_text(json.dumps(doc, indent=1))
+    if rf_side is not None:
+        rf_tmp.cleanup()
     print()
     names = [m[0] for m in modes]
     print(f"latency mean / p99 (ms) per mode; 4096/x: fixed-4096's mean latency over mode x's; "
           f"throughput in upd/s ({args.max_latency} for 'latency')\n")
+    rf_head = "" if rf_side is None else " RapidFlow upd/s | best mode / RapidFlow |"
     print("| query | rate /s | updates | " + " | ".join(names)
-          + " | 4096/latency | 4096/greedy | throughput " + " / ".join(names) + " |")
-    print("|---|---:|---:|" + "---:|" * (len(names) + 3))
+          + " | 4096/latency | 4096/greedy | throughput " + " / ".join(names) + " |"
+          + rf_head)
+    print("|---|---:|---:|" + "---:|" * (len(names) + 3 + (0 if rf_side is None else 2)))
     for row in results:
         m = row["modes"]
         f4 = m["fixed-4096"]["latency_mean"]
@@ -246,8 +330,10 @@ def main(argv: list[str] | None = None) -> int:
                   for k in ("latency", "greedy")]
         tput = " / ".join(f"{m[k]['throughput']:,.0f}" + ("*" if m[k]["cut"] else "")
                           for k in names)
+        rf_cells = ("" if rf_side is None else
+                    " " + " | ".join(rfl.rapidflow_cells(row, args.time_limit)) + " |")
         print(f"| {row['query']} | {rate} | {row['updates']:,} | " + " | ".join(cells)
-              + " | " + " | ".join(ratios) + f" | {tput} |")
+              + " | " + " | ".join(ratios) + f" | {tput} |" + rf_cells)
     print("\nlatency: an update's scheduled arrival -> its batch's deltas ready; "
           "throughput: updates / (last result - first arrival); *: cut by --time-limit "
           "(measured over the updates matched by then)")
@@ -256,6 +342,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fixed-4096 on runs of fewer than 8,192 updates ({len(short)} rows) closes "
               "its last batch at the end of the replay: its latency there is bounded by "
               "the replay's length (--seconds), not by the batch filling")
+    if rf_side is not None:
+        print("RapidFlow upd/s: the max row's updates / RapidFlow's own Query time (one thread, "
+              "its stream read from a file: no arrival rate, so '—' at other rates; <: its "
+              "limit cut it); best mode / RapidFlow: greedy's / fixed-4096's throughput over "
+              "RapidFlow's (issue 17: at least 10x; DCSM reports 10.5x)")
+        for note in rf_notes:
+            print(f"note: {note}")
+        print("RapidFlow count check: " + "; ".join(
+            f"{q} {r['check']}" for q, r in rf_runs.items()))
     print("count check: " + ("every mode agrees" if not bad else f"{bad} MISMATCH(ES)"))
     return 1 if bad else 0
 
