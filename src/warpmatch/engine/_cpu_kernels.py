@@ -34,7 +34,9 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   restrictions order them) for the ``s`` usable entries of its list (label, edge
   label and candidate set checked per entry), at the group's first depth,
   instead of descending (:mod:`._cpu_leaves`); two to seven leaves of different
-  vertices (``LEAVES_MAX``) by inclusion-exclusion over their sets' overlaps.
+  vertices (``LEAVES_MAX``) by inclusion-exclusion over their sets' overlaps, and so
+  two to seven last vertices with no edge among them, each with its own intersection of
+  lists (independent vertices: ``plan.leaves`` fifth case, ``H_GRP_MULTI``).
 - **Counting twins**: when the last ``j >= 2`` depths have the same two or more
   backward neighbours (the common neighbours of a matched edge in a diamond:
   :func:`warpmatch.plan.leaves.twin_group`), the last depth's fast path runs at the
@@ -83,7 +85,7 @@ from numba import njit, prange
 
 from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers of this module)
     BIG, HEAD, H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN, H_CUT_DEPTH, H_CUT_LEAF, H_TWIN0,
-    H_TWIN_CHAIN, CUT_OFF,
+    H_TWIN_CHAIN, H_GRP_MULTI, CUT_OFF,
     CUT_UND, CUT_FWD, CUT_BWD,
     S_VLABEL, S_MIN_OUT, S_MIN_IN, S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL, S_NA_PTR,
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,

@@ -20,11 +20,13 @@ import numpy as np
 from numba import njit
 
 # numba caches compiled functions by their own file's time stamp: these constants are
-# compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 13 since the
-# twins took two header slots) must also touch this file, or a cache keeps the old layout
-from ._cpu_prog import (H_GRP_CHAIN, HEAD, LEAF_W, LEAVES_MAX, S_BN_DIR, S_BN_ELABEL,
-                        S_BN_POS, S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED, S_LEAFX, S_MIN_IN,
-                        S_MIN_OUT, S_VLABEL, ST_HEAD, _gallop, _lower_bound)
+# compiled in, so a change of the program layout (``_cpu_prog``: HEAD is 14 since the
+# independent vertices took a header slot) must also touch this file, or a cache keeps the
+# old layout
+from ._cpu_prog import (BIG, H_GRP_CHAIN, H_GRP_MULTI, HEAD, LEAF_W, LEAVES_MAX, S_BN_DIR,
+                        S_BN_ELABEL, S_BN_POS, S_BN_PTR, S_CAND_PTR, S_CAND_RESTRICTED,
+                        S_LEAFX, S_MIN_IN, S_MIN_OUT, S_VLABEL, ST_HEAD, _gallop,
+                        _lower_bound)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -41,11 +43,30 @@ def _mask_base(lb):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _leaf_fill(st, b, m0, dd, prog):
+def _leaf_fill(st, b, m0, dd, prog, ip, iip):
     """Write leaf depth ``dd``'s parameters to ``st[b:b + LEAF_W]``: its parent (a data
     vertex), edge direction, vertex label and edge label (-1: any, also where the graph
-    has no such labels), and its candidate set's range in ``cids`` (-1: none)."""
-    t = prog[prog[HEAD + S_BN_PTR] + dd]
+    has no such labels), and its candidate set's range in ``cids`` (-1: none). An
+    independent vertex of several backward edges, or with a degree bound (the program's
+    ``H_GRP_MULTI``), is scanned from its shortest list: that edge is the "parent" here,
+    and ``st[b + 6]`` = ``dd`` and ``st[b + 7]`` = that edge's index tell
+    :func:`_in_multi` to test the others (``-1``: a plain leaf, nothing more to test)."""
+    t0 = prog[prog[HEAD + S_BN_PTR] + dd]
+    t = t0
+    st[b + 6] = -1
+    st[b + 7] = -1
+    if prog[H_GRP_MULTI] != 0:
+        t1 = prog[prog[HEAD + S_BN_PTR] + dd + 1]
+        best = BIG
+        for u in range(t0, t1):
+            v = st[m0 + prog[prog[HEAD + S_BN_POS] + u]]
+            ln = (ip[v + 1] - ip[v]) if prog[prog[HEAD + S_BN_DIR] + u] == 0 \
+                else (iip[v + 1] - iip[v])
+            if ln < best:
+                best = ln
+                t = u
+        st[b + 6] = dd
+        st[b + 7] = t
     st[b] = st[m0 + prog[prog[HEAD + S_BN_POS] + t]]
     st[b + 1] = prog[prog[HEAD + S_BN_DIR] + t]
     st[b + 2] = prog[prog[HEAD + S_VLABEL] + dd] if prog[2] != 0 else np.int64(-1)
@@ -59,10 +80,38 @@ def _leaf_fill(st, b, m0, dd, prog):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
+def _in_multi(z, st, b, m0, prog, ip, ix, iip, iix, el, iel):
+    """For an independent vertex (``st[b + 6]`` its depth, else True at once): ``z`` meets
+    its degree bounds and is in the lists of its backward neighbours other than the one
+    its scan reads (``st[b + 7]``), with their edge labels."""
+    dd = st[b + 6]
+    if dd < 0:
+        return True
+    if (ip[z + 1] - ip[z] < prog[prog[HEAD + S_MIN_OUT] + dd]
+            or iip[z + 1] - iip[z] < prog[prog[HEAD + S_MIN_IN] + dd]):
+        return False
+    for t in range(prog[prog[HEAD + S_BN_PTR] + dd], prog[prog[HEAD + S_BN_PTR] + dd + 1]):
+        if t == st[b + 7]:
+            continue
+        v = st[m0 + prog[prog[HEAD + S_BN_POS] + t]]
+        elab = prog[prog[HEAD + S_BN_ELABEL] + t] if prog[1] != 0 else np.int64(-1)
+        if prog[prog[HEAD + S_BN_DIR] + t] == 0:
+            q = _lower_bound(ix, ip[v], ip[v + 1], z)
+            if q >= ip[v + 1] or ix[q] != z or (elab != -1 and el[q] != elab):
+                return False
+        else:
+            q = _lower_bound(iix, iip[v], iip[v + 1], z)
+            if q >= iip[v + 1] or iix[q] != z or (elab != -1 and iel[q] != elab):
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_leaf_set(z, st, b, m0, prog, ip, ix, iip, iix, el, iel, vl, cids):
     """True if data vertex ``z`` is in the set of the leaf whose parameters are at
     ``st[b:]``: in the parent's list (its direction), with the leaf's labels, in its
-    candidate set."""
+    candidate set (and an independent vertex's other lists and degree bounds:
+    :func:`_in_multi`)."""
     lab = st[b + 2]
     if lab != -1 and vl[z] != lab:
         return False
@@ -76,14 +125,18 @@ def _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
     if st[b + 1] == 0:
         lo, hi = ip[par], ip[par + 1]
         q = _lower_bound(ix, lo, hi, z)
-        return q < hi and ix[q] == z and (elab == -1 or el[q] == elab)
-    lo, hi = iip[par], iip[par + 1]
-    q = _lower_bound(iix, lo, hi, z)
-    return q < hi and iix[q] == z and (elab == -1 or iel[q] == elab)
+        if not (q < hi and ix[q] == z and (elab == -1 or el[q] == elab)):
+            return False
+    else:
+        lo, hi = iip[par], iip[par + 1]
+        q = _lower_bound(iix, lo, hi, z)
+        if not (q < hi and iix[q] == z and (elab == -1 or iel[q] == elab)):
+            return False
+    return _in_multi(z, st, b, m0, prog, ip, ix, iip, iix, el, iel)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
+def _leaf_pass(st, lb, i, j, sb, m0, prog, ip, ix, iip, iix, el, iel, vl, cids):
     """Scan leaf ``i``'s set ``S_i`` once (driven by the shorter of its parent's list and
     its candidate set) and add each entry ``z`` to ``st[sb + mask]`` for every mask whose
     lowest leaf is ``i`` and whose leaves (of the first ``j``) all hold ``z``: the later
@@ -92,7 +145,7 @@ def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
     par, dr, lab, elab, clo, chi = st[b], st[b + 1], st[b + 2], st[b + 3], st[b + 4], st[b + 5]
     lo = ip[par] if dr == 0 else iip[par]
     hi = ip[par + 1] if dr == 0 else iip[par + 1]
-    if i == j - 1 and lab == -1 and elab == -1 and clo < 0:
+    if i == j - 1 and lab == -1 and elab == -1 and clo < 0 and st[b + 6] < 0:
         st[sb + (1 << i)] += hi - lo        # nothing to filter or test: the list size
         return
     by_cand = clo >= 0 and chi - clo < hi - lo
@@ -102,7 +155,7 @@ def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
         # z is in the set driving the scan; test it against the rest of S_i only
         if by_cand:
             z = np.int64(cids[clo + t])
-            if not _in_leaf_set(z, st, b, ip, ix, iip, iix, el, iel, vl, cids):
+            if not _in_leaf_set(z, st, b, m0, prog, ip, ix, iip, iix, el, iel, vl, cids):
                 continue
         else:
             z = np.int64(ix[lo + t]) if dr == 0 else np.int64(iix[lo + t])
@@ -116,9 +169,12 @@ def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
                     break
                 if cids[cq] != z:
                     continue
+            if not _in_multi(z, st, b, m0, prog, ip, ix, iip, iix, el, iel):
+                continue
         r = 0                                         # the later leaves holding z
         for i2 in range(i + 1, j):
-            if _in_leaf_set(z, st, lb + LEAF_W * i2, ip, ix, iip, iix, el, iel, vl, cids):
+            if _in_leaf_set(z, st, lb + LEAF_W * i2, m0, prog, ip, ix, iip, iix, el, iel, vl,
+                            cids):
                 r |= 1 << i2
         sub = r                                       # masks whose lowest leaf is i
         while True:
@@ -129,14 +185,15 @@ def _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids):
+def _leaf_unmatch(st, m0, d, lb, j, sb, prog, ip, ix, iip, iix, el, iel, vl, cids):
     """Take the matched vertices (depths ``0..d-1``) out of the sets and overlaps they
     are in (injective: each is in a match once)."""
     for x in range(d):
         z = st[m0 + x]
         m = 0
         for i in range(j):
-            if _in_leaf_set(z, st, lb + LEAF_W * i, ip, ix, iip, iix, el, iel, vl, cids):
+            if _in_leaf_set(z, st, lb + LEAF_W * i, m0, prog, ip, ix, iip, iix, el, iel, vl,
+                            cids):
                 m |= 1 << i
         sub = m                                       # every overlap holding z
         while sub != 0:
@@ -167,7 +224,7 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
         tot += 3.0 ** j / 2             # the inclusion-exclusion over the 2^j overlaps
     for i in range(nl):
         b = lb + LEAF_W * i
-        _leaf_fill(st, b, m0, d + i, prog)
+        _leaf_fill(st, b, m0, d + i, prog, ip, iip)
         par = st[b]
         ln = (ip[par + 1] - ip[par]) if st[b + 1] == 0 else (iip[par + 1] - iip[par])
         if st[b + 4] >= 0 and st[b + 5] - st[b + 4] < ln:
@@ -205,10 +262,10 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     for mask in range(full + 1):
         st[sb + mask] = 0
     for i in range(j):
-        _leaf_pass(st, lb, i, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
+        _leaf_pass(st, lb, i, j, sb, m0, prog, ip, ix, iip, iix, el, iel, vl, cids)
         if st[sb + (1 << i)] == 0:
             return np.int64(0)          # an empty set: no injective choice at all
-    _leaf_unmatch(st, m0, d, lb, j, sb, ip, ix, iip, iix, el, iel, vl, cids)
+    _leaf_unmatch(st, m0, d, lb, j, sb, prog, ip, ix, iip, iix, el, iel, vl, cids)
     st[fb] = 1
     for lset in range(1, full + 1):
         low = lset & -lset
@@ -264,8 +321,8 @@ def _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids, ltab):
         st[sb + 1] = lt - 1
     else:
         st[sb + 1] = 0
-        _leaf_pass(st, lb, 0, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
-    _leaf_unmatch(st, m0, d, lb, 1, sb, ip, ix, iip, iix, el, iel, vl, cids)
+        _leaf_pass(st, lb, 0, 1, sb, m0, prog, ip, ix, iip, iix, el, iel, vl, cids)
+    _leaf_unmatch(st, m0, d, lb, 1, sb, prog, ip, ix, iip, iix, el, iel, vl, cids)
     s = st[sb + 1]
     return _choices(s, k - d, prog[H_GRP_CHAIN] == 1)
 

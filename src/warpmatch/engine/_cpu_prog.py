@@ -31,6 +31,8 @@ BIG = np.int64(1) << np.int64(62)
 # first depth (k: none; the kernels' last-depth fast path runs there where nothing but the
 # edges is to check, else its scan counts the survivors) and how to count them (0: P(s, j);
 # 1: C(s, j));
+# prog[13] = 1 when the leaf group (chain 2) has members with several backward edges or a
+# degree bound (``plan.leaves`` fifth case: independent vertices; ``_cpu_leaves._in_multi``);
 # prog[HEAD + s] .. prog[HEAD + s + 1] delimit segment s (offsets into prog).
 # Kernels read element j of segment s as prog[prog[HEAD + s] + j]: scalar
 # offsets, because an array view made per call costs reference counting in
@@ -38,10 +40,11 @@ BIG = np.int64(1) << np.int64(62)
 # constant s, numba typing a constant argument as a literal).
 # (a change here must touch the files of every compiled function that reads these
 # constants, ``_cpu_kernels`` and ``_cpu_leaves``: numba's cache keys on their time stamps)
-HEAD = 13
+HEAD = 14
 H_GRP0, H_GRP_P, H_GRP_DIR, H_GRP_CHAIN = 5, 6, 7, 8
 H_CUT_DEPTH, H_CUT_LEAF = 9, 10
 H_TWIN0, H_TWIN_CHAIN = 11, 12
+H_GRP_MULTI = 13
 CUT_OFF, CUT_UND, CUT_FWD, CUT_BWD = 0, 1, 2, 3
 S_VLABEL, S_MIN_OUT, S_MIN_IN = 0, 1, 2
 S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL = 3, 4, 5, 6
@@ -75,8 +78,10 @@ FS_PRUNED = np.int64(1) << np.int64(62)
 ST_D, ST_W, ST_HEAD = 0, 1, 2
 
 
-#: a counted leaf's parameters in the state row (``_leaf_fill``)
-LEAF_W = 6
+#: a counted leaf's parameters in the state row (``_leaf_fill``): parent, direction, vertex
+#: label, edge label, candidate range (2), and for an independent vertex of several
+#: backward edges its depth and the edge its scan reads (-1: a plain leaf)
+LEAF_W = 8
 #: most leaves of a counted group of different vertices (``plan.leaves.MIXED_MAX``): the
 #: state row holds their parameters, the ``2^j`` overlaps of their sets and as many partial
 #: sums of the inclusion-exclusion (``_cpu_leaves._leaf_mixed``)

@@ -42,13 +42,16 @@ import math
 import os
 import time
 import weakref
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
 from .base import Progress, Stop
+
+if TYPE_CHECKING:
+    from ..plan.leaves import LeafGroup
 
 #: where the search prunes by failing sets (:func:`failing_sets_wanted`):
 #: "labeled", "all" or "off" ($WARPMATCH_FAILING_SETS overrides)
@@ -59,6 +62,12 @@ FAILING_SETS = "labeled"
 #: refined leaves) cost 2.5-4x more than enumerating them; with 16, yeast's and
 #: human's labeled queries lost nothing measurable against enumeration and kept the gains
 LEAF_WORTH = 16.0
+#: the same threshold's factor for independent vertices (``plan.leaves`` fifth case), whose
+#: sets are intersections, much shorter than the lists the estimate multiplies, and whose
+#: scans test each entry by binary searches where enumerating merges sorted lists: at 1,
+#: yeast's ``query_dense_24_1`` took 1.6x as long as enumerating; at 8 as long, and the
+#: gains on human's large counts stayed (module docstring of ``plan.leaves``; 2-core box)
+MULTI_WORTH = 8.0
 #: smallest number of depth-1 scan positions per work item: large enough that
 #: the per-item set-up (a root check and one depth initialisation) is noise
 MIN_SPLIT = 32
@@ -109,14 +118,26 @@ def _graph_arrays(graph: Graph) -> tuple[np.ndarray, ...]:
     return indptr, indices, in_indptr, in_indices, elab, in_elab, vlab
 
 
-def _leaf_group_header(plan: Plan, graph: Graph) -> list[int]:
-    """The program header's leaf group (layout in ``_cpu_kernels``;
-    :func:`~warpmatch.plan.leaves.leaf_group` decides where it is exact)."""
-    from ..plan.leaves import leaf_group
-    grp = leaf_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None)
+def _leaf_group_header(plan: Plan, graph: Graph, grp: LeafGroup | None | str = "find"
+                       ) -> list[int]:
+    """The program header's leaf group (layout in ``_cpu_kernels``): ``grp``, or by default
+    the plan's (:func:`_cpu_leaf_group`; :func:`~warpmatch.plan.leaves.leaf_group` decides
+    where it is exact)."""
+    if isinstance(grp, str):
+        grp = _cpu_leaf_group(plan, graph)
     if grp is None:
         return [plan.k, 0, 0, 0]
     return [grp.first, grp.parent, grp.direction, 2 if grp.mixed else int(grp.chain)]
+
+
+def _cpu_leaf_group(plan: Plan, graph: Graph) -> LeafGroup | None:
+    """The leaf group the CPU engine counts: :func:`~warpmatch.plan.leaves.leaf_group` with
+    independent vertices (``multi``), unless ``$WARPMATCH_INDEPENDENT`` is ``0`` (to
+    compare)."""
+    from ..plan.leaves import MIXED_MAX, leaf_group
+    multi = os.environ.get("WARPMATCH_INDEPENDENT", "1").strip() != "0"
+    return leaf_group(plan, graph.vertex_labels is not None, graph.edge_labels is not None,
+                      MIXED_MAX, multi)
 
 
 def failing_sets_wanted(plan: Plan, graph: Graph) -> bool:
@@ -254,12 +275,22 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     segs[K.S_FAST_LAST] = fast_last
     segs[K.S_INJ_PTR] = inj_ptr
     segs[K.S_INJ_POS] = np.asarray(inj_pos, dtype=np.int64)
-    grp = _leaf_group_header(plan, graph)
-    # a leaf group and twins are never both found (a leaf has one backward edge, a twin
-    # at least two): the group's failing set is that of whichever there is
+    grp_obj = _cpu_leaf_group(plan, graph)
+    if twins is not None and grp_obj is not None:
+        # independent vertices may include unrestricted twins: one of the two is counted,
+        # the longer (twins on a tie: one intersection, no inclusion-exclusion)
+        if plan.k - grp_obj.first > plan.k - twins.first:
+            twins = None
+            fast_last[:k - 1] = 0
+        else:
+            grp_obj = None
+    grp = _leaf_group_header(plan, graph, grp_obj)
+    # a leaf group and twins are never both counted: the group's failing set is that of
+    # whichever there is
     segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(
         plan, graph, inj_ptr, inj_pos, grp[0] if twins is None else twins.first)
-    segs[K.S_LEAFX] = np.array([int(LEAF_WORTH * 1000)], dtype=np.int64)
+    worth = LEAF_WORTH * (MULTI_WORTH if grp_obj is not None and grp_obj.multi else 1.0)
+    segs[K.S_LEAFX] = np.array([int(worth * 1000)], dtype=np.int64)
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
     offsets = head + np.concatenate([[0], np.cumsum(lens)])
@@ -273,6 +304,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
               int(plan.bn_pos.size), cut] + grp + [int(plan.cut_depth),
                                                     int(cut_leaf and bool(fast_last[i]))]
     header += [k, 0] if twins is None else [twins.first, int(twins.chain)]
+    header += [int(grp_obj is not None and grp_obj.multi)]       # H_GRP_MULTI
     prog = np.concatenate([np.asarray(header, dtype=np.int64), offsets.astype(np.int64)]
                           + [np.asarray(a).astype(np.int64).ravel() for a in segs])
     return _ro(prog, np.int64)

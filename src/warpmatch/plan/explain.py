@@ -133,8 +133,24 @@ def explain_plan(plan: Plan) -> str:
                 op = ">" if int(plan.res_sign[t]) == 1 else "<"
                 parts.append(f"f({un}) {op} f({wn})")
             lines.append("  restrictions: " + ", ".join(parts))
-    from .leaves import leaf_group
+    from .leaves import MIXED_MAX, leaf_group, twin_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
+    indep = leaf_group(plan, True, True, MIXED_MAX, True)
+    twins = twin_group(plan, True, True, checks=True)
+    # the CPU engine counts independent vertices where they are longer than the plain
+    # group and than twins (engine.cpu._program)
+    if indep is not None and indep.multi and plan.empty_reason is None and (
+            grp is None or indep.first < grp.first) and (
+            twins is None or indep.first < twins.first):
+        names = ", ".join(_name(plan, int(u)) for u in plan.order[indep.first:])
+        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, independent "
+                     "vertices (no edge among them, no restriction), each from its own "
+                     "intersection of its matched neighbours' lists, with their overlaps: "
+                     "inclusion-exclusion")
+        grp = None
+        indep_shown = True
+    else:
+        indep_shown = False
     if grp is not None and plan.empty_reason is None:
         # the GPU engine counts alike leaves by default (engine.gpu.render.leaf_first: bare
         # ones from the list size, others from a table), mixed ones only when told
@@ -155,8 +171,7 @@ def explain_plan(plan: Plan) -> str:
         if plan.cand_restricted[grp.first:].any():
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
-    from .leaves import table_leaf, twin_group
-    twins = twin_group(plan, True, True, checks=True)
+    from .leaves import table_leaf
     if twins is not None:
         d0 = twins.first
         names = ", ".join(_name(plan, int(u)) for u in plan.order[d0:])
@@ -166,7 +181,7 @@ def explain_plan(plan: Plan) -> str:
         # both engines count them (render.twin_leaves on the GPU); twins with checks are
         # tested once per entry of the intersection
         bare = twin_group(plan, True, True)
-        engines = "cpu and gpu engines"
+        engines = "gpu engine" if indep_shown else "cpu and gpu engines"
         checked = ("" if bare is not None and bare.first == d0
                    else ", their checks made once per candidate")
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "

@@ -3,9 +3,9 @@
 Map: :class:`LeafGroup` < :func:`leaf_group` (the plan's last depths that are plain
 leaves of one matched vertex, if any, and whether their restrictions order them
 (:func:`_chain`); else :func:`_mixed_group`, the last two to :data:`MIXED_MAX` plain
-leaves of any matched vertices) < :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last
-depths with the same two or more backward neighbours) < :func:`alike_group`,
-:func:`table_leaf`.
+leaves of any matched vertices, or independent vertices (:func:`_member`)) <
+:func:`bare_group` (the GPU engine's) < :func:`twin_group` (last depths with the same two
+or more backward neighbours) < :func:`alike_group`, :func:`table_leaf`.
 
 Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
@@ -68,8 +68,21 @@ The GPU engine keeps the third case's table too, for a labeled last leaf and for
 alike leaves (``engine.gpu.render.table_leaves``: filled once per search by a warp a
 candidate parent).
 
-Not yet: trees hanging off the matched part, independent branches, mixed leaves
-under restrictions; labeled mixed leaves on the GPU.
+Fifth case, independent vertices (``leaf_group(multi=True)``, the CPU engine's): the
+second case with members that are not plain leaves: the last ``j`` = 2 to
+:data:`MIXED_MAX` depths have no edge among them (every backward edge goes to a depth
+before the first of them), no restriction and no induced non-edge (:func:`_member`), and
+each may have several backward edges, edge labels and degree bounds. Each one's set
+``S_i`` is then the intersection of its matched neighbours' lists (filtered, less the
+matched vertices), a function of the partial match only, and the same inclusion-exclusion
+counts their injective choices; the engine scans each member's shortest list and tests its
+other lists (``engine._cpu_leaves._in_multi``). A labeled plan's last two or three
+vertices are often so (the third vertex of a triangle is independent of leaves on the
+other two); counting them costs one pass over each set where enumerating intersects the
+later members' lists again for every choice of the earlier ones.
+
+Not yet: trees hanging off the matched part (a leaf of a leaf), mixed leaves under
+restrictions; labeled mixed leaves and independent vertices on the GPU.
 """
 from __future__ import annotations
 
@@ -87,6 +100,7 @@ class LeafGroup:
     direction: int      # 0: data edge M[parent] -> leaf; 1: leaf -> M[parent]
     chain: bool         # restrictions order all the leaves: C(s, j), else P(s, j)
     mixed: bool = False  # leaves of different parents: inclusion-exclusion
+    multi: bool = False  # (mixed) some member has several backward edges or a degree bound
 
 
 def _reach(after: dict[int, set[int]], d: int) -> set[int]:
@@ -107,7 +121,7 @@ MIXED_MAX = 7
 
 
 def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
-               mixed_max: int = MIXED_MAX) -> LeafGroup | None:
+               mixed_max: int = MIXED_MAX, multi: bool = False) -> LeafGroup | None:
     """The plan's leaf group, or ``None`` where counting it by list size is not exact.
 
     Exact only where nothing but injectivity ties the leaves: each has one
@@ -126,12 +140,16 @@ def leaf_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
     mixed_max : int, optional
         Most leaves of different vertices in a group (:data:`MIXED_MAX`; the GPU
         engine's kernels count three at most).
+    multi : bool, optional
+        Let the members of a group of different vertices be independent vertices
+        (:func:`_member`: several backward edges, degree bounds), not only plain
+        leaves: the CPU engine's (fifth case of the module docstring).
     """
     k = plan.k
     if k < 3 or plan.cut_part is not None:
         return None
     same = _same_parent_group(plan, vertex_labels, edge_labels)
-    mixed = _mixed_group(plan, vertex_labels, edge_labels, mixed_max)
+    mixed = _mixed_group(plan, vertex_labels, edge_labels, mixed_max, multi)
     if mixed is not None and (same is None or k - mixed.first > k - same.first):
         return mixed
     return same
@@ -188,27 +206,38 @@ def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
     return grp
 
 
+def _member(plan: Plan, d: int, first: int) -> bool:
+    """Depth ``d`` may be a member of a group of independent vertices that starts at
+    ``first`` (fifth case of the module docstring): every backward edge goes to a depth
+    before ``first`` (the members are pairwise non-adjacent, so each one's set depends on
+    the matched vertices only), no induced non-edge (a non-edge between two members
+    would tie them), no restriction (one sits at the later of its two depths: none at a
+    member's depth means none involves it)."""
+    b0, b1 = int(plan.bn_ptr[d]), int(plan.bn_ptr[d + 1])
+    return (b1 > b0 and all(int(x) < first for x in plan.bn_pos[b0:b1])
+            and plan.na_ptr[d + 1] == plan.na_ptr[d]
+            and int(plan.res_ptr[d + 1]) == int(plan.res_ptr[d]))
+
+
 def _mixed_group(plan: Plan, vertex_labels: bool, edge_labels: bool,
-                 most: int = MIXED_MAX) -> LeafGroup | None:
+                 most: int = MIXED_MAX, multi: bool = False) -> LeafGroup | None:
     """The last ``j`` depths (the most, from ``most`` down to 2) as leaves of matched
-    vertices with no restriction on them, counted by inclusion-exclusion; ``None`` where
-    no two are so."""
+    vertices with no restriction on them, counted by inclusion-exclusion; with ``multi``,
+    as independent vertices (:func:`_member`); ``None`` where no two are so."""
     k = plan.k
     for j in range(min(most, k - 2), 1, -1):
         first = k - j
         if first < 2:
             continue
         group = range(first, k)
-        if not all(_plain_leaf(plan, d) for d in group):
-            continue
-        if any(int(plan.bn_pos[int(plan.bn_ptr[d])]) >= first for d in group):
-            continue                        # a leaf of a leaf: a tree, not leaves
-        # a restriction sits at the later of its two depths: none at a leaf's depth means
-        # none involves a leaf
-        if any(int(plan.res_ptr[d + 1]) > int(plan.res_ptr[d]) for d in group):
+        if not all(_member(plan, d, first) for d in group):
+            continue                        # e.g. a leaf of a leaf: a tree, not leaves
+        plain = all(_plain_leaf(plan, d) for d in group)
+        if not plain and not multi:
             continue
         b0 = int(plan.bn_ptr[first])
-        return LeafGroup(first, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False, mixed=True)
+        return LeafGroup(first, int(plan.bn_pos[b0]), int(plan.bn_dir[b0]), False, mixed=True,
+                         multi=not plain)
     return None
 
 
