@@ -45,6 +45,7 @@ def always_count(monkeypatch):
     leave tiny ones to enumeration): these tests check the counting."""
     from warpmatch.engine import cpu
     monkeypatch.setattr(cpu, "LEAF_WORTH", 0.0)
+    monkeypatch.setattr(cpu, "MULTI_MIN", 0)
 
 
 @st.composite
@@ -89,13 +90,17 @@ def _plain(graph, plan, monkeypatch) -> int:
 
 @SETTINGS
 @given(data=st.data())
-def test_counts_with_independent_vertices_equal_the_reference(data) -> None:
+def test_counts_with_independent_vertices_equal_the_reference(data, monkeypatch) -> None:
+    """Counted, or enumerated where the first member's set is smaller than
+    ``MULTI_MIN`` (drawn, so that one search mixes both)."""
+    from warpmatch.engine import cpu
     g = data.draw(graphs(nmax=12))
     q = data.draw(independent_queries(g))
     mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
     induced = data.draw(st.booleans())
+    monkeypatch.setattr(cpu, "MULTI_MIN", data.draw(st.sampled_from([0, 1, 2, 3])))
     plan = build_plan(g, q, mode=mode, induced=induced, purpose="count")
-    assert CPU.count(g, plan) == REF.count(g, plan)
+    assert CpuEngine().count(g, plan) == REF.count(g, plan)
 
 
 @settings(SETTINGS, max_examples=60)
@@ -152,6 +157,22 @@ def test_groups_of_independent_vertices_are_found_where_exact(monkeypatch) -> No
     assert CPU.count(g, more) == REF.count(g, more)
 
 
+@pytest.mark.parametrize("need", [0, 3, 6, 1000])
+def test_a_small_first_set_enumerates_the_group(monkeypatch, need: int) -> None:
+    """``MULTI_MIN``: where the first member's set holds fewer entries the kernel
+    enumerates the group (``_leaf_mixed`` gives -1); every threshold gives the
+    reference's count (1000: always enumerated; 3 and 6: a mix over the partial
+    matches)."""
+    from warpmatch.engine import cpu
+    monkeypatch.setattr(cpu, "MULTI_MIN", need)
+    g = _labeled_graph()
+    for dsl in ("a:0-b:0, b-c:1, c-a, x-a, x-b, y-b, y-c, z-a, z-c",
+                "a-b, b-c, c-d, d-a, x-a, x-c, y-b, y-d",
+                "a:0-b:1, b-c:0, c-a, x:1-a, x-b, y:0-b, y-c, w-a"):
+        plan = build_plan(g, wm.api.as_query(dsl, g), purpose="count")
+        assert CpuEngine().count(g, plan) == REF.count(g, plan), dsl
+
+
 def test_explain_names_the_independent_vertices() -> None:
     text = wm.explain(_labeled_graph(), "a:0-b:0, b-c:1, c-a, x-a, x-b, y-b, y-c, z-a, z-c",
                       backend="cpu")
@@ -168,6 +189,7 @@ def test_shipped_queries_count_the_same_with_and_without_the_group(
     candidate set from refinement): the group's count equals the plain search's."""
     from warpmatch.engine import cpu
     monkeypatch.setattr(cpu, "LEAF_WORTH", 16.0)        # the engine as it runs
+    monkeypatch.setattr(cpu, "MULTI_MIN", 4)
     path = data_dir / "labeled" / graph / f"{graph}.graph"
     if not path.exists():
         pytest.skip(f"shared data not found at {path}")

@@ -407,16 +407,20 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
                 if d > 1 or a_off == 0:
                     n_grp = _leaf_group(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl,
                                         cids, ltab)
-                    total += n_grp
                 v = st[m0 + prog[H_GRP_P]]
                 steps += 1 + ((ip[v + 1] - ip[v]) if prog[H_GRP_DIR] == 0
                               else (iip[v + 1] - iip[v]))
-                d -= 1
-                if d == 0:
-                    d = -1
-                elif use_fs:
-                    _fs_counted(st, d, n_grp, prog[o_failx], o_fs, o_pos, o_end, o_found)
-                continue
+                # -1: independent vertices whose first set turned out too small to pay
+                # (_cpu_leaves._leaf_mixed): enumerated below, as if no group were here
+                if n_grp >= 0:
+                    total += n_grp
+                    d -= 1
+                    if d == 0:
+                        d = -1
+                    elif use_fs:
+                        _fs_counted(st, d, n_grp, prog[o_failx], o_fs, o_pos, o_end,
+                                    o_found)
+                    continue
             if count_only and d == k - 1 and ltab.size > 0 and ltab[ltab.size - 1] != 0:
                 # ---- counting, the last depth is a leaf whose checks all concern the
                 # candidate alone (label, edge label, degree, candidate set; no

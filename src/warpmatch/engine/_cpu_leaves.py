@@ -237,6 +237,33 @@ def _leaf_worth(st, m0, d, k, prog, ip, iip):
     return prod * 1000.0 >= prog[prog[HEAD + S_LEAFX]] * tot
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_reaches(st, b, m0, prog, need, ip, ix, iip, iix, el, iel, vl, cids):
+    """Whether the set of the leaf (or independent vertex) at ``st[b:]`` holds at least
+    ``need`` entries, matched vertices included: its scan stops as soon as it does, or as
+    soon as the entries left cannot make up the difference."""
+    par, dr, clo, chi = st[b], st[b + 1], st[b + 4], st[b + 5]
+    lo = ip[par] if dr == 0 else iip[par]
+    hi = ip[par + 1] if dr == 0 else iip[par + 1]
+    by_cand = clo >= 0 and chi - clo < hi - lo
+    n = hi - lo if not by_cand else chi - clo
+    got = 0
+    for t in range(n):
+        if got >= need:
+            break
+        if got + (n - t) < need:
+            return False
+        if by_cand:
+            z = np.int64(cids[clo + t])
+        elif dr == 0:
+            z = np.int64(ix[lo + t])
+        else:
+            z = np.int64(iix[lo + t])
+        if _in_leaf_set(z, st, b, m0, prog, ip, ix, iip, iix, el, iel, vl, cids):
+            got += 1
+    return got >= need
+
+
 @njit(cache=True, nogil=True)
 def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     """The matches of depths ``d..k-1`` (2 to ``LEAVES_MAX`` leaves of possibly different
@@ -252,10 +279,19 @@ def _leaf_mixed(st, m0, d, k, prog, ip, ix, iip, iix, el, iel, vl, cids):
     1``): the sum over the set partitions of ``L``, ``3^j / 2`` terms in all; ``f`` of
     all the leaves is the count. Products may wrap around in int64 on the way; the
     result is exact wherever the count itself fits (``_leaf_worth`` enumerates where the
-    sets' sizes multiplied might not).
+    sets' sizes multiplied might not). Independent vertices (``H_GRP_MULTI``) whose first
+    set holds fewer than ``S_LEAFX[1]`` entries give -1: the kernel enumerates them.
     """
     j = k - d
     lb = _leaf_base(prog)
+    if prog[H_GRP_MULTI] != 0 and not _set_reaches(st, lb, m0, prog,
+                                                    prog[prog[HEAD + S_LEAFX] + 1], ip, ix,
+                                                    iip, iix, el, iel, vl, cids):
+        # independent vertices: their sets are intersections, often far shorter than the
+        # lists _leaf_worth multiplied; enumerating them costs about |S_0| scans of the
+        # later members' lists, so where the first set is smaller than S_LEAFX[1] they
+        # are enumerated (-1), its scan having stopped there
+        return np.int64(-1)
     sb = _mask_base(lb)                 # s[mask] at st[sb + mask]
     fb = sb + (1 << LEAVES_MAX)         # f[mask] at st[fb + mask]
     full = (1 << j) - 1

@@ -56,7 +56,8 @@ S_CAND_PTR, S_CAND_RESTRICTED, S_FAST_LAST, S_INJ_PTR, S_INJ_POS = 13, 14, 15, 1
 # pruning on (1) or off (0)]
 S_ANC, S_FAILX = 18, 19
 # S_LEAFX = [a leaf group is counted where the product of its sets' lengths is at least
-# S_LEAFX[0] / 1000 times their sum plus the matched vertices (``_leaf_worth``)]
+# S_LEAFX[0] / 1000 times their sum plus the matched vertices (``_leaf_worth``), and
+# independent vertices where the first one's set also holds S_LEAFX[1] entries]
 S_LEAFX = 20
 NSEG = 21
 #: most query vertices with failing sets (a bit per depth; FS_PRUNED and -1 = "a match

@@ -64,10 +64,15 @@ FAILING_SETS = "labeled"
 LEAF_WORTH = 16.0
 #: the same threshold's factor for independent vertices (``plan.leaves`` fifth case), whose
 #: sets are intersections, much shorter than the lists the estimate multiplies, and whose
-#: scans test each entry by binary searches where enumerating merges sorted lists: at 1,
-#: yeast's ``query_dense_24_1`` took 1.6x as long as enumerating; at 8 as long, and the
-#: gains on human's large counts stayed (module docstring of ``plan.leaves``; 2-core box)
-MULTI_WORTH = 8.0
+#: scans test each entry by binary searches where enumerating merges sorted lists
+MULTI_WORTH = 2.0
+#: and they are counted only where the first one's set holds at least this many entries
+#: (``_cpu_leaves._leaf_mixed``; else enumerated: that costs about as many scans of the
+#: later members' lists). On the 2-core box, against enumerating them: with 1 and 4,
+#: yeast's ``query_dense_24_1`` took 1.7x as long; with 8 and no minimum as long, but
+#: STMatch's pattern 13 (email-Eu-core) counted as much as enumerating in 10 s and human's
+#: ``query_sparse_16_1`` as much; with 2 and 4, 1.05x, 1.6x and 3.7x as much
+MULTI_MIN = 4
 #: smallest number of depth-1 scan positions per work item: large enough that
 #: the per-item set-up (a root check and one depth initialisation) is noise
 MIN_SPLIT = 32
@@ -303,7 +308,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(
         plan, graph, inj_ptr, inj_pos, grp[0] if twins is None else twins.first)
     worth = LEAF_WORTH * (MULTI_WORTH if grp_obj is not None and grp_obj.multi else 1.0)
-    segs[K.S_LEAFX] = np.array([int(worth * 1000)], dtype=np.int64)
+    segs[K.S_LEAFX] = np.array([int(worth * 1000), MULTI_MIN], dtype=np.int64)
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
     offsets = head + np.concatenate([[0], np.cumsum(lens)])

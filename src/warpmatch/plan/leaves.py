@@ -76,7 +76,8 @@ each may have several backward edges, edge labels and degree bounds. Each one's 
 ``S_i`` is then the intersection of its matched neighbours' lists (filtered, less the
 matched vertices), a function of the partial match only, and the same inclusion-exclusion
 counts their injective choices; the engine scans each member's shortest list and tests its
-other lists (``engine._cpu_leaves._in_multi``). A labeled plan's last two or three
+other lists (``engine._cpu_leaves._in_multi``), and enumerates them where the first one's
+set turns out small (``engine.cpu.MULTI_MIN``). A labeled plan's last two or three
 vertices are often so (the third vertex of a triangle is independent of leaves on the
 other two); counting them costs one pass over each set where enumerating intersects the
 later members' lists again for every choice of the earlier ones.
