@@ -146,7 +146,8 @@ def explain_plan(plan: Plan) -> str:
         lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, independent "
                      "vertices (no edge among them, no restriction), each from its own "
                      "intersection of its matched neighbours' lists, with their overlaps: "
-                     "inclusion-exclusion")
+                     "inclusion-exclusion; enumerated where their sets are too small to pay "
+                     "(engine.cpu.MULTI_WORTH, MULTI_MIN)")
         grp = None
         indep_shown = True
     else:
