@@ -52,6 +52,22 @@ def _gpu_arch() -> str | None:
     return out[0].replace(".", "") if out else None
 
 
+def reuse_build(exe: Path, stamp: Path, key: str, what: str) -> dict[str, Any] | None:
+    """The stamp's record of an earlier build of ``exe`` from the same sources and recipe
+    (``key``, :func:`source_hash`), marked ``reused``; ``None`` when it must be built
+    again (no binary, no stamp, an unreadable stamp or another key)."""
+    if not (exe.is_file() and stamp.is_file()):
+        return None
+    try:
+        old = json.loads(stamp.read_text())
+    except ValueError:
+        return None
+    if old.get("source_hash") != key:
+        return None
+    _log(f"{what}: reusing {exe}")
+    return {**old, "reused": True}
+
+
 def source_hash(src: Path, recipe: str) -> str:
     """A short hash of the files under ``src`` (paths and contents) and the build recipe."""
     h = hashlib.sha256(recipe.encode())
@@ -152,14 +168,9 @@ def build_gmatch(gmatch_dir: Path, build_dir: Path, arch: str, jobs: int) -> tup
                             "cmake": ".".join(map(str, cmake)),
                             "nvcc": ".".join(map(str, nvcc)) if nvcc else None,
                             "log": str(build_dir / "build.log")}
-    if exe.is_file() and stamp.is_file():
-        try:
-            old = json.loads(stamp.read_text())
-        except ValueError:
-            old = {}
-        if old.get("source_hash") == key:
-            _log(f"gMatch: reusing {exe} (built from {src})")
-            return exe, {**old, "reused": True}
+    old = reuse_build(exe, stamp, key, f"gMatch (built from {src})")
+    if old is not None:
+        return exe, old
     stamp.unlink(missing_ok=True)
     patches, used_arch = prepare_sources(src, build_dir / "src", arch, cmake)
     info.update(patches=patches, arch=used_arch)

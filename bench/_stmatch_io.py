@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from _gmatch_build import _log, _version, source_hash
+from _gmatch_build import _log, _version, reuse_build, source_hash
 
 INT32_MAX = 2**31 - 1
 #: ``src/config.h:11``: most pattern vertices (``Job::nodes``, ``Pattern::rowptr``, the
@@ -639,14 +639,9 @@ def build_stmatch(stmatch_dir: Path, build_dir: Path, arch: str, grid_dim: int,
                             "nvcc": ".".join(map(str, nvcc)), "log": str(var / "build.log"),
                             "slot_storage_bytes": slot_storage_bytes(grid_dim,
                                                                          graph_degree)}
-    if exe.is_file() and stamp.is_file():
-        try:
-            old = json.loads(stamp.read_text())
-        except ValueError:
-            old = {}
-        if old.get("source_hash") == key:
-            _log(f"STMatch: reusing {exe}")
-            return exe, {**old, "reused": True}
+    old = reuse_build(exe, stamp, key, "STMatch")
+    if old is not None:
+        return exe, old
     var.mkdir(parents=True, exist_ok=True)
     stamp.unlink(missing_ok=True)
     info["patches"] = prepare_sources(stmatch_dir, src_copy, flag, grid_dim, graph_degree)
