@@ -31,6 +31,7 @@ from warpmatch.query.model import Query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_helpers import graphs  # noqa: E402
+from test_cpu_leaf_groups import _core, labeled_query  # noqa: E402
 
 CPU, REF = CpuEngine(), ReferenceEngine()
 pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
@@ -52,31 +53,12 @@ def always_count(monkeypatch):
 def independent_queries(draw, graph, most: int = 4) -> Query:
     """A connected core of 2-4 vertices plus 2..``most`` vertices, each adjacent to one to
     three core vertices (directions, labels and edge labels drawn), none to each other."""
-    c = draw(st.integers(2, 4))
-    edges = set()
-    for v in range(1, c):
-        u = draw(st.integers(0, v - 1))
-        edges.add((v, u) if graph.directed and draw(st.booleans()) else (u, v))
-    for _ in range(draw(st.integers(0, c))):
-        a, b = draw(st.integers(0, c - 1)), draw(st.integers(0, c - 1))
-        if a != b:
-            edges.add((a, b) if graph.directed else (min(a, b), max(a, b)))
+    c, edges = _core(draw, graph, 2)
     j = draw(st.integers(2, most))
     for x in range(c, c + j):
         for p in draw(st.sets(st.integers(0, c - 1), min_size=1, max_size=min(3, c))):
             edges.add((x, p) if graph.directed and draw(st.booleans()) else (p, x))
-    k = c + j
-    if not graph.directed:
-        edges = {(min(a, b), max(a, b)) for a, b in edges}
-    edges = sorted(edges)
-    lab = [-1] * k
-    if graph.labeled:
-        lab = [draw(st.sampled_from([-1, 0, 1])) for _ in range(k)]
-    elab = [-1] * len(edges)
-    if graph.edge_labels is not None:
-        elab = [draw(st.sampled_from([-1, 0, 1])) for _ in edges]
-    return Query.from_edges(edges, k=k, vertex_labels=lab, edge_labels=elab,
-                            directed=graph.directed)
+    return labeled_query(draw, graph, edges, c + j)
 
 
 def _plain(graph, plan, monkeypatch) -> int:

@@ -97,7 +97,12 @@ def mixed_queries(draw, graph, most: int = 4) -> Query:
     for leaf in range(c, c + j):
         p = draw(st.integers(0, c - 1))
         edges.add((leaf, p) if graph.directed and draw(st.booleans()) else (p, leaf))
-    k = c + j
+    return labeled_query(draw, graph, edges, c + j)
+
+
+def labeled_query(draw, graph, edges: set, k: int) -> Query:
+    """The query of ``k`` vertices and ``edges`` (undirected: each pair once), every vertex
+    and edge label drawn independently where the graph has such labels."""
     if not graph.directed:
         edges = {(min(a, b), max(a, b)) for a, b in edges}
     edges = sorted(edges)

@@ -153,9 +153,16 @@ def _cpu_leaf_group(plan: Plan, graph: Graph) -> LeafGroup | None:
         j = sizes.size
         prod = float(np.prod(sizes))
         tot = float(np.dot(sizes, np.arange(j, 0, -1)))
-        if prod * 1000.0 < int(LEAF_WORTH * MULTI_WORTH * 1000) * tot:
+        if prod * 1000.0 < _worth_milli(grp) * tot:
             return None
     return grp
+
+
+def _worth_milli(grp: LeafGroup | None) -> int:
+    """The program's counting threshold for the group (``S_LEAFX[0]``: 1000 times
+    :data:`LEAF_WORTH`, times :data:`MULTI_WORTH` for independent vertices)."""
+    multi = grp is not None and grp.multi
+    return int(LEAF_WORTH * (MULTI_WORTH if multi else 1.0) * 1000)
 
 
 def failing_sets_wanted(plan: Plan, graph: Graph) -> bool:
@@ -307,8 +314,7 @@ def _program(plan: Plan, graph: Graph) -> np.ndarray:
     # whichever there is
     segs[K.S_ANC], segs[K.S_FAILX] = _failing_set_tables(
         plan, graph, inj_ptr, inj_pos, grp[0] if twins is None else twins.first)
-    worth = LEAF_WORTH * (MULTI_WORTH if grp_obj is not None and grp_obj.multi else 1.0)
-    segs[K.S_LEAFX] = np.array([int(worth * 1000), MULTI_MIN], dtype=np.int64)
+    segs[K.S_LEAFX] = np.array([_worth_milli(grp_obj), MULTI_MIN], dtype=np.int64)
     lens = [np.asarray(a).size for a in segs]
     head = K.HEAD + K.NSEG + 1
     offsets = head + np.concatenate([[0], np.cumsum(lens)])
