@@ -252,8 +252,12 @@ def test_leaf_groups_render_and_fill_the_generic_record(monkeypatch):
     assert RG.generic_signature(star) == RG.generic_signature(star, "none")
     # the bull's horns hang off two triangle vertices: both lists, their intersection,
     # and the matched vertices each list is known to hold (no lookups)
-    # (counted only with leaf_groups="all": by default the last horn alone)
+    # (counted only with leaf_groups="all": by default the last horn alone); by default
+    # the triangle's third vertex and the horns are independent vertices (render_indep),
+    # so this part of the test switches those off
     bull = build_plan(g, get_pattern("bull"))
+    assert leaf_first(bull) == 2 and "wm_warp_group" in render_functions(bull)
+    monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
     assert leaf_first(bull, "all") == 3 and leaf_first(bull) == 4
     body = _leaf_body(bull, "all")
     assert "wm_common2" in body and "wm_in_sorted" not in body
@@ -291,9 +295,9 @@ def test_leaf_groups_mode():
 def test_twins_render_in_both_modules():
     """Twins (plan.leaves.twin_group: the diamond's two common neighbours of an edge) are
     counted from depth 2 with ``leaf_groups="twins"`` (the default, or ``"all"``): the
-    depth before writes its partial match to ``row`` for the warp-wide ``wm_twin_warp``,
+    depth before writes its partial match to ``row`` for the warp-wide ``wm_warp_group``,
     which scans the shortest of the two lists and searches each entry in the other, then
-    ``C(s, 2)``. The generic module counts them too (``WM_TWIN 1``, a twin record: kind
+    ``C(s, 2)``. The generic module counts them too (``WM_WARP_GROUP 1``, a twin record: kind
     3); ``"alike"`` enumerates them."""
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import leaf_groups_mode, twin_leaves
@@ -305,14 +309,14 @@ def test_twins_render_in_both_modules():
     assert leaf_first(plan) == 2 and leaf_first(plan, "all") == 2
     assert leaf_first(plan, "alike") == 4
     head, funcs = render_plan(plan, "twins"), render_functions(plan, "twins")
-    assert "#define WM_TWIN 1" in head and "#define WM_LEAF_D 2" in head
-    assert "wm_twin_warp" in funcs and "row[0] = m0; row[1] = c;" in funcs
+    assert "#define WM_WARP_GROUP 1" in head and "#define WM_LEAF_D 2" in head
+    assert "wm_warp_group" in funcs and "row[0] = m0; row[1] = c;" in funcs
     assert "__ballot_sync" in funcs and "wm_choose((unsigned long long)s, 2)" in funcs
     assert "wm_leaf_count" not in funcs
-    assert "#define WM_TWIN 0" in render_plan(plan, "alike")
-    assert "wm_twin_warp" not in render_functions(plan, "alike")
-    assert "#define WM_TWIN 1" in RG.render_plan_generic(plan, "twins")
-    assert "#define WM_TWIN 0" in RG.render_plan_generic(plan, "alike")
+    assert "#define WM_WARP_GROUP 0" in render_plan(plan, "alike")
+    assert "wm_warp_group" not in render_functions(plan, "alike")
+    assert "#define WM_WARP_GROUP 1" in RG.render_plan_generic(plan, "twins")
+    assert "#define WM_WARP_GROUP 0" in RG.render_plan_generic(plan, "alike")
     assert RG.generic_signature(plan, "twins") != RG.generic_signature(plan, "alike")
     rec = RG.generic_table(plan, "twins")[plan.k * RG._stride(plan.k):]
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_CHAIN]) == (2, 3, 2, 1)
@@ -320,7 +324,7 @@ def test_twins_render_in_both_modules():
     assert rec[RG.G_FIRST] == plan.k
     # the matched vertices: the edge's ends are the lists' owners (never in their own
     # list); nothing else is matched before the twins
-    body = re.search(r"wm_twin_warp\(.*?\n}", funcs, re.S).group(0)
+    body = re.search(r"wm_warp_group\(.*?\n}", funcs, re.S).group(0)
     assert "--s" not in body
 
 
@@ -339,7 +343,7 @@ def _labeled_graph(share: float) -> Graph:
 
 def test_labeled_twins_are_tested_by_the_first_twins_check():
     """Twins with a label, an edge label and candidate sets, the same for both
-    (``twin_group(checks=True)``): ``wm_twin_warp`` scans the shortest of their lists or
+    (``twin_group(checks=True)``): ``wm_warp_group`` scans the shortest of their lists or
     their candidate set and tests each entry with the first twin's ``wm_check_d2``, told
     which list it came from (the candidate set: ``CAND_GEN``); the matched vertices are
     among what that check rejects, so nothing is taken out after the scan. The generic
@@ -352,7 +356,7 @@ def test_labeled_twins_are_tested_by_the_first_twins_check():
     plan = build_plan(g, q, purpose="count")
     tw = twin_leaves(plan)
     assert tw is not None and tw.first == 2 and bool(plan.cand_restricted[2])
-    body = re.search(r"wm_twin_warp\(.*?\n}", render_functions(plan), re.S).group(0)
+    body = re.search(r"wm_warp_group\(.*?\n}", render_functions(plan), re.S).group(0)
     assert "wm_check_d2(z_, sh_, t_, m0, m1)" in body
     assert f"sh_ = {CAND_GEN};" in body and "g.cand_ptr[2]" in body
     assert "--s" not in body and "wm_choose((unsigned long long)s, 2)" in body
@@ -404,6 +408,55 @@ def test_labeled_leaves_render_a_table(monkeypatch):
     rec = RG.generic_table(star)[star.k * RG._stride(star.k):]
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_TAB]) == (1, 1, 3, 1)
     monkeypatch.setenv("WARPMATCH_LEAF_TABLE", "0")
-    assert table_leaves(tail) is None and leaf_first(tail) == 4
+    # without the table the leaf and the triangle's third vertex are independent
+    # vertices (render.indep_leaves: the leaf's list would be scanned per match)
+    assert table_leaves(tail) is None and leaf_first(tail) == 2
+    monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
+    assert leaf_first(tail) == 4
     assert "#define WM_LEAF_TAB 0" in render_plan(tail) and "leaf_tab" not in render_functions(tail)
     assert RG.generic_table(tail)[k * st + RG.G_TAB] == 0
+
+
+def test_independent_vertices_render_in_both_modules(monkeypatch):
+    """STMatch's pattern 13 ends in two independent vertices (each adjacent to two matched
+    ones, not to each other; ``render.indep_leaves``): counted from depth 4 by the
+    warp-wide ``wm_warp_group`` of ``render_leaves.render_indep``: the first member's scan
+    tests the second on its survivors (the other member's slot ``-1``), then
+    ``s1 s2 - s12``; the generic module's record says kind 4. ``"alike"`` and
+    ``$WARPMATCH_INDEPENDENT=0`` enumerate them. Three members: all seven overlaps."""
+    from warpmatch.engine.gpu import render_generic as RG
+    from warpmatch.engine.gpu.render import indep_leaves, plan_signature, warp_group
+    from warpmatch.graph.generators import erdos_renyi
+    from warpmatch.query import parse_query
+    g = erdos_renyi(100, 600, seed=3)
+    plan = build_plan(g, parse_query("0-1, 0-2, 0-3, 0-4, 0-5, 1-2, 1-3, 2-5, 3-4"))
+    grp = indep_leaves(plan)
+    assert grp is not None and grp.first == 4 and grp.mixed and grp.multi
+    assert warp_group(plan) is grp and leaf_first(plan) == 4
+    assert indep_leaves(plan, "alike") is None and leaf_first(plan, "alike") == 6
+    head, funcs = render_plan(plan), render_functions(plan)
+    assert "#define WM_WARP_GROUP 1" in head and "#define WM_LEAF_D 4" in head
+    body = re.search(r"wm_warp_group\(.*?\n}", funcs, re.S).group(0)
+    assert "wm_check_d4(z_, sh_, t_, m0, m1, m2, m3)" in body
+    assert "wm_check_d5(z_, g1_, t_, m0, m1, m2, m3, -1)" in body     # on 4's survivors
+    assert "wm_check_d5(z_, sh_, t_, m0, m1, m2, m3, -1)" in body     # its own scan
+    assert "return (unsigned long long)(s_[1] * s_[2] - s_[3]);" in body
+    # both members have M[0]'s list: the second is told when the first scans it
+    assert "const int g1_ = sh_ == 0 ? 0 : 253;" in body
+    rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
+    assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J]) == (4, 4, 2)
+    assert "#define WM_WARP_GROUP 1" in RG.render_plan_generic(plan)
+    assert "wm_indep_warp" in RG.render_functions_generic(plan)
+    sig = plan_signature(plan)
+    monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
+    assert indep_leaves(plan) is None and leaf_first(plan) == 6
+    assert "#define WM_WARP_GROUP 0" in render_plan(plan) and plan_signature(plan) != sig
+    assert RG.generic_table(plan)[plan.k * RG._stride(plan.k) + RG.G_KIND] == 0
+    monkeypatch.delenv("WARPMATCH_INDEPENDENT")
+    three = build_plan(g, parse_query("a-b, b-c, c-a, x-a, x-b, y-b, y-c, z-a, z-c"))
+    grp = indep_leaves(three)
+    assert grp is not None and three.k - grp.first == 3
+    body = re.search(r"wm_warp_group\(.*?\n}", render_functions(three), re.S).group(0)
+    for mask in range(1, 8):
+        assert f"s_[{mask}] +=" in body
+    assert "+ 2 * s_[7]" in body and "-1, -1)" in body

@@ -133,21 +133,29 @@ def explain_plan(plan: Plan) -> str:
                 op = ">" if int(plan.res_sign[t]) == 1 else "<"
                 parts.append(f"f({un}) {op} f({wn})")
             lines.append("  restrictions: " + ", ".join(parts))
-    from .leaves import MIXED_MAX, leaf_group, twin_group
+    from .leaves import MIXED_MAX, indep_group, leaf_group, twin_group
     grp = leaf_group(plan, True, True)      # labels the graph lacks left the plan empty
     indep = leaf_group(plan, True, True, MIXED_MAX, True)
     twins = twin_group(plan, True, True, checks=True)
+    gpu_indep = indep_group(plan)           # (its leaf table switched on, as by default)
     # the CPU engine counts independent vertices where they are longer than the plain
-    # group and than twins (engine.cpu._program)
+    # group and than twins (engine.cpu._program); the GPU engine two or three of them
+    # where that saves scans (indep_group)
     if indep is not None and indep.multi and plan.empty_reason is None and (
             grp is None or indep.first < grp.first) and (
             twins is None or indep.first < twins.first):
         names = ", ".join(_name(plan, int(u)) for u in plan.order[indep.first:])
-        lines.append(f"counted, not enumerated (count mode, cpu engine): {names}, independent "
-                     "vertices (no edge among them, no restriction), each from its own "
-                     "intersection of its matched neighbours' lists, with their overlaps: "
-                     "inclusion-exclusion; enumerated where their sets are too small to pay "
-                     "(engine.cpu.MULTI_WORTH, MULTI_MIN)")
+        same = gpu_indep is not None and gpu_indep.first == indep.first
+        engines = "cpu and gpu engines" if same else "cpu engine"
+        lines.append(f"counted, not enumerated (count mode, {engines}): {names}, "
+                     "independent vertices (no edge among them, no restriction), each from "
+                     "its own intersection of its matched neighbours' lists, with their "
+                     "overlaps: inclusion-exclusion (cpu engine: enumerated where their "
+                     "sets are too small to pay, engine.cpu.MULTI_WORTH, MULTI_MIN; gpu "
+                     "engine: the whole warp scans each set for one partial match)")
+        if gpu_indep is not None and not same:
+            lines.append("  (the gpu engine counts the last "
+                         f"{plan.k - gpu_indep.first} of them so)")
         grp = None
         indep_shown = True
     else:
@@ -173,7 +181,7 @@ def explain_plan(plan: Plan) -> str:
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
     from .leaves import table_leaf
-    if twins is not None:
+    if twins is not None and not (indep_shown and gpu_indep is not None):
         d0 = twins.first
         names = ", ".join(_name(plan, int(u)) for u in plan.order[d0:])
         nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
@@ -182,7 +190,9 @@ def explain_plan(plan: Plan) -> str:
         # both engines count them (render.twin_leaves on the GPU); twins with checks are
         # tested once per entry of the intersection
         bare = twin_group(plan, True, True)
-        engines = "gpu engine" if indep_shown else "cpu and gpu engines"
+        engines = " and ".join([e for e, on in (("cpu", not indep_shown),
+                                                ("gpu", gpu_indep is None)) if on])
+        engines += " engine" + ("s" if " and " in engines else "")
         checked = ("" if bare is not None and bare.first == d0
                    else ", their checks made once per candidate")
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "

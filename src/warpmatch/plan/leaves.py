@@ -5,7 +5,8 @@ leaves of one matched vertex, if any, and whether their restrictions order them
 (:func:`_chain`); else :func:`_mixed_group`, the last two to :data:`MIXED_MAX` plain
 leaves of any matched vertices, or independent vertices (:func:`_member`)) <
 :func:`bare_group` (the GPU engine's) < :func:`twin_group` (last depths with the same two
-or more backward neighbours) < :func:`alike_group`, :func:`table_leaf`.
+or more backward neighbours) < :func:`alike_group`, :func:`table_leaf` <
+:func:`indep_group` (the GPU engine's independent vertices).
 
 Issue 21's "counting without enumerating", first case: when the last ``j >= 2``
 depths are leaves hanging off one earlier depth ``p`` by the same kind of edge,
@@ -80,10 +81,13 @@ other lists (``engine._cpu_leaves._in_multi``), and enumerates them where the fi
 set turns out small (``engine.cpu.MULTI_MIN``). A labeled plan's last two or three
 vertices are often so (the third vertex of a triangle is independent of leaves on the
 other two); counting them costs one pass over each set where enumerating intersects the
-later members' lists again for every choice of the earlier ones.
+later members' lists again for every choice of the earlier ones. The GPU engine counts two
+or three of them (:func:`indep_group`), the whole warp scanning each member's shortest
+list and testing the later members on its survivors
+(``engine.gpu.render_leaves.render_indep``).
 
 Not yet: trees hanging off the matched part (a leaf of a leaf), mixed leaves under
-restrictions; labeled mixed leaves and independent vertices on the GPU.
+restrictions; labeled mixed leaves on the GPU (where no member has two backward edges).
 """
 from __future__ import annotations
 
@@ -205,6 +209,26 @@ def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
                 or bool(plan.cand_restricted[d])):
             return None
     return grp
+
+
+def indep_group(plan: Plan, table: bool = True) -> LeafGroup | None:
+    """The independent vertices the GPU engine counts (fifth case of the module
+    docstring; ``engine.gpu.render.indep_leaves``), else ``None``: the last two or three
+    depths of :func:`leaf_group` with ``multi``, at least one not a plain leaf (leaves of
+    different vertices alone are enumerated: counting them scans the lists the
+    enumeration scans, one partial match at a time), two only where the enumeration would
+    scan the last one's list for every match of the first (not a bare last leaf,
+    :func:`bare_last_leaf`, nor, with ``table``, one counted from the leaf table,
+    :func:`table_leaf`), and more depths than the plan's twins (on a tie, twins: one
+    intersection for all of them)."""
+    grp = leaf_group(plan, True, True, mixed_max=3, multi=True)
+    if grp is None or not grp.mixed or not grp.multi or plan.empty_reason is not None:
+        return None
+    if plan.k - grp.first == 2 and (bare_last_leaf(plan, True, True)
+                                    or (table and table_leaf(plan))):
+        return None
+    tw = twin_group(plan, True, True, checks=True)
+    return None if tw is not None and tw.first <= grp.first else grp
 
 
 def _member(plan: Plan, d: int, first: int) -> bool:

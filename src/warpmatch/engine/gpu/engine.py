@@ -105,7 +105,9 @@ class GpuEngine:
         enumerating them (:func:`.render.leaf_first`): ``"alike"`` the leaves of one
         vertex (a star's), from its list size; ``"twins"`` (the default, or ``True``) also
         twins (:func:`warpmatch.plan.leaves.twin_group`, with a label, edge labels or a
-        candidate set too), from one intersection of their lists, the whole warp on it;
+        candidate set too), from one intersection of their lists, the whole warp on it,
+        and two or three independent last vertices (:func:`.render.indep_leaves`; not
+        where ``$WARPMATCH_INDEPENDENT`` is ``0``), from their sets and overlaps;
         ``"all"`` also two or three leaves of different vertices, from their
         lists' sizes and intersections (slower than enumerating them on an H100:
         :data:`.render.LEAF_GROUPS`); ``"none"`` (or ``False``) none, for A/B runs.

@@ -30,9 +30,11 @@ restrictions) written as a compile-time constant. Each depth ``d`` gets
     from the sizes of their lists and of the lists' intersections
     (:func:`.render_leaves.render_group`); for leaves with tests, from a per-vertex table
     (:func:`table_leaves`, :func:`.render_leaves.render_table`).
-``wm_twin_warp(r, lane)``
-    instead, for twins (:func:`twin_leaves`): their matches below the partial match
-    ``r``, the whole warp intersecting their lists (:func:`.render_leaves.render_twins`).
+``wm_warp_group(r, lane)``
+    instead, for twins (:func:`twin_leaves`) or independent vertices
+    (:func:`indep_leaves`; :func:`warp_group` says which): their matches below the
+    partial match ``r``, the whole warp intersecting their lists
+    (:func:`.render_leaves.render_twins`, :func:`.render_leaves.render_indep`).
 
 The partial match is passed as scalars: the kernels rebuild it from parent
 indices (gMatch section 4.2) in fully unrolled generated code, so it lives in
@@ -60,6 +62,10 @@ from ...plan.plan import Plan
 
 #: gen code of a depth's explicit candidate set (backward neighbours use 0..nb-1)
 CAND_GEN = 254
+#: gen code of a candidate drawn from none of a depth's lists (an independent vertex's,
+#: tested on another member's list: :func:`.render_leaves.render_indep`): every backward
+#: edge and the candidate set are searched
+NO_GEN = 253
 
 
 @dataclass(frozen=True)
@@ -356,12 +362,13 @@ def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS) -> int:
     else the first leaf of a group of bare leaves (:func:`warpmatch.plan.leaves.bare_group`,
     at least two) that ``groups`` admits, else ``k - 1`` where the last leaf is countable
     (:func:`leaf_countable`), else the first of the leaves counted from a table
-    (:func:`table_leaves`), else ``k`` (none). The same in the plan's own module and the
-    generic one."""
+    (:func:`table_leaves`), else ``k`` (none). Twins and independent vertices
+    (:func:`warp_group`) come first. The same in the plan's own module and the generic
+    one."""
     def make() -> int:
         from ...plan.leaves import bare_group
         k = int(plan.k)
-        tw = twin_leaves(plan, groups)
+        tw = warp_group(plan, groups)
         if tw is not None:
             return int(tw.first)
         grp = bare_group(plan, mixed=groups == "all") if groups != "none" else None
@@ -371,7 +378,8 @@ def leaf_first(plan: Plan, groups: str = DEFAULT_GROUPS) -> int:
             return k - 1
         tab = table_leaves(plan, groups)
         return k if tab is None else int(tab.first)
-    return memo(plan, f"leaf_first-{groups}-{int(table_wanted())}", make)
+    return memo(plan, f"leaf_first-{groups}-{int(table_wanted())}-{int(indep_wanted())}",
+                make)
 
 
 def table_wanted() -> bool:
@@ -437,6 +445,39 @@ def twin_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
         from ...plan.leaves import twin_group
         return twin_group(plan, True, True, checks=True)
     return memo(plan, "twin_leaves", make)
+
+
+def indep_wanted() -> bool:
+    """Whether count mode may count independent vertices (:func:`indep_leaves`): not where
+    ``$WARPMATCH_INDEPENDENT`` is ``0`` (to compare; the CPU engine reads the same
+    variable)."""
+    import os
+    return os.environ.get("WARPMATCH_INDEPENDENT", "1").strip() != "0"
+
+
+def indep_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
+    """The plan's independent last vertices counted by the whole warp
+    (:func:`warpmatch.plan.leaves.indep_group`: two or three, at least one with several
+    backward edges or a checked degree bound, where counting them saves scans and they
+    are more depths than the plan's twins), else ``None``. Where ``groups`` counts twins
+    (``"twins"``, the default, or ``"all"``), unless :func:`indep_wanted` says no;
+    :func:`.render_leaves.render_indep` writes the count."""
+    if groups not in ("twins", "all") or not indep_wanted():
+        return None
+
+    def make() -> Any:
+        from ...plan.leaves import indep_group
+        return indep_group(plan, table_wanted())
+    return memo(plan, f"indep_leaves-{int(table_wanted())}", make)
+
+
+def warp_group(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
+    """The last depths the whole warp counts for one partial match after another
+    (``WM_WARP_GROUP``): independent vertices (:func:`indep_leaves`) where the plan has
+    them, else twins (:func:`twin_leaves`), else ``None``. ``LeafGroup.mixed`` tells the
+    two apart."""
+    grp = indep_leaves(plan, groups)
+    return grp if grp is not None else twin_leaves(plan, groups)
 
 
 def cut_gen(plan: Plan) -> int:
@@ -638,8 +679,8 @@ def render_plan(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
         Source text defining ``WM_K``, ``WM_DIRECTED``, ``WM_CAND_GEN``,
         ``WM_TRIM`` (some depth's lists are cut by :func:`trims`),
         ``WM_LEAF_OK`` and ``WM_LEAF_D`` (count mode counts from depth ``WM_LEAF_D``
-        on: :func:`leaf_first`), ``WM_TWIN`` (those depths are twins:
-        :func:`.render_leaves.render_twins`)
+        on: :func:`leaf_first`), ``WM_WARP_GROUP`` (those depths are counted by the
+        whole warp: :func:`warp_group`)
         and, for rule 8, ``WM_PART_T``
         (:func:`part_ctype`). Identical plan structures give
         identical text, so the text is part of the compilation cache key.
@@ -653,7 +694,7 @@ def render_plan(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
              f"#define WM_TRIM {int(plan_trims(plan))}",
              f"#define WM_LEAF_OK {int(leaf_first(plan, groups) < k)}",
              f"#define WM_LEAF_D {leaf_first(plan, groups)}",
-             f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}",
+             f"#define WM_WARP_GROUP {int(warp_group(plan, groups) is not None)}",
              f"#define WM_LEAF_TAB {int(uses_table(plan, groups))}"]
     if plan.cut_part is not None:
         parts.append(f"#define WM_PART_T {part_ctype(plan)}")
@@ -674,12 +715,14 @@ def render_functions(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     for d in range(1, k):
         body.append(_gen(d, specs[d], cut_t if d == cdepth else -1))
     first = leaf_first(plan, groups)
-    tw = twin_leaves(plan, groups)
+    tw = warp_group(plan, groups)
     # the counted depths' functions (render_leaves imports this module's helpers)
-    from .render_leaves import render_group, render_leaf, render_table, render_twins
+    from .render_leaves import (render_group, render_indep, render_leaf, render_table,
+                                render_twins)
     tab = table_leaves(plan, groups)
     if tw is not None:
-        body.append(render_twins(k, specs, bool(plan.directed), tw))
+        render_warp = render_indep if tw.mixed else render_twins
+        body.append(render_warp(k, specs, bool(plan.directed), tw))
     elif tab is not None and first == tab.first:
         body.append(render_table(k, specs, bool(plan.directed), tab))
     elif first < k - 1:
@@ -700,11 +743,13 @@ def plan_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
         import hashlib
         text = render_plan(plan, groups) + render_functions(plan, groups)
         return hashlib.sha1(text.encode()).hexdigest()[:16]
-    return memo(plan, f"signature-{groups}-{int(table_wanted())}", make)
+    return memo(plan, f"signature-{groups}-{int(table_wanted())}-{int(indep_wanted())}",
+                make)
 
 
-__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "cut_gen", "degree_bounds",
-           "depth_specs", "leaf_countable", "leaf_first", "leaf_groups_mode", "memo",
+__all__ = ["CAND_GEN", "DEFAULT_GROUPS", "DepthSpec", "LEAF_GROUPS", "NO_GEN", "cut_gen",
+           "degree_bounds", "depth_specs", "indep_leaves", "indep_wanted", "leaf_countable",
+           "leaf_first", "leaf_groups_mode", "memo",
            "twin_leaves", "part_ctype", "uses_cut_graph", "part_dtype", "part_nbytes",
            "plan_structure", "render_plan", "render_functions", "plan_signature",
-           "table_leaves", "table_wanted", "trims", "uses_table"]
+           "table_leaves", "table_wanted", "trims", "uses_table", "warp_group"]

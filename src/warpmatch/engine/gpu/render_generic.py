@@ -31,11 +31,13 @@ How it differs from the specialised functions (gMatch section 4.1's checks are t
   bytes per entry, so up to one warp fewer per block for small ``k``.
 - Inter-partition plans (rule 8, PBE's DupRemove) are not served: they take the
   specialised module.
-- Twins (:func:`.render.twin_leaves`) are counted by ``wm_twin_warp`` as in the
+- Twins (:func:`.render.twin_leaves`) are counted by ``wm_warp_group`` as in the
   specialised module, but always as twins with checks are (each entry of the shortest
   list tested by ``wm_check`` at the first twin's depth, matched vertices included), and
-  the module is compiled apart for plans with twins (``WM_TWIN``, part of
-  :func:`generic_signature`).
+  the module is compiled apart for plans with twins or independent vertices
+  (``WM_WARP_GROUP``, part of :func:`generic_signature`). Independent vertices
+  (:func:`.render.indep_leaves`) likewise, by ``wm_indep_warp``, with the partial
+  match copied into a local array to give the later members' slots ``-1``.
 - A group of bare leaves (:func:`.render.leaf_first`) is described by a record after the
   depths' records (:func:`_group_record`: its first depth, kind, parents and which matched
   vertices their lists hold), read at run time, so the first counted depth ``WM_LEAF_D``
@@ -46,9 +48,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...plan.plan import Plan
-from .render import (CAND_GEN, DEFAULT_GROUPS, _in_list, degree_bounds, depth_specs,
-                     leaf_countable, leaf_first, memo, table_leaves, table_wanted,
-                     twin_leaves, uses_table)
+from .render import (CAND_GEN, DEFAULT_GROUPS, NO_GEN, _in_list, degree_bounds,
+                     depth_specs, indep_wanted, leaf_countable, leaf_first, memo,
+                     table_leaves, table_wanted, uses_table, warp_group)
 from .render_leaves import table_codes
 
 __all__ = ["GENERIC_KMAX", "generic_eligible", "generic_table", "render_plan_generic",
@@ -89,7 +91,8 @@ def _leafc(k: int, j: int) -> int:
 
 #: the group record after the depths' records: first counted depth, kind (0: a last leaf
 #: or nothing, 1: alike leaves of one vertex, 2: leaves of different vertices, 3: twins,
-#: whose lists and checks are the first twin's depth record), chain
+#: whose lists and checks are the first twin's depth record, 4: independent vertices,
+#: each one's in its own depth record), chain
 #: (C(s, j)), j, table (1: kind 0 or 1 counted from ``g.leaf_tab``, the leaves' tests
 #: read from depth ``first``'s record: :func:`.render.table_leaves`), then (parent depth,
 #: direction) of up to 3 leaves, then per matched depth x < first and leaf i the code at
@@ -135,7 +138,7 @@ def generic_table(plan: Plan, groups: str = DEFAULT_GROUPS) -> np.ndarray:
         record (:func:`_group_record`) after the last depth; read-only, computed once
         per plan structure (:func:`.render.memo`).
     """
-    return memo(plan, f"generic_table-{groups}-{int(table_wanted())}",
+    return memo(plan, f"generic_table-{groups}-{int(table_wanted())}-{int(indep_wanted())}",
                 lambda: _generic_table(plan, groups))
 
 
@@ -147,9 +150,10 @@ def _group_record(plan: Plan, groups: str) -> np.ndarray:
     rec = np.zeros(_group_n(k), dtype=np.int32)
     first = leaf_first(plan, groups)
     rec[G_FIRST] = first
-    twins = twin_leaves(plan, groups)
-    if twins is not None:
-        rec[G_KIND], rec[G_CHAIN], rec[G_J] = 3, int(twins.chain), k - first
+    warp = warp_group(plan, groups)
+    if warp is not None:
+        rec[G_KIND] = 4 if warp.mixed else 3
+        rec[G_CHAIN], rec[G_J] = int(warp.chain), k - first
         return rec
     if uses_table(plan, groups):
         rec[G_TAB] = 1
@@ -462,7 +466,7 @@ __device__ unsigned long long wm_leaf_group(const int* m_) {
 }
 #endif
 
-#if WM_TWIN
+#if WM_WARP_GROUP
 // twins at depths f..k-1 below the partial match r[0..f-1] (render_leaves.render_twins,
 // whose checked form this is): the whole warp scans the shortest of the first twin's
 // lists (or its candidate set) and tests each entry by wm_check at depth f, naming the
@@ -497,6 +501,96 @@ __device__ unsigned long long wm_twin_warp(const int* r, int lane) {
   return WM_GRP(WM_G_CHAIN) ? wm_choose((unsigned long long)s, j)
                             : wm_falling((unsigned long long)s, j);
 }
+
+// independent vertices at depths f..k-1 below the partial match r[0..f-1]
+// (render_leaves.render_indep, whose loop form this is): taken in
+// render_leaves.indep_order (bare leaves last); member i's set is what wm_check at its
+// depth passes, the other members' slots -1; the warp scans member i's shortest list (or
+// candidate set), ballots its survivors and tests the later members on them, which gives
+// every overlap whose first member is i; the last member, if bare, is its list's size
+// less the matched vertices in it; then inclusion-exclusion
+__device__ __forceinline__ bool wm_bare(int d) {
+  return WM_GPV(d, WM_H_NBN) == 1 && WM_GPV(d, WM_H_VLAB) == -1 &&
+         WM_GPV(d, WM_O_BN + 2) == -1 && !WM_GPV(d, WM_H_RESTR) &&
+         !WM_GPV(d, WM_H_DOUT) && !WM_GPV(d, WM_H_DIN);
+}
+
+__device__ unsigned long long wm_indep_warp(const int* r, int lane) {
+  const int f = WM_GRP(WM_G_FIRST), j = WM_GRP(WM_G_J);
+  int m_[WM_K];
+  for (int x = 0; x < WM_K; ++x) m_[x] = x < f ? r[x] : -1;
+  int ord_[3], no_ = 0;
+  for (int bare = 0; bare < 2; ++bare)
+    for (int i = 0; i < j; ++i)
+      if ((int)wm_bare(f + i) == bare) ord_[no_++] = f + i;
+  unsigned long long s_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < j; ++i) {
+    const int d = ord_[i];
+    if (i == j - 1 && wm_bare(d)) {
+      const int p_ = WM_GPV(d, WM_O_BN);
+      const bool in_ = WM_GPV(d, WM_O_BN + 1) == 1;
+      const long long lo = (in_ ? g.in_indptr : g.indptr)[m_[p_]];
+      const long long hi = (in_ ? g.in_indptr : g.indptr)[m_[p_] + 1];
+      const int* a_ = in_ ? g.in_indices : g.indices;
+      long long n_ = hi - lo;
+      for (int x = 0; x < f; ++x)
+        if (x != p_ && wm_in_sorted(a_, lo, hi, m_[x])) --n_;
+      if (n_ <= 0) return 0ull;
+      s_[1 << i] = (unsigned long long)n_;
+      continue;
+    }
+    int sh_ = 0, shp_ = -1, shr_ = 0;    // the scanned list: gen code, matched depth, dir
+    const int* as_ = g.indices;
+    long long los_ = 0, his_ = 0;
+    const int nb_ = WM_GPV(d, WM_H_NBN);
+    for (int t = 0; t < nb_; ++t) {
+      const int p_ = WM_GPV(d, WM_O_BN + 3 * t);
+      const int r_ = WM_GPV(d, WM_O_BN + 3 * t + 1);
+      const long long* ip_ = r_ == 1 ? g.in_indptr : g.indptr;
+      const long long lo = ip_[m_[p_]], hi = ip_[m_[p_] + 1];
+      if (t == 0 || hi - lo < his_ - los_) {
+        sh_ = t; shp_ = p_; shr_ = r_;
+        as_ = r_ == 1 ? g.in_indices : g.indices; los_ = lo; his_ = hi;
+      }
+    }
+    if (WM_GPV(d, WM_H_RESTR) && g.cand_ptr[d + 1] - g.cand_ptr[d] < his_ - los_) {
+      sh_ = WM_CAND_GEN; shp_ = -1;
+      as_ = g.cand_ids; los_ = g.cand_ptr[d]; his_ = g.cand_ptr[d + 1];
+    }
+    // a later member's gen code for the scanned list: the same list of its own, or none
+    int g_[3] = {WM_NO_GEN, WM_NO_GEN, WM_NO_GEN};
+    for (int i2 = i + 1; i2 < j; ++i2) {
+      const int d2 = ord_[i2];
+      const int n2 = WM_GPV(d2, WM_H_NBN);
+      for (int t = 0; t < n2 && shp_ >= 0; ++t)
+        if (WM_GPV(d2, WM_O_BN + 3 * t) == shp_ &&
+            WM_GPV(d2, WM_O_BN + 3 * t + 1) == shr_) { g_[i2] = t; break; }
+    }
+    for (long long base_ = los_; base_ < his_; base_ += 32) {
+      const long long t_ = base_ + lane;
+      bool ok_ = t_ < his_;
+      const int z_ = ok_ ? __ldg(as_ + t_) : 0;
+      if (ok_) ok_ = wm_check(d, z_, sh_, t_, m_);
+      int bits_ = ok_ ? 1 << i : 0;
+      for (int i2 = i + 1; i2 < j; ++i2)
+        if (ok_ && wm_check(ord_[i2], z_, g_[i2], t_, m_)) bits_ |= 1 << i2;
+      // the masks whose lowest member is i: i alone, then with later members
+      for (int h = 0; h < (1 << (j - i - 1)); ++h) {
+        const int mask = (1 << i) | (h << (i + 1));
+        s_[mask] += __popc(__ballot_sync(WM_FULL, (bits_ & mask) == mask));
+      }
+    }
+    if (s_[1 << i] == 0) return 0ull;
+  }
+  if (j == 2) return (unsigned long long)(s_[1] * s_[2] - s_[3]);
+  return (unsigned long long)(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] - s_[5] * s_[2]
+                              - s_[6] * s_[1] + 2 * s_[7]);
+}
+
+// the last depths the whole warp counts (render.warp_group): twins or independent vertices
+__device__ __forceinline__ unsigned long long wm_warp_group(const int* r, int lane) {
+  return WM_GRP(WM_G_KIND) == 4 ? wm_indep_warp(r, lane) : wm_twin_warp(r, lane);
+}
 #endif
 
 __device__ __forceinline__ bool wm_check_d0(int c, int gen, long long gpos) {
@@ -520,8 +614,8 @@ __device__ __forceinline__ bool wm_stack_task(int d, const WmStack& S, int e, in
   if (!wm_check(d, c, gen, gp, m_)) return false;
   if (d < WM_K - 1) {
     m_[d] = c;
-#if WM_LEAF && WM_TWIN
-    // twins: the partial match goes to row, for the warp to count (wm_twin_warp)
+#if WM_LEAF && WM_WARP_GROUP
+    // twins: the partial match goes to row, for the warp to count (wm_warp_group)
     if (d == WM_LEAF_D - 1) {
       for (int j = 0; j <= d; ++j) row[j] = m_[j];
       return true;
@@ -570,7 +664,7 @@ def render_plan_generic(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
                       "#define WM_TRIM 1",
                       f"#define WM_LEAF_OK {int(_counts(plan, groups))}",
                       "#define WM_LEAF_D (WM_GRP(WM_G_FIRST))",
-                      f"#define WM_TWIN {int(twin_leaves(plan, groups) is not None)}",
+                      f"#define WM_WARP_GROUP {int(warp_group(plan, groups) is not None)}",
                       f"#define WM_LEAF_TAB {int(uses_table(plan, groups))}",
                       f"#define WM_GP_STRIDE {_stride(k)}",
                       f"#define WM_G_N {_group_n(k)}",
@@ -592,15 +686,17 @@ def render_functions_generic(plan: Plan) -> str:
                       f"#define WM_G_FIRST {G_FIRST}", f"#define WM_G_KIND {G_KIND}",
                       f"#define WM_G_CHAIN {G_CHAIN}", f"#define WM_G_J {G_J}",
                       f"#define WM_G_TAB {G_TAB}",
-                      f"#define WM_G_LEAVES {G_LEAVES}", f"#define WM_G_CODES {G_CODES}"])
+                      f"#define WM_G_LEAVES {G_LEAVES}", f"#define WM_G_CODES {G_CODES}",
+                      f"#define WM_NO_GEN {NO_GEN}"])
     return offs + "\n" + _GENERIC_BODY
 
 
 def generic_signature(plan: Plan, groups: str = DEFAULT_GROUPS) -> str:
     """What the generic module's text depends on: ``k``, directedness, leaf counting (a
-    last leaf or a group of leaves: which, and where, is in the table), twins, and leaves
-    counted from a per-vertex table (``WM_LEAF_TAB``)."""
+    last leaf or a group of leaves: which, and where, is in the table), twins or
+    independent vertices (``WM_WARP_GROUP``: which is in the table), and leaves counted
+    from a per-vertex table (``WM_LEAF_TAB``)."""
     return (f"generic-k{int(plan.k)}-d{int(bool(plan.directed))}"
             f"-l{int(_counts(plan, groups))}"
-            f"-t{int(twin_leaves(plan, groups) is not None)}"
+            f"-t{int(warp_group(plan, groups) is not None)}"
             f"-b{int(uses_table(plan, groups))}")

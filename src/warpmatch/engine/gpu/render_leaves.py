@@ -10,10 +10,13 @@ a kernel's lane or warp adds a number, not one candidate at a time. Map:
 - :func:`render_group`: ``wm_leaf_count`` for a group of bare leaves
   (:func:`warpmatch.plan.leaves.bare_group`): falling factorials or binomials of one
   list's size, or inclusion-exclusion over two or three lists.
-- :func:`render_twins`: ``wm_twin_warp`` for twins (:func:`warpmatch.plan.leaves.twin_group`),
+- :func:`render_twins`: ``wm_warp_group`` for twins (:func:`warpmatch.plan.leaves.twin_group`),
   the whole warp intersecting their lists for one partial match; twins with a label, edge
   labels, a candidate set or a degree bound (the same for all of them) are tested entry by
   entry during the scan.
+- :func:`render_indep`: ``wm_warp_group`` for independent vertices
+  (:func:`.render.indep_leaves`), the whole warp scanning each one's shortest list and
+  testing the later ones on its survivors, for inclusion-exclusion.
 - :func:`render_table`: ``wm_leaf_count`` for leaves of one vertex that have a label, an
   edge label or a candidate set to test (:func:`.render.table_leaves`): from a table of
   how many entries of each candidate parent's list pass those tests, filled once per
@@ -28,9 +31,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import CAND_GEN, DepthSpec, _in_list, _key, _ms, _ms_params, _prime, degree_bounds
+from .render import (CAND_GEN, NO_GEN, DepthSpec, _in_list, _key, _ms, _ms_params, _prime,
+                     degree_bounds)
 
-__all__ = ["render_leaf", "render_group", "render_table", "render_twins"]
+__all__ = ["render_leaf", "render_group", "render_indep", "render_table", "render_twins"]
 
 
 def _choices(var: str, j: int, chain: bool) -> list[str]:
@@ -249,7 +253,7 @@ def render_table(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
 
 
 def render_twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
-    """``wm_twin_warp(r, lane)``: the matches of the twins at depths ``f..k-1``
+    """``wm_warp_group(r, lane)``: the matches of the twins at depths ``f..k-1``
     (:func:`warpmatch.plan.leaves.twin_group`) below the partial match ``r[0..f-1]``, the
     same value in every lane; the whole warp calls it (``fine.cu``, ``bfs.cu``).
 
@@ -277,7 +281,7 @@ def render_twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
     lists = ([(p, dr) for p, dr, _ in s.bn] if checked
              else sorted({(p, dr) for p, dr, _ in s.bn}))
     codes = list(range(len(lists)))
-    out = ["__device__ __forceinline__ unsigned long long wm_twin_warp(const int* r, "
+    out = ["__device__ __forceinline__ unsigned long long wm_warp_group(const int* r, "
            "int lane) {"]
     out += [f"  const int m{x} = r[{x}];" for x in range(f)]
     for i, (pos, dr) in enumerate(lists):
@@ -320,6 +324,145 @@ def render_twins(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
                      if not _in_list(specs, x, pos, dr, directed)]
             out.append(f"  if ({' && '.join(conds)}) --s;" if conds else "  --s;")
     out += _choices("s", j, grp.chain)
+    out.append("}")
+    return "\n".join(out)
+
+
+#: the return of inclusion-exclusion over the sets of 2 or 3 independent vertices, from
+#: ``s_[mask]`` = the size of the intersection of the sets in ``mask`` (their injective
+#: choices: the sum over the set partitions of the vertices, :mod:`warpmatch.plan.leaves`)
+IE_RETURN = {2: "(s_[1] * s_[2] - s_[3])",
+             3: "(s_[1] * s_[2] * s_[4] - s_[3] * s_[4] - s_[5] * s_[2] - s_[6] * s_[1]"
+                " + 2 * s_[7])"}
+
+
+def bare_member(s: DepthSpec, directed: bool) -> bool:
+    """Whether an independent vertex is a bare leaf: one backward edge and nothing to test
+    but that edge (no label, edge label, candidate set or degree bound beyond it), so that
+    its set is its parent's list less the matched vertices in it."""
+    return (len(s.bn) == 1 and s.vlabel == -1 and s.bn[0][2] == -1 and not s.restricted
+            and not degree_bounds(s, directed))
+
+
+def indep_order(f: int, k: int, specs: list[DepthSpec], directed: bool) -> list[int]:
+    """The order in which :func:`render_indep` takes the independent vertices at depths
+    ``f..k-1``: the others first, bare leaves (:func:`bare_member`) last, so that the last
+    one, if bare, needs no scan (its list's size)."""
+    members = list(range(f, k))
+    return ([d for d in members if not bare_member(specs[d], directed)]
+            + [d for d in members if bare_member(specs[d], directed)])
+
+
+def render_indep(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> str:
+    """``wm_warp_group(r, lane)``: the matches of the independent vertices at depths
+    ``f..k-1`` (two or three: :func:`.render.indep_leaves`) below the partial match
+    ``r[0..f-1]``, the same value in every lane; the whole warp calls it, as for twins.
+
+    The members are taken in :func:`indep_order`, member ``i`` being the ``i``-th so
+    taken (inclusion-exclusion does not care which is which). Member ``i``'s set ``S_i``
+    is what its own check ``wm_check_d{d}`` passes (label, degree bound, candidate set,
+    every backward edge with its label, not a matched vertex): the other members' slots
+    of the partial match are given as ``-1``, which no candidate equals (no edge,
+    restriction or non-edge joins two members, so only the injectivity test reads those
+    slots). The lanes scan member ``i``'s shortest list (or candidate set) 32 entries at
+    a time and ballot its survivors (``s_[1 << i]``); the later members' checks run on
+    those survivors only, so the same pass gives every overlap whose first member is
+    ``i`` (``s_[3]``, ``s_[5]``, ``s_[7]`` in member 0's pass). A later member tested on
+    an entry of a list it shares (same matched vertex and direction) is told so by its
+    gen code for it and does not search that list again; otherwise its code is
+    :data:`~.render.NO_GEN`. The last member, if a bare leaf, is its list's size less the
+    matched vertices in it (most without a look: the plan says they are there). An empty
+    set ends the count at 0 (the product and every overlap containing it vanish). Then
+    :data:`IE_RETURN`. Enumerating would scan the next member's list again for every
+    match of the previous one.
+    """
+    f = int(grp.first)
+    j = k - f
+    if j not in IE_RETURN:
+        raise ValueError(f"independent vertices are counted two or three at a time, not {j}")
+    order = indep_order(f, k, specs, directed)
+    ms = [f"m{x}" for x in range(f)]
+    out = ["__device__ __forceinline__ unsigned long long wm_warp_group(const int* r, "
+           "int lane) {"]
+    out += [f"  const int m{x} = r[{x}];" for x in range(f)]
+    out.append("  unsigned long long s_[8] = {0, 0, 0, 0, 0, 0, 0, 0};")
+    for i, d in enumerate(order):
+        s = specs[d]
+        pre = f"{i}_"
+        out.append("  {")
+        if i == j - 1 and bare_member(s, directed):
+            pos, dr, _ = s.bn[0]
+            decl = _list_of(pos, dr, pre)
+            out += ["  " + x for x in decl[1:]]
+            out.append(f"    long long n_ = hi{pre} - lo{pre};")
+            for x in range(f):
+                if x == pos:
+                    continue                   # no self-loops: never in its own list
+                if _in_list(specs, x, pos, dr, directed):
+                    out.append("    --n_;")
+                else:
+                    if decl[0] is not None:    # the list's array, where it is searched
+                        out.append("  " + decl[0])
+                        decl[0] = None
+                    out.append(f"    if (wm_in_sorted(a{pre}, lo{pre}, hi{pre}, m{x})) --n_;")
+            out.append(f"    s_[{1 << i}] = (unsigned long long)n_;")
+            out.append("    if (n_ <= 0) return 0ull;")
+            out.append("  }")
+            continue
+        lists = [(p, dr) for p, dr, _ in s.bn]   # index = gen code at depth d
+        codes = list(range(len(lists)))
+        for t, (pos, dr) in enumerate(lists):
+            out += ["  " + x for x in _list_of(pos, dr, f"{pre}{t}")]
+        arrs = [f"{pre}{t}" for t in range(len(lists))]
+        if s.restricted:
+            n = len(lists)
+            out.append(f"    const int* a{pre}{n} = g.cand_ids;")
+            out.append(f"    const long long lo{pre}{n} = g.cand_ptr[{d}], "
+                       f"hi{pre}{n} = g.cand_ptr[{d + 1}];")
+            codes.append(CAND_GEN)
+            arrs.append(f"{pre}{n}")
+        out.append(f"    int sh_ = {codes[0]};")
+        if len(codes) > 1:
+            out.append(f"    long long best_ = hi{arrs[0]} - lo{arrs[0]};")
+        for c, a in zip(codes[1:], arrs[1:]):
+            out.append(f"    if (hi{a} - lo{a} < best_) {{ sh_ = {c}; best_ = hi{a} - lo{a}; }}")
+        pick = lambda name: " : ".join(f"sh_ == {c} ? {name}{a}"
+                                       for c, a in zip(codes[:-1], arrs[:-1])) + \
+            (" : " if len(codes) > 1 else "") + f"{name}{arrs[-1]}"
+        out.append(f"    const int* as_ = {pick('a')};")
+        out.append(f"    const long long los_ = {pick('lo')}, his_ = {pick('hi')};")
+        later = list(range(i + 1, j))
+        for i2 in later:
+            # member i2's gen code for the list being scanned: the same list of its own
+            # (same matched vertex and direction) or none
+            mine = {(p, dr): t
+                    for t, (p, dr, _) in reversed(list(enumerate(specs[order[i2]].bn)))}
+            expr = str(NO_GEN)
+            for c, (p, dr) in reversed(list(zip(codes, lists))):
+                t2 = mine.get((p, dr))
+                if t2 is not None:
+                    expr = f"sh_ == {c} ? {t2} : {expr}"
+            out.append(f"    const int g{i2}_ = {expr};")
+        out.append("    for (long long base_ = los_; base_ < his_; base_ += 32) {")
+        out.append("      const long long t_ = base_ + lane;")
+        out.append("      const bool in_ = t_ < his_;")
+        out.append("      const int z_ = in_ ? __ldg(as_ + t_) : 0;")
+        args = ", ".join(["z_", "sh_", "t_"] + ms + ["-1"] * (d - f))
+        out.append(f"      const bool ok_ = in_ && wm_check_d{d}({args});")
+        out.append(f"      s_[{1 << i}] += __popc(__ballot_sync(WM_FULL, ok_));")
+        for i2 in later:
+            d2 = order[i2]
+            args = ", ".join(["z_", f"g{i2}_", "t_"] + ms + ["-1"] * (d2 - f))
+            out.append(f"      const bool ok{i2}_ = ok_ && wm_check_d{d2}({args});")
+        # every overlap whose first member is i
+        for mask in range(1 << j):
+            if mask & ((1 << (i + 1)) - 1) == 1 << i and mask != 1 << i:
+                conds = " && ".join(f"ok{i2}_" for i2 in later if mask & (1 << i2))
+                out.append(f"      s_[{mask}] += __popc(__ballot_sync(WM_FULL, {conds}));")
+        out.append("    }")
+        out.append(f"    if (s_[{1 << i}] == 0) return 0ull;")
+        out.append("  }")
+    out.append(f"  return (unsigned long long){IE_RETURN[j]};")
     out.append("}")
     return "\n".join(out)
 

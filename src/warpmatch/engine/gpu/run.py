@@ -55,7 +55,7 @@ from .device import device_properties, resident_blocks
 from .memory import _array, device_copy, resident_bytes
 from .modules import mark_compiled, use_generic
 from .render import (leaf_first, part_dtype, part_nbytes, plan_signature, plan_trims,
-                     table_leaves, twin_leaves, uses_cut_graph, uses_table)
+                     table_leaves, uses_cut_graph, uses_table, warp_group)
 from .render_generic import generic_eligible, generic_signature, generic_table
 from .source import NVRTC_OPTIONS, module_source, stack_bytes, warps_per_block
 
@@ -167,8 +167,9 @@ class Run:
         # them: a plain last leaf (render.leaf_countable) or a group of bare leaves
         # (render.leaf_first); k: none
         self.leaf_d = self.k if list_mode else leaf_first(plan, eng.leaf_groups)
-        # twins are counted a warp per partial match (render_leaves.render_twins)
-        self.twins = not list_mode and twin_leaves(plan, eng.leaf_groups) is not None
+        # twins and independent vertices are counted a warp per partial match
+        # (render.warp_group)
+        self.twins = not list_mode and warp_group(plan, eng.leaf_groups) is not None
         self.leaf = self.leaf_d < self.k
         self.stats["leaf_count"] = self.leaf
         self.stats["leaf_group"] = self.k - self.leaf_d if self.leaf_d < self.k - 1 else 0
@@ -499,7 +500,7 @@ class Run:
         t = time.perf_counter()
         P = int(pool.shape[0])
         total = cp.zeros(1, dtype=cp.uint64)
-        # twins: a warp per row (bfs.cu)
+        # twins, independent vertices: a warp per row (bfs.cu)
         grid, block = self._grid1d(32 * P if self.twins else P)
         self._fn("wm_bfs_leaf")((grid,), (block,), (pool, np.int64(P), total))
         n = int(total.get()[0])

@@ -74,8 +74,9 @@ extern "C" __global__ void wm_leaf_table(const int* __restrict__ verts, long lon
 }
 #endif
 
-#if WM_LEAF && WM_TWIN
-// count mode, pool rows of depth WM_LEAF_D below twins: one warp per row (wm_twin_warp)
+#if WM_LEAF && WM_WARP_GROUP
+// count mode, pool rows of depth WM_LEAF_D below twins or independent vertices: one warp
+// per row (wm_warp_group)
 extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n,
                                        unsigned long long* __restrict__ total) {
   const int lane = threadIdx.x & 31;
@@ -83,7 +84,7 @@ extern "C" __global__ void wm_bfs_leaf(const int* __restrict__ pool, long long n
   const long long nw = ((long long)gridDim.x * blockDim.x) >> 5;
   unsigned long long mine = 0;
   for (long long i = w0; i < n; i += nw) {
-    const unsigned long long c = wm_twin_warp(pool + i * WM_LEAF_D, lane);
+    const unsigned long long c = wm_warp_group(pool + i * WM_LEAF_D, lane);
     if (lane == 0) mine += c;
   }
   if (lane == 0 && mine) atomicAdd(total, mine);

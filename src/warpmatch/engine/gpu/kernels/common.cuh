@@ -12,8 +12,8 @@
 // and from the plan (render.py): WM_K, WM_DIRECTED, WM_TRIM (some depth's lists
 // are cut to their symmetry-restriction range), WM_LEAF_OK (count mode counts depths
 // WM_LEAF_D..WM_K-1 with wm_leaf_count instead of one lane per candidate: a last leaf,
-// or a group of leaves, render.leaf_first) and WM_TWIN (those depths are twins, counted
-// by the whole warp with wm_twin_warp).
+// or a group of leaves, render.leaf_first) and WM_WARP_GROUP (those depths are twins or
+// independent vertices, counted by the whole warp with wm_warp_group: render.warp_group).
 #ifndef WM_COMMON_CUH
 #define WM_COMMON_CUH
 

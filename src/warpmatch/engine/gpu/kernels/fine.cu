@@ -17,8 +17,9 @@
 // vertex that is a plain leaf is counted per partial match at depth K-2
 // (WM_LEAF: list length minus the matched vertices in it) instead of one lane per
 // candidate, as is a group of bare leaves at depths WM_LEAF_D..K-1 per partial match
-// of depth WM_LEAF_D - 1 (from their lists' sizes and intersections), or twins there
-// (WM_TWIN: the whole warp intersects their lists for one partial match after another).
+// of depth WM_LEAF_D - 1 (from their lists' sizes and intersections), or twins or
+// independent vertices there (WM_WARP_GROUP: the whole warp intersects their lists for one
+// partial match after another, wm_warp_group).
 //
 // Work distribution (4.3): warps take chunks of the initial task pool (filled
 // by the BFS phase, bfs.cu) through an atomic counter. With WM_STEAL, a warp
@@ -295,9 +296,10 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
     const bool valid = has && wm_stack_task(d, S, e, off, c, ngen, nlen, nskip, ncnt, row);
 #if WM_LEAF
     if (d == WM_LEAF_D - 1) {
-#if WM_TWIN
-      // twins: each valid lane's partial match (in its row) in turn, the whole warp
-      // intersecting the twins' lists for it (wm_twin_warp, render._twins)
+#if WM_WARP_GROUP
+      // twins or independent vertices: each valid lane's partial match (in its row) in
+      // turn, the whole warp intersecting their lists for it (wm_warp_group,
+      // render_leaves.render_twins, render_indep)
       unsigned todo = __ballot_sync(WM_FULL, valid);
       while (todo) {
         const int src = __ffs(todo) - 1;
@@ -309,7 +311,7 @@ wm_fine(const int* __restrict__ pool, long long pool_n, int d0, int fetch,
 #endif
 #pragma unroll
         for (int j = 0; j < WM_LEAF_D; ++j) r[j] = __shfl_sync(WM_FULL, row[j], src);
-        const unsigned long long n = wm_twin_warp(r, lane);
+        const unsigned long long n = wm_warp_group(r, lane);
         if (lane == 0) my_count += n;
       }
 #else
