@@ -256,7 +256,7 @@ def test_leaf_groups_render_and_fill_the_generic_record(monkeypatch):
     # the triangle's third vertex and the horns are independent vertices (render_indep),
     # so this part of the test switches those off
     bull = build_plan(g, get_pattern("bull"))
-    assert leaf_first(bull) == 2 and "wm_warp_group" in render_functions(bull)
+    assert leaf_first(bull, "all") == 2 and "wm_warp_group" in render_functions(bull, "all")
     monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
     assert leaf_first(bull, "all") == 3 and leaf_first(bull) == 4
     body = _leaf_body(bull, "all")
@@ -409,10 +409,11 @@ def test_labeled_leaves_render_a_table(monkeypatch):
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_TAB]) == (1, 1, 3, 1)
     monkeypatch.setenv("WARPMATCH_LEAF_TABLE", "0")
     # without the table the leaf and the triangle's third vertex are independent
-    # vertices (render.indep_leaves: the leaf's list would be scanned per match)
-    assert table_leaves(tail) is None and leaf_first(tail) == 2
+    # vertices (render.indep_leaves, with "all": the leaf's list would be scanned per match)
+    assert table_leaves(tail) is None and leaf_first(tail) == 4
+    assert leaf_first(tail, "all") == 2
     monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
-    assert leaf_first(tail) == 4
+    assert leaf_first(tail, "all") == 4
     assert "#define WM_LEAF_TAB 0" in render_plan(tail) and "leaf_tab" not in render_functions(tail)
     assert RG.generic_table(tail)[k * st + RG.G_TAB] == 0
 
@@ -422,19 +423,22 @@ def test_independent_vertices_render_in_both_modules(monkeypatch):
     ones, not to each other; ``render.indep_leaves``): counted from depth 4 by the
     warp-wide ``wm_warp_group`` of ``render_leaves.render_indep``: the first member's scan
     tests the second on its survivors (the other member's slot ``-1``), then
-    ``s1 s2 - s12``; the generic module's record says kind 4. ``"alike"`` and
-    ``$WARPMATCH_INDEPENDENT=0`` enumerate them. Three members: all seven overlaps."""
+    ``s1 s2 - s12``; the generic module's record says kind 4. Only with
+    ``leaf_groups="all"`` for now; ``"alike"``, the default and ``$WARPMATCH_INDEPENDENT=0``
+    enumerate them. Three members: all seven overlaps."""
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import indep_leaves, plan_signature, warp_group
     from warpmatch.graph.generators import erdos_renyi
     from warpmatch.query import parse_query
     g = erdos_renyi(100, 600, seed=3)
     plan = build_plan(g, parse_query("0-1, 0-2, 0-3, 0-4, 0-5, 1-2, 1-3, 2-5, 3-4"))
-    grp = indep_leaves(plan)
+    grp = indep_leaves(plan, "all")
     assert grp is not None and grp.first == 4 and grp.mixed and grp.multi
-    assert warp_group(plan) is grp and leaf_first(plan) == 4
+    assert warp_group(plan, "all") is grp and leaf_first(plan, "all") == 4
+    # not by default yet (render.indep_leaves: not yet run on a GPU)
+    assert indep_leaves(plan) is None and leaf_first(plan) == 6
     assert indep_leaves(plan, "alike") is None and leaf_first(plan, "alike") == 6
-    head, funcs = render_plan(plan), render_functions(plan)
+    head, funcs = render_plan(plan, "all"), render_functions(plan, "all")
     assert "#define WM_WARP_GROUP 1" in head and "#define WM_LEAF_D 4" in head
     body = re.search(r"wm_warp_group\(.*?\n}", funcs, re.S).group(0)
     assert "wm_check_d4(z_, sh_, t_, m0, m1, m2, m3)" in body
@@ -443,20 +447,21 @@ def test_independent_vertices_render_in_both_modules(monkeypatch):
     assert "return (unsigned long long)(s_[1] * s_[2] - s_[3]);" in body
     # both members have M[0]'s list: the second is told when the first scans it
     assert "const int g1_ = sh_ == 0 ? 0 : 253;" in body
-    rec = RG.generic_table(plan)[plan.k * RG._stride(plan.k):]
+    rec = RG.generic_table(plan, "all")[plan.k * RG._stride(plan.k):]
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J]) == (4, 4, 2)
-    assert "#define WM_WARP_GROUP 1" in RG.render_plan_generic(plan)
+    assert "#define WM_WARP_GROUP 1" in RG.render_plan_generic(plan, "all")
     assert "wm_indep_warp" in RG.render_functions_generic(plan)
-    sig = plan_signature(plan)
+    sig = plan_signature(plan, "all")
     monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
-    assert indep_leaves(plan) is None and leaf_first(plan) == 6
-    assert "#define WM_WARP_GROUP 0" in render_plan(plan) and plan_signature(plan) != sig
-    assert RG.generic_table(plan)[plan.k * RG._stride(plan.k) + RG.G_KIND] == 0
+    assert indep_leaves(plan, "all") is None and leaf_first(plan, "all") == 6
+    assert "#define WM_WARP_GROUP 0" in render_plan(plan, "all")
+    assert plan_signature(plan, "all") != sig
+    assert RG.generic_table(plan, "all")[plan.k * RG._stride(plan.k) + RG.G_KIND] == 0
     monkeypatch.delenv("WARPMATCH_INDEPENDENT")
     three = build_plan(g, parse_query("a-b, b-c, c-a, x-a, x-b, y-b, y-c, z-a, z-c"))
-    grp = indep_leaves(three)
+    grp = indep_leaves(three, "all")
     assert grp is not None and three.k - grp.first == 3
-    body = re.search(r"wm_warp_group\(.*?\n}", render_functions(three), re.S).group(0)
+    body = re.search(r"wm_warp_group\(.*?\n}", render_functions(three, "all"), re.S).group(0)
     for mask in range(1, 8):
         assert f"s_[{mask}] +=" in body
     assert "+ 2 * s_[7]" in body and "-1, -1)" in body

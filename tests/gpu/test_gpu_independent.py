@@ -1,5 +1,6 @@
 """GPU engine: independent last vertices counted by the whole warp (issue 21, item 3;
-``render.indep_leaves``, ``render_leaves.render_indep``, the generic ``wm_indep_warp``).
+``render.indep_leaves``, ``render_leaves.render_indep``, the generic ``wm_indep_warp``;
+``GpuEngine(leaf_groups="all")``, not yet the default).
 
 - Random graphs (sparse and dense, directed or not, labels and edge labels or not) with
   queries made of a core and two or three extra vertices adjacent to core vertices only
@@ -10,7 +11,7 @@
 - A power-law graph with a hub of degree 20,000 (long lists; a shared list or a
   candidate set drives the scans): STMatch's patterns 3, 12 and 13 and labeled,
   edge-labeled and directed queries equal the CPU engine and the enumeration
-  (``$WARPMATCH_INDEPENDENT=0``).
+  (``$WARPMATCH_INDEPENDENT=0``, and the default groups).
 - STMatch's patterns 3, 12 and 13 on email-Eu-core equal the CPU engine's counts.
 """
 from __future__ import annotations
@@ -47,14 +48,15 @@ CPU, REF = CpuEngine(), ReferenceEngine()
 
 
 def _gpu(threshold: int, compile: str = "specialised"):
-    """An engine with the default groups (twins and independent vertices)."""
-    return _leaf_gpu(threshold, compile, "twins")
+    """An engine that counts independent vertices (``leaf_groups="all"``: not the default
+    yet, ``render.indep_leaves``)."""
+    return _leaf_gpu(threshold, compile, "all")
 
 
 def _counted(g, plan) -> bool:
     """Whether the engine counts the plan's independent vertices (a plan the graph can
     match at all)."""
-    return (plan.empty_reason is None and indep_leaves(plan, "twins") is not None
+    return (plan.empty_reason is None and indep_leaves(plan, "all") is not None
             and not (bool((plan.vlabel != -1).any()) and g.vertex_labels is None)
             and not (bool((plan.bn_elabel != -1).any()) and g.edge_labels is None))
 
@@ -73,7 +75,7 @@ def test_gpu_independent_vertices_equal_the_reference(data) -> None:
             eng = _gpu(threshold, compile)
             assert eng.count(g, plan) == want, (threshold, compile)
             if _counted(g, plan):
-                grp = indep_leaves(plan, "twins")
+                grp = indep_leaves(plan, "all")
                 assert eng.last_stats["leaf_group"] == plan.k - grp.first
 
 
@@ -110,7 +112,7 @@ def test_hub_independent_vertices_equal_the_cpu_and_the_enumeration(name, monkey
     q = wm.api.as_query((LABELED_INDEPENDENT if labeled else HUB_INDEPENDENT)[name], g)
     for mode in ("embeddings", "subgraphs"):
         plan = build_plan(g, q, mode=mode, purpose="count")
-        grp = indep_leaves(plan, "twins")
+        grp = indep_leaves(plan, "all")
         assert grp is not None, "no independent vertices: the test would not test it"
         want = CPU.count(g, plan)
         for threshold in (1, 10**8):
@@ -122,7 +124,8 @@ def test_hub_independent_vertices_equal_the_cpu_and_the_enumeration(name, monkey
             m.setenv("WARPMATCH_INDEPENDENT", "0")
             eng = _gpu(1)
             assert eng.count(g, plan) == want, mode
-            assert indep_leaves(plan, "twins") is None
+            assert indep_leaves(plan, "all") is None
+        assert _leaf_gpu(1, "specialised", "twins").count(g, plan) == want, mode
 
 
 def test_stmatch_independent_patterns_on_email_eu_core_equal_the_cpu(data_dir: Path) -> None:
@@ -134,5 +137,5 @@ def test_stmatch_independent_patterns_on_email_eu_core_equal_the_cpu(data_dir: P
     eng = _gpu(1)
     for name in ("stmatch3", "stmatch12", "stmatch13"):
         plan = build_plan(g, wm.api.as_query(HUB_INDEPENDENT[name], g))
-        assert indep_leaves(plan, "twins") is not None, name
+        assert indep_leaves(plan, "all") is not None, name
         assert eng.count(g, plan) == CPU.count(g, plan), name

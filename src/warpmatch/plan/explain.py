@@ -146,7 +146,8 @@ def explain_plan(plan: Plan) -> str:
             twins is None or indep.first < twins.first):
         names = ", ".join(_name(plan, int(u)) for u in plan.order[indep.first:])
         same = gpu_indep is not None and gpu_indep.first == indep.first
-        engines = "cpu and gpu engines" if same else "cpu engine"
+        engines = ("cpu engine; gpu engine with leaf_groups='all'" if same
+                   else "cpu engine")
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, "
                      "independent vertices (no edge among them, no restriction), each from "
                      "its own intersection of its matched neighbours' lists, with their "
@@ -154,7 +155,7 @@ def explain_plan(plan: Plan) -> str:
                      "sets are too small to pay, engine.cpu.MULTI_WORTH, MULTI_MIN; gpu "
                      "engine: the whole warp scans each set for one partial match)")
         if gpu_indep is not None and not same:
-            lines.append("  (the gpu engine counts the last "
+            lines.append("  (the gpu engine with leaf_groups='all' counts the last "
                          f"{plan.k - gpu_indep.first} of them so)")
         grp = None
         indep_shown = True
@@ -181,7 +182,7 @@ def explain_plan(plan: Plan) -> str:
             lines.append("  (leaves with candidate sets: counted where their sets are long "
                          "enough to pay, else enumerated, per partial match)")
     from .leaves import table_leaf
-    if twins is not None and not (indep_shown and gpu_indep is not None):
+    if twins is not None:
         d0 = twins.first
         names = ", ".join(_name(plan, int(u)) for u in plan.order[d0:])
         nbrs = ", ".join(_name(plan, int(plan.order[int(p)])) for p in sorted(
@@ -190,9 +191,7 @@ def explain_plan(plan: Plan) -> str:
         # both engines count them (render.twin_leaves on the GPU); twins with checks are
         # tested once per entry of the intersection
         bare = twin_group(plan, True, True)
-        engines = " and ".join([e for e, on in (("cpu", not indep_shown),
-                                                ("gpu", gpu_indep is None)) if on])
-        engines += " engine" + ("s" if " and " in engines else "")
+        engines = "gpu engine" if indep_shown else "cpu and gpu engines"
         checked = ("" if bare is not None and bare.first == d0
                    else ", their checks made once per candidate")
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, twins (each "

@@ -332,7 +332,8 @@ def _leaf_countable(plan: Plan) -> bool:
 #: alike leaves of one vertex only, those and twins (``"twins"``, the default:
 #: :func:`warpmatch.plan.leaves.twin_group`, the whole warp intersecting their lists for
 #: one partial match after another, :func:`.render_leaves.render_twins`), or also
-#: two or three leaves of different vertices (``"all"``). Those take one lane a list
+#: two or three leaves of different vertices and independent vertices
+#: (:func:`indep_leaves`, ``"all"``). The leaves take one lane a list
 #: intersection or two per partial match, serially: on an H100 (10^7-edge Chung-Lu graph)
 #: the bull took 0.329 s counted so against 0.052 s enumerated, STMatch's pattern 10 0.571
 #: against 0.142 s, so they are not the default; a 4-star's alike leaves took 0.002 s
@@ -459,10 +460,10 @@ def indep_leaves(plan: Plan, groups: str = DEFAULT_GROUPS) -> Any:
     """The plan's independent last vertices counted by the whole warp
     (:func:`warpmatch.plan.leaves.indep_group`: two or three, at least one with several
     backward edges or a checked degree bound, where counting them saves scans and they
-    are more depths than the plan's twins), else ``None``. Where ``groups`` counts twins
-    (``"twins"``, the default, or ``"all"``), unless :func:`indep_wanted` says no;
-    :func:`.render_leaves.render_indep` writes the count."""
-    if groups not in ("twins", "all") or not indep_wanted():
+    are more depths than the plan's twins), else ``None``. Only with ``groups="all"`` for
+    now (not the default: the kernels that count them have not yet run on a GPU), unless
+    :func:`indep_wanted` says no; :func:`.render_leaves.render_indep` writes the count."""
+    if groups != "all" or not indep_wanted():
         return None
 
     def make() -> Any:
