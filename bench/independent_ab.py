@@ -38,21 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _gmatch_io import load_patterns  # noqa: E402
 from _sibling import load  # noqa: E402
 
+#: ``fn()``'s count and the median seconds of ``repeats`` calls after an untimed one
+_timed = load("twins_ab")._timed
 DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[2]
                            / "shared" / "data"))
-
-
-def _timed(fn, repeats: int) -> tuple[int, float]:
-    """``fn()``'s count and the median seconds of ``repeats`` calls after an untimed one."""
-    n = fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        m = fn()
-        times.append(time.perf_counter() - t)
-        if m != n:
-            raise SystemExit(f"counts differ between calls: {n} and {m}")
-    return n, statistics.median(times)
 
 
 def _gpu(graph: Any, plan: Any, on: bool, limit: float) -> int:

@@ -110,6 +110,23 @@ def _row_leaf(f: int) -> str:
             "  return wm_leaf_count(" + ", ".join(f"row[{j}]" for j in range(f)) + ");\n}")
 
 
+def _less_matched(var: str, name: str, pos: int, dr: int, f: int, specs: list[DepthSpec],
+                  directed: bool, indent: str = "  ") -> list[str]:
+    """Take out of ``var`` (the size of ``M[pos]``'s list ``a{name}``) the matched vertices
+    ``m0..m{f-1}`` in that list: without a look where the plan says they are there
+    (:func:`.render._in_list`), else by binary search; ``M[pos]`` itself never is (no
+    self-loops)."""
+    out = []
+    for x in range(f):
+        if x == pos:
+            continue
+        if _in_list(specs, x, pos, dr, directed):
+            out.append(f"{indent}--{var};")
+        else:
+            out.append(f"{indent}if (wm_in_sorted(a{name}, lo{name}, hi{name}, m{x})) --{var};")
+    return out
+
+
 def _list_of(pos: int, dr: int, name: str) -> list[str]:
     """Declare ``a{name}``, ``lo{name}``, ``hi{name}``: ``M[pos]``'s out-list (``dr``
     0) or in-list (1)."""
@@ -135,13 +152,7 @@ def render_group(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
         pos, dr = int(grp.parent), int(grp.direction)
         out += _list_of(pos, dr, "0")
         out.append("  long long s = hi0 - lo0;")
-        for x in range(f):
-            if x == pos:
-                continue                       # no self-loops: never in its own list
-            if _in_list(specs, x, pos, dr, directed):
-                out.append("  --s;")
-            else:
-                out.append(f"  if (wm_in_sorted(a0, lo0, hi0, m{x})) --s;")
+        out += _less_matched("s", "0", pos, dr, f, specs, directed)
         out += _choices("s", j, grp.chain)
         out.append("}")
         out.append(_row_leaf(f))
@@ -392,19 +403,12 @@ def render_indep(k: int, specs: list[DepthSpec], directed: bool, grp: Any) -> st
         out.append("  {")
         if i == j - 1 and bare_member(s, directed):
             pos, dr, _ = s.bn[0]
+            less = _less_matched("n_", pre, pos, dr, f, specs, directed, "    ")
             decl = _list_of(pos, dr, pre)
-            out += ["  " + x for x in decl[1:]]
+            searched = any("wm_in_sorted" in x for x in less)   # else the array is unused
+            out += ["  " + x for x in (decl if searched else decl[1:])]
             out.append(f"    long long n_ = hi{pre} - lo{pre};")
-            for x in range(f):
-                if x == pos:
-                    continue                   # no self-loops: never in its own list
-                if _in_list(specs, x, pos, dr, directed):
-                    out.append("    --n_;")
-                else:
-                    if decl[0] is not None:    # the list's array, where it is searched
-                        out.append("  " + decl[0])
-                        decl[0] = None
-                    out.append(f"    if (wm_in_sorted(a{pre}, lo{pre}, hi{pre}, m{x})) --n_;")
+            out += less
             out.append(f"    s_[{1 << i}] = (unsigned long long)n_;")
             out.append("    if (n_ <= 0) return 0ull;")
             out.append("  }")
