@@ -26,9 +26,11 @@ end to end (planning, NVRTC compilation, search). Engines:
     The same with ``WARPMATCH_TWINS=0``: twins (last vertices with the same neighbours and
     label, ``plan.leaves.twin_group``) are enumerated instead of counted from the scan of
     the first one's candidates (to measure that count).
-``cpu-core``
-    The numba engine with the core-first matching order (``order="core"``, GENEVA's
-    Algorithm 8) instead of RI's.
+``cpu-core``, ``cpu-gql``, ``cpu-ri``
+    The numba engine with one matching order alone: core first (``order="core"``,
+    GENEVA's Algorithm 8), GraphQL's, or RI's. ``cpu`` (and every GPU engine) has the
+    default, ``order="auto"``: RI's, and on the CPU engine a count still running after
+    0.2 s races GraphQL's order against it (``warpmatch.engine.race``).
 
 Every GPU engine process starts with an empty CuPy kernel cache and empty markers (a
 fresh temporary ``CUPY_CACHE_DIR`` and ``XDG_CACHE_HOME``), so compilation is measured,
@@ -74,7 +76,7 @@ DATA = Path(os.environ.get("WARPMATCH_DATA", Path(__file__).resolve().parents[1]
                            "shared" / "data"))
 ENGINES = tuple(f"gpu-{m}{v}" for m in ("auto", "generic", "specialised")
                 for v in ("", "-notwins", "-notable")) + (
-    "cpu", "cpu-notable", "cpu-notwins", "cpu-core")
+    "cpu", "cpu-notable", "cpu-notwins", "cpu-core", "cpu-gql", "cpu-ri")
 
 
 def query_files(graph: str, sizes: list[int], densities: list[str], per_set: int,
@@ -129,7 +131,8 @@ def child(spec_path: str) -> None:
     wm.count_result(g, "a-b", backend=backend)
     print(json.dumps({"warmup_s": time.perf_counter() - t}), flush=True)
     first = spec["first"] or None       # 0: the full count
-    order = "core" if engine.endswith("-core") else "ri"
+    order = (engine.rsplit("-", 1)[1] if engine.endswith(("-core", "-gql", "-ri"))
+             else "auto")
     for qp in spec["queries"]:
         q = read_query_file(qp)
         rec = {"query": Path(qp).name, "k": int(q.k)}

@@ -112,6 +112,10 @@ class CountResult:
         ``"degree"`` when the search ran on the copy of the graph with ids ascending
         by degree (:func:`warpmatch._strategies.degree_graph`; building it, once per
         graph, is in ``plan_seconds``), ``"given"`` (the default) otherwise.
+    raced : bool
+        Whether a second matching order raced the first
+        (:mod:`warpmatch.engine.race`); ``plan.order_name`` names the one that
+        answered. The default is ``False``.
     """
 
     count: int
@@ -131,6 +135,7 @@ class CountResult:
     gpu_module: str | None = None
     edge_labels: dict | None = None
     vertex_order: str = "given"
+    raced: bool = False
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -168,6 +173,8 @@ class CountResult:
             "strategy": (self.partition.get("strategy", "partitioned")
                          if self.partition is not None else "in-memory"),
             "vertex_order": self.vertex_order,
+            "order": self.plan.order_name,
+            "order_raced": bool(self.raced),
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),

@@ -220,7 +220,7 @@ def _early_stop(limit: int | None, time_limit: float | None, multiplier: int,
 
 def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
                  backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-                 order: str = "ri", progress: ProgressArg = False, limit: int | None = None,
+                 order: str = "auto", progress: ProgressArg = False, limit: int | None = None,
                  time_limit: float | None = None, client: Any = None,
                  shards: int | None = None, partitions: Any = None,
                  memory_budget: int | str | None = None,
@@ -267,6 +267,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     import inspect
 
     from .engine import resolve_backend
+    from .engine.race import can_race, count_race
 
     if limit is not None and int(limit) < 1:
         raise QueryError(f"limit must be at least 1, not {limit}")
@@ -313,8 +314,15 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             raise BackendUnavailableError(f"backend {engine.name!r} cannot stop a count "
                                           "early (limit, time_limit)")
         extra["stop"] = stop
+    raced = False
     try:
-        raw = int(engine.count(g, plan, progress=callback, **extra))
+        # only for the first `limit` matches: on full counts RI's order answered every
+        # shipped labeled query GraphQL's did, and racing made them up to 1.7x slower
+        if order == "auto" and limit is not None and can_race(engine):
+            raw, plan = count_race(engine, g, plan, callback, extra.get("stop"))
+            raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
+        else:
+            raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
         close()
     t3 = time.perf_counter()
@@ -325,12 +333,12 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        t3 - t2, t1 - t0, plan, q, whole, warmup_seconds=warm_s,
                        partial=why[0] if why else None, compile_seconds=compile_s,
                        gpu_module=stats.get("module"), edge_labels=by_label,
-                       vertex_order="degree" if by_degree else "given")
+                       vertex_order="degree" if by_degree else "given", raced=raced)
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-          order: str = "ri", progress: ProgressArg = False, client: Any = None,
+          order: str = "auto", progress: ProgressArg = False, client: Any = None,
           partitions: Any = None, memory_budget: int | str | None = None,
           vertex_order: str = "auto") -> int:
     """Count the embeddings (or distinct subgraphs) of a query graph in a data graph.
@@ -363,7 +371,12 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         query (``"a"`` in DSL text; ``0..k-1`` in named patterns) or by index. The search is pruned at the
         anchored vertex, not filtered afterwards. The default is ``None``.
     order : str, optional
-        Matching-order strategy. The default is ``"ri"`` (Bonnici et al. 2013).
+        Matching-order strategy (:mod:`warpmatch.plan.order`). The default, ``"auto"``,
+        is RI's (Bonnici et al. 2013); on the CPU engine, a count with a ``limit``
+        (:func:`count_result`) of a labeled query of five or more vertices that has
+        not reached it after 0.2 s also searches in GraphQL's order, taking turns, and
+        the first to reach it (or finish) answers (:mod:`warpmatch.engine.race`: no
+        single order finds the first matches fast for every query).
     progress : bool or callable, optional
         ``True`` shows a progress bar on stderr; a callable receives
         ``(work done, work total)`` several times a second (the unit is the
@@ -439,7 +452,7 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
 # ---------------------------------------------------------------------- match
 def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
           backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-          limit: int | None = None, batch_size: int = 65536, order: str = "ri",
+          limit: int | None = None, batch_size: int = 65536, order: str = "auto",
           progress: Callable[[int, int], None] | None = None,
           client: Any = None, partitions: Any = None,
           memory_budget: int | str | None = None) -> Iterator[np.ndarray]:
@@ -550,7 +563,7 @@ def _match_batches(engine: Any, g: Graph, plan: Plan, limit: int | None, batch_s
 # -------------------------------------------------------------------- explain
 def explain(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
             backend: str = "auto", anchors: Mapping[Any, Any] | None = None,
-            order: str = "ri", purpose: str = "count", client: Any = None,
+            order: str = "auto", purpose: str = "count", client: Any = None,
             shards: int | None = None, partitions: Any = None,
             memory_budget: int | str | None = None, vertex_order: str = "auto") -> str:
     """Describe how warpmatch will search: query, filters, order, restrictions.

@@ -36,7 +36,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 BACKENDS = ("auto", "cpu", "gpu", "reference")
 #: the matching orders of warpmatch.plan.order (not imported here: it would slow every command's
 #: start); tests/test_output_files.py checks that the two lists agree
-ORDERS = ("ri", "gql", "core", "input")
+ORDERS = ("auto", "ri", "gql", "core", "input")
 
 
 # ------------------------------------------------------------ error handling
@@ -375,8 +375,12 @@ def _graph_options(f: Callable) -> Callable:
 
 
 def _search_options(f: Callable) -> Callable:
-    f = click.option("--order", type=click.Choice(ORDERS), default="ri", show_default=True,
-                     help="Matching order: ri (RI's greatest-constraint-first: most edges to "
+    f = click.option("--order", type=click.Choice(ORDERS), default="auto", show_default=True,
+                     help="Matching order: auto (ri; a CPU count --limit N of a labeled query "
+                          "of 5+ vertices that has not reached N after 0.2 s also searches "
+                          "in gql's order, taking turns, the first to reach N answering), "
+                          "ri (RI's "
+                          "greatest-constraint-first: most edges to "
                           "vertices already placed), gql (fewest candidates first), core "
                           "(GENEVA/CFL: the query's 2-core first, its smallest cycle first, "
                           "then the trees; RI's step within each), input (breadth-first from "

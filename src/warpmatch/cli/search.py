@@ -130,7 +130,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        + (f"; {res.distributed['workers']} workers, "
                           f"{res.distributed['shards']} shards"
                           if res.distributed and "workers" in res.distributed else "")
-                       + ("; ids by degree" if res.vertex_order == "degree" else ""))
+                       + ("; ids by degree" if res.vertex_order == "degree" else "")
+                       + (f"; orders raced, {res.plan.order_name} answered"
+                          if res.raced else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:

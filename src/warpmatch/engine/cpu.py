@@ -576,12 +576,46 @@ class CpuEngine:
         -------
         int
         """
+        steps = self.count_steps(graph, plan)
+        calls = work = 0
+        while True:
+            try:
+                total, done, work = next(steps)
+            except StopIteration as end:
+                if progress is not None:
+                    progress(work, work)
+                return int(end.value)
+            if progress is not None:
+                progress(done, work)
+            # asked after each call, not before the first
+            if stop is not None and calls and stop(total):
+                steps.close()
+                return total
+            calls += 1
+
+    def count_steps(self, graph: Graph, plan: Plan) -> Iterator[tuple[int, int, int]]:
+        """:meth:`count` one kernel call at a time, for a caller that interleaves
+        searches (:mod:`warpmatch.engine.race`).
+
+        Yields ``(raw_count_so_far, work_done, work_total)`` before the first call and
+        after every call that leaves work (units of :meth:`count`'s progress); returns
+        the raw count (``StopIteration.value``) once the search is complete. Closing it
+        early leaves :attr:`last_stats` describing the part searched.
+
+        Parameters
+        ----------
+        graph : Graph
+        plan : Plan
+
+        Returns
+        -------
+        Iterator[tuple[int, int, int]]
+        """
         from ._cpu_kernels import ST_PRUNES, run_lanes, state_width
         self.last_stats = {"failing_set_prunes": 0}
         nroots = int(plan.roots.size)
         if plan.empty_reason is not None or nroots == 0:
-            if progress is not None:
-                progress(nroots, nroots)
+            yield 0, nroots, nroots
             return 0
         lanes = self._lanes()
         args, roots = self._prepare(graph, plan)
@@ -601,16 +635,15 @@ class CpuEngine:
         # here, so it never counts as the first call's search time
         run_lanes(item_root, item_a, item_b, 0, roots, *args, run.st, out, res, 0, True, 0,
                   run.flag)
-        if progress is not None:
-            progress(0, run.total)
-        while not run.finished:
-            run.call(kernel)
-            total += int(res.sum())
-            if progress is not None:
-                progress(run.done(), run.total)
-            if stop is not None and not run.finished and stop(total):
-                break
-        self.last_stats = {"failing_set_prunes": int(run.st[:, ST_PRUNES].sum())}
+        try:
+            yield 0, 0, run.total
+            while not run.finished:
+                run.call(kernel)
+                total += int(res.sum())
+                if not run.finished:
+                    yield total, run.done(), run.total
+        finally:
+            self.last_stats = {"failing_set_prunes": int(run.st[:, ST_PRUNES].sum())}
         return total
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,

@@ -81,6 +81,14 @@ def explain_plan(plan: Plan) -> str:
     lines.append(sym)
     lines.append(f"order ({plan.order_name}): "
                  + ", ".join(_name(plan, int(u)) for u in plan.order))
+    if plan.order_name == "auto":
+        from .rival import RACE_AFTER, rival_plan
+        rival = rival_plan(plan)
+        if rival is not None:
+            lines.append(f"  (ri's; a count with a limit on the cpu engine that has not reached "
+                         f"it after {RACE_AFTER} s also searches in gql's order, taking turns, "
+                         "the first to reach it answering: "
+                         + ", ".join(_name(plan, int(u)) for u in rival.order) + ")")
     if plan.refine_passes:
         lines.append(f"candidate refinement: {plan.refine_passes} pass(es) over the query "
                      "edges (a candidate needs a candidate neighbour across every query edge)")

@@ -7,7 +7,13 @@ adjacency list (rule 5 of :mod:`warpmatch.plan.plan`).
 
 Orders registered here:
 
-``"ri"`` (default)
+``"auto"`` (the API's and the CLI's default)
+    RI's order, below. For a count with a limit (the first ``N`` matches), an engine
+    that can interleave two searches (the CPU engine) also races GraphQL's order
+    against it once RI's search has run :data:`warpmatch.plan.rival.RACE_AFTER`
+    seconds, and the first to reach the limit answers (:mod:`warpmatch.plan.rival`,
+    :mod:`warpmatch.engine.race`).
+``"ri"`` (:func:`~warpmatch.plan.build_plan`'s default)
     RI's *GreatestConstraintFirst* (Bonnici, Giugno, Pulvirenti, Shasha and
     Ferro, "A subgraph isomorphism algorithm and its application to
     biochemical data", BMC Bioinformatics 14(S7):S13, 2013, section
@@ -217,6 +223,15 @@ def _ri_first(A: np.ndarray, cnt: np.ndarray) -> Callable[[int], tuple]:
     then smallest id."""
     deg = A.sum(axis=1)
     return lambda u: (-int(deg[u]), int(cnt[u]), u)
+
+
+@register_order("auto")
+def auto_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
+    """RI's order (:func:`ri_order`). What ``"auto"`` adds is at count time: an engine
+    that can interleave two searches races GraphQL's order against it once it has
+    searched a while, in counts with a limit (:mod:`warpmatch.plan.rival`,
+    :mod:`warpmatch.engine.race`)."""
+    return ri_order(query, counts, first)
 
 
 @register_order("ri")

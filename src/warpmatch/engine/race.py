@@ -1,0 +1,141 @@
+"""An order race: one count searched in two matching orders at once, the first to reach the
+limit (or finish) answers (issue 23, item 2: a bad order must not decide how soon a query's
+first matches come).
+
+Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
+(the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its rival's
+kernel calls alternate with its own). The rival plan and why two orders:
+:mod:`warpmatch.plan.rival`.
+
+How it differs from a portfolio run in parallel processes:
+
+- One process and one set of threads: the two searches take turns of one kernel call
+  (the engine's adaptive call length, about 0.1 s), the rival getting :data:`RIVAL_SHARE`
+  of the first's time, so each has all the cores while it runs and neither holds a second
+  copy of the graph.
+- Only the CPU engine races (its search is resumable call by call,
+  :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`); the GPU engine searches the plan's
+  own order.
+- With a limit (``--limit``) or a time limit, the count so far is the larger of the two,
+  a lower bound either way; the two searches never add up (they count the same matches).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..graph.csr import Graph
+from ..plan.plan import Plan
+from ..plan.rival import RACE_AFTER, rival_plan
+from .base import Progress, Stop
+
+__all__ = ["can_race", "count_race", "RIVAL_SHARE"]
+
+#: the rival's time over the first order's: RI's order is the better one more often (it
+#: finished every full count of the shipped labeled queries that GraphQL's did, see
+#: :mod:`warpmatch.plan.rival`), so a search RI's order wins pays about 1.5x its time
+#: after the head start, one only GraphQL's wins about 3x
+RIVAL_SHARE = 0.5
+
+
+def can_race(engine: Any) -> bool:
+    """Whether ``engine`` can interleave two searches (a ``count_steps`` generator, as
+    :class:`~warpmatch.engine.cpu.CpuEngine` has)."""
+    return callable(getattr(engine, "count_steps", None))
+
+
+def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None = None,
+               stop: Stop | None = None, after: float | None = None) -> tuple[int, Plan]:
+    """Raw count of ``plan`` in ``graph``, racing its rival order once it has searched
+    ``after`` seconds (:func:`warpmatch.plan.rival.rival_plan`; where there is none, the
+    plain count).
+
+    Parameters
+    ----------
+    engine : CpuEngine
+        An engine with ``count_steps`` (:func:`can_race`).
+    graph : Graph
+    plan : Plan
+        A whole count's plan (not a shard's or a part's: the rival starts from other roots).
+    progress : callable, optional
+        ``progress(done, total)``: the further of the two searches, in the first plan's units.
+    stop : callable, optional
+        ``stop(raw_count_so_far)`` between calls (the larger count of the two); True ends
+        the race with that count, a lower bound.
+    after : float, optional
+        Seconds the first plan searches alone. The default, ``None``, is
+        :data:`~warpmatch.plan.rival.RACE_AFTER` (this module's name for it, read at
+        each call).
+
+    Returns
+    -------
+    (int, Plan)
+        The raw count and the plan that gave it. ``engine.last_stats`` describes that
+        search, with ``"raced"`` (whether the rival ran) and ``"order"`` (its name).
+
+    Examples
+    --------
+    >>> from warpmatch.engine.cpu import CpuEngine
+    >>> from warpmatch.graph.csr import Graph
+    >>> from warpmatch.plan import build_plan
+    >>> from warpmatch.query.model import Query
+    >>> g = Graph.from_edges([0, 1, 2, 2, 3], [1, 2, 0, 3, 0])
+    >>> plan = build_plan(g, Query.from_edges([(0, 1), (1, 2), (2, 0)]))
+    >>> raw, used = count_race(CpuEngine(), g, plan)
+    >>> raw * used.multiplier
+    12
+    """
+    if after is None:
+        after = RACE_AFTER
+    t0 = time.perf_counter()
+    plans = [plan]
+    runs = [engine.count_steps(graph, plan)]
+    counts, fractions, spent = [0], [0.0], [0.0]
+    rival_built = False
+    unit = 1
+    calls, i = 0, 0
+    try:
+        while True:
+            t = time.perf_counter()
+            try:
+                total, done, work = next(runs[i])
+            except StopIteration as end:
+                stats = dict(getattr(engine, "last_stats", None) or {})
+                if progress is not None:
+                    progress(unit, unit)
+                winner, raw = i, int(end.value)
+                break
+            spent[i] += time.perf_counter() - t
+            counts[i] = total
+            fractions[i] = done / work if work else 1.0
+            if i == 0 and calls == 0:
+                unit = max(1, int(work))
+            if progress is not None:
+                progress(int(max(fractions) * unit), unit)
+            if stop is not None and calls and stop(max(counts)):
+                winner = max(range(len(counts)), key=counts.__getitem__)
+                raw = counts[winner]
+                runs[winner].close()        # sets the engine's stats for that search
+                stats = dict(getattr(engine, "last_stats", None) or {})
+                break
+            calls += 1
+            if not rival_built and time.perf_counter() - t0 >= after:
+                rival_built = True
+                rival = rival_plan(plan)
+                if rival is not None:
+                    plans.append(rival)
+                    runs.append(engine.count_steps(graph, rival))
+                    counts.append(0)
+                    fractions.append(0.0)
+                    spent.append(0.0)
+            # the search that is further below its share of the time goes next: the
+            # rival's first calls are short (the engine's budget starts small), so turn by
+            # turn it would catch up only after many of the first search's 0.1 s calls
+            i = 0 if len(runs) == 1 or spent[1] >= RIVAL_SHARE * spent[0] else 1
+    finally:
+        for r in runs:
+            r.close()
+    # closing the loser set the engine's stats too: the answer's search's are put back
+    stats.update(raced=len(runs) > 1, order=plans[winner].order_name)
+    engine.last_stats = stats
+    return raw, plans[winner]

@@ -1,0 +1,143 @@
+"""The order race (issue 23, item 2): a count searched in RI's and GraphQL's orders, taking
+turns, the first to finish answering (``plan.rival``, ``engine.race``).
+
+- ``rival_plan`` keeps the first plan's candidate sets, restrictions and multiplier, and is
+  made only where it applies (labeled, five or more vertices, not anchored, not cut by
+  parts, a different order).
+- Counts equal the reference engine's on random labeled graphs and queries, in both modes
+  and induced, both through the rival plan alone and through ``count_race`` racing from the
+  first call (``after=0``).
+- A limit stops the race with a lower bound; the engine's stats say which order answered.
+- Through the API and the CLI (the default order, ``"auto"``): the count equals
+  ``order="ri"``'s, only a count with a limit races, and ``--json`` names the order; on
+  human, ``query_sparse_20_6``, where RI's order finds no match in 30 s, the race answers
+  the first 10^5 embeddings in GraphQL's order.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import warpmatch as wm
+from warpmatch.engine.cpu import CpuEngine
+from warpmatch.engine.race import can_race, count_race
+from warpmatch.engine.reference import ReferenceEngine
+from warpmatch.graph.generators import erdos_renyi, random_labels, with_labels
+from warpmatch.plan import build_plan
+from warpmatch.plan.rival import race_applies, rival_plan
+from warpmatch.query.model import Query
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine_helpers import graphs, queries  # noqa: E402
+
+CPU, REF = CpuEngine(), ReferenceEngine()
+pytestmark = pytest.mark.filterwarnings("ignore::warpmatch.errors.UnknownLabelWarning")
+SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _labeled(n: int = 60, p: float = 0.12, labels: int = 3, seed: int = 1):
+    # skewed labels (label 2 the rarest), so that candidate counts differ
+    return with_labels(erdos_renyi(n, p=p, seed=seed),
+                       vertex_labels=random_labels(n, labels, "zipf", seed=seed))
+
+
+# a labeled 6-vertex query whose GraphQL order (from e, the rarest label) differs from
+# RI's (from c, the most edges): a triangle of label 0 with a path of labels 1, 2, 1
+PATHY = "a:0-b:0, b:0-c:0, c:0-a:0, c:0-d:1, d:1-e:2, e:2-f:1"
+
+
+def test_rival_keeps_the_search_and_changes_only_the_order():
+    g = _labeled()
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    assert race_applies(plan)
+    rival = rival_plan(plan)
+    assert rival is not None and rival.order_name == "gql"
+    assert list(rival.order) != list(plan.order)
+    assert sorted(rival.order.tolist()) == list(range(plan.k))
+    assert rival.multiplier == plan.multiplier and rival.mode == plan.mode
+    for u in range(plan.k):
+        d0, d1 = int(plan.inverse_order[u]), int(rival.inverse_order[u])
+        if rival.cand_restricted[d1] and d1 > 0:
+            np.testing.assert_array_equal(
+                rival.cand_ids[rival.cand_ptr[d1]:rival.cand_ptr[d1 + 1]],
+                plan.cand_ids[plan.cand_ptr[d0]:plan.cand_ptr[d0 + 1]])
+    assert CPU.count(g, rival) == CPU.count(g, plan) == REF.count(g, plan)
+
+
+def test_no_rival_where_the_race_does_not_apply():
+    g = _labeled()
+    unl = erdos_renyi(40, p=0.2, seed=2)
+    assert rival_plan(build_plan(unl, Query.parse("a-b, b-c, c-d, d-e, e-a, a-c"))) is None
+    assert rival_plan(build_plan(g, Query.parse("a:0-b:0, b:0-c:1, c:1-a:0"))) is None   # k=3
+    anchored = build_plan(g, Query.parse(PATHY), anchors={"a": [0, 1, 2, 3]})
+    assert rival_plan(anchored) is None
+
+
+@given(data=st.data())
+@SETTINGS
+def test_race_counts_equal_the_reference(data):
+    g = data.draw(graphs(labels=True, nmax=12))
+    q = data.draw(queries(g, kmin=5, kmax=7))
+    mode = data.draw(st.sampled_from(["embeddings", "subgraphs"]))
+    induced = data.draw(st.booleans())
+    plan = build_plan(g, q, mode=mode, induced=induced, purpose="count", order="auto")
+    want = REF.count(g, plan)
+    rival = rival_plan(plan)
+    if rival is not None:
+        assert CPU.count(g, rival) == want
+    raw, used = count_race(CPU, g, plan, after=0.0)
+    assert raw == want
+    assert used.multiplier == plan.multiplier
+    assert CPU.last_stats["raced"] == (rival is not None)
+    assert CPU.last_stats["order"] == used.order_name
+
+
+def test_race_from_the_start_on_a_larger_graph_and_a_limit():
+    g = _labeled(400, 0.05, labels=3, seed=7)
+    q = Query.parse(PATHY)
+    plan = build_plan(g, q, purpose="count", order="auto")
+    want = CPU.count(g, plan)
+    assert want > 1000
+    raw, used = count_race(CPU, g, plan, after=0.0)
+    assert raw == want and CPU.last_stats["raced"]
+    seen = []
+    raw, used = count_race(CPU, g, plan, after=0.0, stop=lambda c: seen.append(c) or c >= 1)
+    assert 1 <= raw <= want and seen
+    assert can_race(CPU) and not can_race(REF)
+
+
+def test_api_default_order_equals_ri_and_races_only_with_a_limit(monkeypatch):
+    import warpmatch.engine.race as race
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    q = Query.parse(PATHY)
+    ri = wm.count_result(g, q, backend="cpu", order="ri")
+    full = wm.count_result(g, q, backend="cpu")
+    assert full.count == ri.count and not full.raced and full.as_dict()["order"] == "auto"
+    assert ri.as_dict()["order"] == "ri" and not ri.as_dict()["order_raced"]
+    # from the first call (no head start): a limit above the count, so both run to the end
+    monkeypatch.setattr(race, "RACE_AFTER", 0.0)
+    capped = wm.count_result(g, q, backend="cpu", limit=10 * ri.count)
+    assert capped.count == ri.count and capped.partial is None and capped.raced
+    assert capped.as_dict()["order"] in ("auto", "gql") and capped.as_dict()["order_raced"]
+    assert "gql's order" in wm.explain(g, q, backend="cpu")
+
+
+def test_human_query_that_ri_cannot_start_is_answered_by_the_race(data_path):
+    from click.testing import CliRunner
+
+    from warpmatch.cli import cli
+    human = data_path("labeled", "human")
+    qf = human / "query_graph" / "query_sparse_20_6.graph"
+    r = CliRunner().invoke(cli, ["count", str(human / "human.graph"), str(qf), "--backend",
+                                  "cpu", "--limit", "100000", "--time-limit", "60", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output.strip().splitlines()[-1])
+    assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
+    assert d["order_raced"] and d["order"] == "gql"
