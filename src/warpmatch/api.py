@@ -461,7 +461,9 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     Parameters
     ----------
     graph, query, mode, induced, backend, anchors, order
-        As in :func:`count`.
+        As in :func:`count`. With ``order="auto"`` and a ``limit``, a CPU listing that
+        has found no match after 0.2 s races GraphQL's order, and the first of the two
+        to find one is listed (:func:`warpmatch.engine.race.match_race`).
     limit : int or None, optional
         Stop after this many matches. The default, ``None``, lists all.
     batch_size : int, optional
@@ -547,17 +549,26 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
                                  int(batch_size), limit, progress, plan=plan,
                                  strategy="auto" if partitions is None else "parts")
         return (g.to_external(r).astype(np.int64, copy=False) for r in rows)
-    return _match_batches(engine, g, plan, limit, int(batch_size), progress)
+    return _match_batches(engine, g, plan, limit, int(batch_size), progress, order)
 
 
 def _match_batches(engine: Any, g: Graph, plan: Plan, limit: int | None, batch_size: int,
-                   progress: Callable[[int, int], None] | None) -> Iterator[np.ndarray]:
+                   progress: Callable[[int, int], None] | None,
+                   order: str = "ri") -> Iterator[np.ndarray]:
+    from .engine.race import can_race, match_race
+
     if plan.empty_reason is not None or (limit is not None and int(limit) == 0):
         return
-    for batch in engine.match(g, plan, batch_size=batch_size,
-                              limit=None if limit is None else int(limit), progress=progress):
+    lim = None if limit is None else int(limit)
+    if order == "auto" and lim is not None and can_race(engine):
+        # the first `limit` matches: a search that finds none soon races another order
+        batches = match_race(engine, g, plan, batch_size, lim, progress)
+    else:
+        batches = ((plan, b) for b in engine.match(g, plan, batch_size=batch_size, limit=lim,
+                                                   progress=progress))
+    for p, batch in batches:
         if len(batch):
-            yield g.to_external(plan.to_query_order(np.asarray(batch))).astype(np.int64, copy=False)
+            yield g.to_external(p.to_query_order(np.asarray(batch))).astype(np.int64, copy=False)
 
 
 # -------------------------------------------------------------------- explain

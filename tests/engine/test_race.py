@@ -8,6 +8,8 @@ turns, the first to finish answering (``plan.rival``, ``engine.race``).
   and induced, both through the rival plan alone and through ``count_race`` racing from the
   first call (``after=0``).
 - A limit stops the race with a lower bound; the engine's stats say which order answered.
+- A listing with a limit (``match_race``) lists distinct, real matches, all of them where
+  the limit is above the count, in the order of whichever search found a match first.
 - Through the API and the CLI (the default order, ``"auto"``): the count equals
   ``order="ri"``'s, only a count with a limit races, and ``--json`` names the order; on
   human, ``query_sparse_20_6``, where RI's order finds no match in 30 s, the race answers
@@ -26,7 +28,7 @@ from hypothesis import strategies as st
 
 import warpmatch as wm
 from warpmatch.engine.cpu import CpuEngine
-from warpmatch.engine.race import can_race, count_race
+from warpmatch.engine.race import can_race, count_race, match_race
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.graph.generators import erdos_renyi, random_labels, with_labels
 from warpmatch.plan import build_plan
@@ -141,3 +143,51 @@ def test_human_query_that_ri_cannot_start_is_answered_by_the_race(data_path):
     d = json.loads(r.output.strip().splitlines()[-1])
     assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
     assert d["order_raced"] and d["order"] == "gql"
+
+
+def _rows(batches) -> list[tuple[int, ...]]:
+    return [tuple(int(x) for x in r) for p, b in batches for r in p.to_query_order(b)]
+
+
+@given(data=st.data())
+@SETTINGS
+def test_listing_race_lists_the_matches(data):
+    g = data.draw(graphs(labels=True, nmax=12))
+    q = data.draw(queries(g, kmin=5, kmax=6))
+    plan = build_plan(g, q, mode="subgraphs", purpose="list", order="auto")
+    want = sorted(_rows((plan, b) for b in REF.match(g, plan)))
+    got = sorted(_rows(match_race(CPU, g, plan, 7, len(want) + 3, after=0.0)))
+    assert got == want
+    if len(want) > 2:
+        part = _rows(match_race(CPU, g, plan, 7, 2, after=0.0))
+        assert len(part) == 2 and len(set(part)) == 2 and set(part) <= set(want)
+
+
+def test_listing_race_on_a_larger_graph():
+    g = _labeled(400, 0.05, labels=3, seed=7)
+    plan = build_plan(g, Query.parse(PATHY), purpose="list", order="auto")
+    rows = _rows(match_race(CPU, g, plan, 1000, 5000, after=0.0))
+    assert len(rows) == len(set(rows)) == 5000
+    _assert_embeddings(g, plan.query, rows[:500])
+
+
+def _assert_embeddings(g, q, rows) -> None:
+    """Each row (internal ids, query-vertex order) is an injective map that keeps the
+    query's labels and edges."""
+    for r in rows:
+        assert len(set(r)) == q.k
+        for u in range(q.k):
+            lab = int(q.vertex_labels[u])
+            assert lab < 0 or int(g.vertex_labels[r[u]]) == lab
+        for a, b in q.edges.tolist():
+            assert g.has_edge(r[a], r[b])
+
+
+def test_human_listing_that_ri_cannot_start_is_answered_by_the_race(data_path):
+    from warpmatch.query.io import read_query_file
+    human = data_path("labeled", "human")
+    g = wm.read_graph(human / "human.graph")
+    q = read_query_file(human / "query_graph" / "query_sparse_20_6.graph")
+    rows = np.concatenate(list(wm.match(g, q, limit=1000, backend="cpu")))
+    assert rows.shape == (1000, 20) and len({tuple(r) for r in rows.tolist()}) == 1000
+    _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())

@@ -131,8 +131,7 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                           f"{res.distributed['shards']} shards"
                           if res.distributed and "workers" in res.distributed else "")
                        + ("; ids by degree" if res.vertex_order == "degree" else "")
-                       + (f"; orders raced, {res.plan.order_name} answered"
-                          if res.raced else ""))
+                       + (_raced_note(res) if res.raced else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:
@@ -359,3 +358,12 @@ def explain(graph: str, query: str, purpose: str, vertex_order: str, workers: in
                                memory_budget=memory_budget, vertex_order=vertex_order))
 
 
+
+
+def _raced_note(res: Any) -> str:
+    """The summary line's note on an order race (:mod:`warpmatch.engine.race`): which order
+    answered, or that neither had when a limit stopped them."""
+    name = "ri" if res.plan.order_name == "auto" else res.plan.order_name
+    if res.partial and not res.partial.startswith("limit"):
+        return f"; orders raced (ri and gql, {name} ahead)"
+    return f"; orders raced, {name} answered"

@@ -647,8 +647,8 @@ class CpuEngine:
         return total
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
-              limit: int | None = None,
-              progress: Progress | None = None) -> Iterator[np.ndarray]:
+              limit: int | None = None, progress: Progress | None = None,
+              yield_empty: bool = False) -> Iterator[np.ndarray]:
         """Yield raw matches as int64 arrays (rows × k), depth order, internal ids.
 
         Each lane keeps its DFS state between kernel calls and writes at most
@@ -667,11 +667,16 @@ class CpuEngine:
             Stop after this many rows. The default is ``None``: all matches.
         progress : callable, optional
             Called as ``progress(work_done, work_total)`` after each call.
+        yield_empty : bool, optional
+            Also yield an empty array after a call that found no match, so that a
+            caller interleaving searches gets control back while none is found
+            (:func:`warpmatch.engine.race.match_race`). The default is ``False``.
 
         Yields
         ------
         numpy.ndarray
-            int64 array of shape (rows, k), 1 <= rows <= ``batch_size``.
+            int64 array of shape (rows, k), 1 <= rows <= ``batch_size`` (0 rows too with
+            ``yield_empty``).
         """
         from ._cpu_kernels import ST_PRUNES, run_lanes, state_width
         self.last_stats = {"failing_set_prunes": 0}
@@ -714,6 +719,8 @@ class CpuEngine:
                 rows = rows[:remaining]
             for s in range(0, rows.shape[0], batch_size):
                 yield rows[s:s + batch_size]
+            if yield_empty and rows.shape[0] == 0 and not finished:
+                yield rows
             if remaining >= 0:
                 remaining -= rows.shape[0]
                 if remaining == 0:

@@ -4,8 +4,9 @@ first matches come).
 
 Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
 (the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its rival's
-kernel calls alternate with its own). The rival plan and why two orders:
-:mod:`warpmatch.plan.rival`.
+kernel calls alternate with its own) and :func:`match_race` (a listing: the rival joins a
+search that has found nothing in that time, and the first to find a match is the one
+listed). The rival plan and why two orders: :mod:`warpmatch.plan.rival`.
 
 How it differs from a portfolio run in parallel processes:
 
@@ -18,18 +19,21 @@ How it differs from a portfolio run in parallel processes:
   own order.
 - With a limit (``--limit``) or a time limit, the count so far is the larger of the two,
   a lower bound either way; the two searches never add up (they count the same matches).
+- A listing streams its rows as they come, so it cannot take them from two searches: the
+  rival joins only a search that has listed nothing yet, and the first search to find a
+  match is listed to the end, the other dropped.
 """
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
 from ..plan.rival import RACE_AFTER, rival_plan
 from .base import Progress, Stop
 
-__all__ = ["can_race", "count_race", "RIVAL_SHARE"]
+__all__ = ["can_race", "count_race", "match_race", "RIVAL_SHARE"]
 
 #: the rival's time over the first order's: RI's order is the better one more often (it
 #: finished every full count of the shipped labeled queries that GraphQL's did, see
@@ -39,8 +43,8 @@ RIVAL_SHARE = 0.5
 
 
 def can_race(engine: Any) -> bool:
-    """Whether ``engine`` can interleave two searches (a ``count_steps`` generator, as
-    :class:`~warpmatch.engine.cpu.CpuEngine` has)."""
+    """Whether ``engine`` can interleave two searches (a ``count_steps`` generator and a
+    ``match(..., yield_empty=True)``, as :class:`~warpmatch.engine.cpu.CpuEngine` has)."""
     return callable(getattr(engine, "count_steps", None))
 
 
@@ -131,7 +135,7 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
             # the search that is further below its share of the time goes next: the
             # rival's first calls are short (the engine's budget starts small), so turn by
             # turn it would catch up only after many of the first search's 0.1 s calls
-            i = 0 if len(runs) == 1 or spent[1] >= RIVAL_SHARE * spent[0] else 1
+            i = 0 if len(runs) == 1 else _turn(spent)
     finally:
         for r in runs:
             r.close()
@@ -139,3 +143,78 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     stats.update(raced=len(runs) > 1, order=plans[winner].order_name)
     engine.last_stats = stats
     return raw, plans[winner]
+
+
+def _turn(spent: list[float]) -> int:
+    """Which of two searches goes next: the rival while it is below its share."""
+    return 1 if spent[1] < RIVAL_SHARE * spent[0] else 0
+
+
+def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: int | None,
+               progress: Progress | None = None,
+               after: float | None = None) -> Iterator[tuple[Plan, Any]]:
+    """``plan``'s matches, batch by batch; where its search has listed nothing after ``after``
+    seconds and is not over, its rival (:func:`~warpmatch.plan.rival.rival_plan`) searches
+    in turns with it, and the first of the two to find a match is listed to the end.
+
+    Parameters
+    ----------
+    engine : CpuEngine
+        An engine :func:`can_race` accepts.
+    graph : Graph
+    plan : Plan
+        A whole listing's plan.
+    batch_size, limit
+        As ``engine.match``'s.
+    progress : callable, optional
+        Given to the first search (the rival reports none).
+    after : float, optional
+        The first search's head start; ``None`` (the default) is
+        :data:`~warpmatch.plan.rival.RACE_AFTER`.
+
+    Yields
+    ------
+    (Plan, numpy.ndarray)
+        The plan whose depth order the rows are in, and a non-empty batch of rows.
+    """
+    if after is None:
+        after = RACE_AFTER
+    t0 = time.perf_counter()
+    runs = [engine.match(graph, plan, batch_size=batch_size, limit=limit, progress=progress,
+                         yield_empty=True)]
+    plans = [plan]
+    try:
+        for batch in runs[0]:
+            if len(batch):
+                yield plan, batch
+                yield from ((plan, b) for b in runs[0] if len(b))
+                return
+            if time.perf_counter() - t0 >= after:
+                break
+        else:
+            return                       # over, and no match at all
+        rival = rival_plan(plan)
+        if rival is None:
+            yield from ((plan, b) for b in runs[0] if len(b))
+            return
+        plans.append(rival)
+        runs.append(engine.match(graph, rival, batch_size=batch_size, limit=limit,
+                                 yield_empty=True))
+        spent = [time.perf_counter() - t0, 0.0]
+        while True:
+            i = _turn(spent)
+            t = time.perf_counter()
+            batch = next(runs[i], None)
+            spent[i] += time.perf_counter() - t
+            if batch is None:
+                return                   # a search over without a match: there is none
+            if len(batch):
+                runs[1 - i].close()
+                stats = dict(getattr(engine, "last_stats", None) or {})
+                engine.last_stats = {**stats, "raced": True, "order": plans[i].order_name}
+                yield plans[i], batch
+                yield from ((plans[i], b) for b in runs[i] if len(b))
+                return
+    finally:
+        for r in runs:
+            r.close()
