@@ -210,8 +210,6 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
                 return                   # a search over without a match: there is none
             if len(batch):
                 runs[1 - i].close()
-                stats = dict(getattr(engine, "last_stats", None) or {})
-                engine.last_stats = {**stats, "raced": True, "order": plans[i].order_name}
                 yield plans[i], batch
                 yield from ((plans[i], b) for b in runs[i] if len(b))
                 return
