@@ -443,7 +443,7 @@ def test_order_help_lists_the_orders() -> None:
     from warpmatch.plan import ORDER_NAMES
     assert set(ORDERS) == set(ORDER_NAMES)
     res = run("count", "--help")
-    assert "[ri|gql|core|input]" in res.stdout
+    assert "[auto|ri|gql|core|input]" in res.stdout
 
 
 def test_unknown_anchor_id_message(tiny) -> None:
