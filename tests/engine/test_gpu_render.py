@@ -257,6 +257,7 @@ def test_leaf_groups_render_and_fill_the_generic_record(monkeypatch):
     # so this part of the test switches those off
     bull = build_plan(g, get_pattern("bull"))
     assert leaf_first(bull, "all") == 2 and "wm_warp_group" in render_functions(bull, "all")
+    assert leaf_first(bull) == 2 and "wm_warp_group" in render_functions(bull)
     monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
     assert leaf_first(bull, "all") == 3 and leaf_first(bull) == 4
     body = _leaf_body(bull, "all")
@@ -409,11 +410,11 @@ def test_labeled_leaves_render_a_table(monkeypatch):
     assert (rec[RG.G_FIRST], rec[RG.G_KIND], rec[RG.G_J], rec[RG.G_TAB]) == (1, 1, 3, 1)
     monkeypatch.setenv("WARPMATCH_LEAF_TABLE", "0")
     # without the table the leaf and the triangle's third vertex are independent
-    # vertices (render.indep_leaves, with "all": the leaf's list would be scanned per match)
-    assert table_leaves(tail) is None and leaf_first(tail) == 4
-    assert leaf_first(tail, "all") == 2
+    # vertices (render.indep_leaves: the leaf's list would be scanned per match)
+    assert table_leaves(tail) is None and leaf_first(tail) == 2
+    assert leaf_first(tail, "all") == 2 and leaf_first(tail, "alike") == 4
     monkeypatch.setenv("WARPMATCH_INDEPENDENT", "0")
-    assert leaf_first(tail, "all") == 4
+    assert leaf_first(tail, "all") == 4 and leaf_first(tail) == 4
     assert "#define WM_LEAF_TAB 0" in render_plan(tail) and "leaf_tab" not in render_functions(tail)
     assert RG.generic_table(tail)[k * st + RG.G_TAB] == 0
 
@@ -423,9 +424,9 @@ def test_independent_vertices_render_in_both_modules(monkeypatch):
     ones, not to each other; ``render.indep_leaves``): counted from depth 4 by the
     warp-wide ``wm_warp_group`` of ``render_leaves.render_indep``: the first member's scan
     tests the second on its survivors (the other member's slot ``-1``), then
-    ``s1 s2 - s12``; the generic module's record says kind 4. Only with
-    ``leaf_groups="all"`` for now; ``"alike"``, the default and ``$WARPMATCH_INDEPENDENT=0``
-    enumerate them. Three members: all seven overlaps."""
+    ``s1 s2 - s12``; the generic module's record says kind 4. By default (``"twins"``) and
+    with ``leaf_groups="all"``; ``"alike"`` and ``$WARPMATCH_INDEPENDENT=0`` enumerate
+    them. Three members: all seven overlaps."""
     from warpmatch.engine.gpu import render_generic as RG
     from warpmatch.engine.gpu.render import indep_leaves, plan_signature, warp_group
     from warpmatch.graph.generators import erdos_renyi
@@ -435,8 +436,8 @@ def test_independent_vertices_render_in_both_modules(monkeypatch):
     grp = indep_leaves(plan, "all")
     assert grp is not None and grp.first == 4 and grp.mixed and grp.multi
     assert warp_group(plan, "all") is grp and leaf_first(plan, "all") == 4
-    # not by default yet (render.indep_leaves: not yet run on a GPU)
-    assert indep_leaves(plan) is None and leaf_first(plan) == 6
+    # by default too (run on an H100, session 34)
+    assert indep_leaves(plan) == grp and leaf_first(plan) == 4
     assert indep_leaves(plan, "alike") is None and leaf_first(plan, "alike") == 6
     head, funcs = render_plan(plan, "all"), render_functions(plan, "all")
     assert "#define WM_WARP_GROUP 1" in head and "#define WM_LEAF_D 4" in head

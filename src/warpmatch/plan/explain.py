@@ -154,8 +154,7 @@ def explain_plan(plan: Plan) -> str:
             twins is None or indep.first < twins.first):
         names = ", ".join(_name(plan, int(u)) for u in plan.order[indep.first:])
         same = gpu_indep is not None and gpu_indep.first == indep.first
-        engines = ("cpu engine; gpu engine with leaf_groups='all'" if same
-                   else "cpu engine")
+        engines = "cpu and gpu engines" if same else "cpu engine"
         lines.append(f"counted, not enumerated (count mode, {engines}): {names}, "
                      "independent vertices (no edge among them, no restriction), each from "
                      "its own intersection of its matched neighbours' lists, with their "
@@ -163,7 +162,7 @@ def explain_plan(plan: Plan) -> str:
                      "sets are too small to pay, engine.cpu.MULTI_WORTH, MULTI_MIN; gpu "
                      "engine: the whole warp scans each set for one partial match)")
         if gpu_indep is not None and not same:
-            lines.append("  (the gpu engine with leaf_groups='all' counts the last "
+            lines.append("  (the gpu engine counts the last "
                          f"{plan.k - gpu_indep.first} of them so)")
         grp = None
         indep_shown = True

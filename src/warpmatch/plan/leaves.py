@@ -82,8 +82,8 @@ set turns out small (``engine.cpu.MULTI_MIN``). A labeled plan's last two or thr
 vertices are often so (the third vertex of a triangle is independent of leaves on the
 other two); counting them costs one pass over each set where enumerating intersects the
 later members' lists again for every choice of the earlier ones. The GPU engine counts two
-or three of them (:func:`indep_group`) with ``GpuEngine(leaf_groups="all")`` (not yet by
-default: those kernels have not run on a GPU), the whole warp scanning each member's
+or three of them (:func:`indep_group`; by default, ``GpuEngine(leaf_groups="twins")``),
+the whole warp scanning each member's
 shortest list and testing the later members on its survivors
 (``engine.gpu.render_leaves.render_indep``).
 
@@ -213,7 +213,7 @@ def bare_group(plan: Plan, mixed: bool = True) -> LeafGroup | None:
 
 
 def indep_group(plan: Plan, table: bool = True) -> LeafGroup | None:
-    """The independent vertices the GPU engine counts with ``leaf_groups="all"`` (fifth case
+    """The independent vertices the GPU engine counts (by default; fifth case
     of the module docstring; ``engine.gpu.render.indep_leaves``), else ``None``: the last two or three
     depths of :func:`leaf_group` with ``multi``, at least one not a plain leaf (leaves of
     different vertices alone are enumerated: counting them scans the lists the

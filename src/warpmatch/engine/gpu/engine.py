@@ -105,12 +105,12 @@ class GpuEngine:
         enumerating them (:func:`.render.leaf_first`): ``"alike"`` the leaves of one
         vertex (a star's), from its list size; ``"twins"`` (the default, or ``True``) also
         twins (:func:`warpmatch.plan.leaves.twin_group`, with a label, edge labels or a
-        candidate set too), from one intersection of their lists, the whole warp on it;
-        ``"all"`` also two or three leaves of different vertices, from their
+        candidate set too), from one intersection of their lists, the whole warp on it,
+        and two or three independent last vertices (:func:`.render.indep_leaves`, the
+        whole warp scanning their sets; not where ``$WARPMATCH_INDEPENDENT`` is ``0``);
+        ``"all"`` also two or three bare leaves of different vertices, from their
         lists' sizes and intersections (slower than enumerating them on an H100:
-        :data:`.render.LEAF_GROUPS`), and two or three independent last vertices
-        (:func:`.render.indep_leaves`, the whole warp scanning their sets; not where
-        ``$WARPMATCH_INDEPENDENT`` is ``0``; not yet run on a GPU); ``"none"`` (or ``False``) none, for A/B runs.
+        :data:`.render.LEAF_GROUPS`); ``"none"`` (or ``False``) none, for A/B runs.
         ``None`` (the default): ``$WARPMATCH_GPU_LEAF_GROUPS`` if set, else ``"twins"``.
 
     Attributes
