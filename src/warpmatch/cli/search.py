@@ -358,11 +358,9 @@ def explain(graph: str, query: str, purpose: str, vertex_order: str, workers: in
                                memory_budget=memory_budget, vertex_order=vertex_order))
 
 
-
-
 def _raced_note(res: Any) -> str:
     """The summary line's note on an order race (:mod:`warpmatch.engine.race`): which order
-    answered, or that neither had when a limit stopped them."""
+    answered, or which was ahead when a time limit stopped both."""
     name = "ri" if res.plan.order_name == "auto" else res.plan.order_name
     if res.partial and not res.partial.startswith("limit"):
         return f"; orders raced (ri and gql, {name} ahead)"
