@@ -374,9 +374,10 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         Matching-order strategy (:mod:`warpmatch.plan.order`). The default, ``"auto"``,
         is RI's (Bonnici et al. 2013); on the CPU engine, a count with a ``limit``
         (:func:`count_result`) of a labeled query of five or more vertices that has
-        not reached it after 0.2 s also searches in GraphQL's order, taking turns, and
-        the first to reach it (or finish) answers (:mod:`warpmatch.engine.race`: no
-        single order finds the first matches fast for every query).
+        not reached it after 0.2 s also searches in GraphQL's order and the core order
+        (where they differ), taking turns, and the first to reach it (or finish)
+        answers (:mod:`warpmatch.engine.race`: no single order finds the first matches
+        fast for every query).
     progress : bool or callable, optional
         ``True`` shows a progress bar on stderr; a callable receives
         ``(work done, work total)`` several times a second (the unit is the
@@ -462,8 +463,8 @@ def match(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
     ----------
     graph, query, mode, induced, backend, anchors, order
         As in :func:`count`. With ``order="auto"`` and a ``limit``, a CPU listing that
-        has found no match after 0.2 s races GraphQL's order, and the first of the two
-        to find one is listed (:func:`warpmatch.engine.race.match_race`).
+        has found no match after 0.2 s races the other orders of the count's race, and
+        the first to find one is listed (:func:`warpmatch.engine.race.match_race`).
     limit : int or None, optional
         Stop after this many matches. The default, ``None``, lists all.
     batch_size : int, optional

@@ -363,5 +363,5 @@ def _raced_note(res: Any) -> str:
     answered, or which was ahead when a time limit stopped both."""
     name = "ri" if res.plan.order_name == "auto" else res.plan.order_name
     if res.partial and not res.partial.startswith("limit"):
-        return f"; orders raced (ri and gql, {name} ahead)"
+        return f"; orders raced ({name} ahead)"
     return f"; orders raced, {name} answered"

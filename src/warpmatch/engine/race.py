@@ -1,27 +1,27 @@
-"""An order race: one count searched in two matching orders at once, the first to reach the
-limit (or finish) answers (issue 23, item 2: a bad order must not decide how soon a query's
+"""An order race: one count searched in two or three matching orders at once, the first to
+reach the limit (or finish) answers (issue 23, item 2: a bad order must not decide how soon a query's
 first matches come).
 
 Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
-(the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its rival's
-kernel calls alternate with its own) and :func:`match_race` (a listing: the rival joins a
-search that has found nothing in that time, and the first to find a match is the one
-listed). The rival plan and why two orders: :mod:`warpmatch.plan.rival`.
+(the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its
+rivals' kernel calls take turns with its own) and :func:`match_race` (a listing: the rivals
+join a search that has found nothing in that time, and the first to find a match is the one
+listed). The rival plans and why several orders: :mod:`warpmatch.plan.rival`.
 
 How it differs from a portfolio run in parallel processes:
 
-- One process and one set of threads: the two searches take turns of one kernel call
-  (the engine's adaptive call length, about 0.1 s), the rival getting :data:`RIVAL_SHARE`
-  of the first's time, so each has all the cores while it runs and neither holds a second
-  copy of the graph.
+- One process and one set of threads: the searches take turns of one kernel call (the
+  engine's adaptive call length, about 0.1 s), each rival getting :data:`RIVAL_SHARE` of
+  the first's time, so each has all the cores while it runs and none holds a second copy
+  of the graph.
 - Only the CPU engine races (its search is resumable call by call,
   :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`); the GPU engine searches the plan's
   own order.
-- With a limit (``--limit``) or a time limit, the count so far is the larger of the two,
-  a lower bound either way; the two searches never add up (they count the same matches).
+- With a limit (``--limit``) or a time limit, the count so far is the largest of the
+  searches', a lower bound either way; they never add up (they count the same matches).
 - A listing streams its rows as they come, so it cannot take them from two searches: the
-  rival joins only a search that has listed nothing yet, and the first search to find a
-  match is listed to the end, the other dropped.
+  rivals join only a search that has listed nothing yet, and the first search to find a
+  match is listed to the end, the others dropped.
 """
 from __future__ import annotations
 
@@ -30,15 +30,15 @@ from typing import Any, Iterator
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
-from ..plan.rival import RACE_AFTER, rival_plan
+from ..plan.rival import RACE_AFTER, rival_plans
 from .base import Progress, Stop
 
 __all__ = ["can_race", "count_race", "match_race", "RIVAL_SHARE"]
 
-#: the rival's time over the first order's: RI's order is the better one more often (it
+#: each rival's time over the first order's: RI's order is the better one more often (it
 #: finished every full count of the shipped labeled queries that GraphQL's did, see
-#: :mod:`warpmatch.plan.rival`), so a search RI's order wins pays about 1.5x its time
-#: after the head start, one only GraphQL's wins about 3x
+#: :mod:`warpmatch.plan.rival`), so a search RI's order wins pays about 1.5x its time after
+#: the head start (2x with two rivals), one only a rival wins about 3x (4x)
 RIVAL_SHARE = 0.5
 
 
@@ -50,8 +50,8 @@ def can_race(engine: Any) -> bool:
 
 def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None = None,
                stop: Stop | None = None, after: float | None = None) -> tuple[int, Plan]:
-    """Raw count of ``plan`` in ``graph``, racing its rival order once it has searched
-    ``after`` seconds (:func:`warpmatch.plan.rival.rival_plan`; where there is none, the
+    """Raw count of ``plan`` in ``graph``, racing its rival orders once it has searched
+    ``after`` seconds (:func:`warpmatch.plan.rival.rival_plans`; where there are none, the
     plain count).
 
     Parameters
@@ -125,17 +125,16 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
             calls += 1
             if not rival_built and time.perf_counter() - t0 >= after:
                 rival_built = True
-                rival = rival_plan(plan)
-                if rival is not None:
+                for rival in rival_plans(plan):
                     plans.append(rival)
                     runs.append(engine.count_steps(graph, rival))
                     counts.append(0)
                     fractions.append(0.0)
                     spent.append(0.0)
-            # the search that is further below its share of the time goes next: the
-            # rival's first calls are short (the engine's budget starts small), so turn by
-            # turn it would catch up only after many of the first search's 0.1 s calls
-            i = 0 if len(runs) == 1 else _turn(spent)
+            # the search that is furthest below its share of the time goes next: a rival's
+            # first calls are short (the engine's budget starts small), so turn by turn it
+            # would catch up only after many of the first search's 0.1 s calls
+            i = _turn(spent)
     finally:
         for r in runs:
             r.close()
@@ -146,16 +145,18 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
 
 
 def _turn(spent: list[float]) -> int:
-    """Which of two searches goes next: the rival while it is below its share."""
-    return 1 if spent[1] < RIVAL_SHARE * spent[0] else 0
+    """Which search goes next: the one furthest below its share of the time (the first
+    search's share 1, each rival's :data:`RIVAL_SHARE`; the first on a tie)."""
+    return min(range(len(spent)),
+               key=lambda j: (spent[j] / (1.0 if j == 0 else RIVAL_SHARE), j))
 
 
 def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: int | None,
                progress: Progress | None = None,
                after: float | None = None) -> Iterator[tuple[Plan, Any]]:
     """``plan``'s matches, batch by batch; where its search has listed nothing after ``after``
-    seconds and is not over, its rival (:func:`~warpmatch.plan.rival.rival_plan`) searches
-    in turns with it, and the first of the two to find a match is listed to the end.
+    seconds and is not over, its rivals (:func:`~warpmatch.plan.rival.rival_plans`) search
+    in turns with it, and the first search to find a match is listed to the end.
 
     Parameters
     ----------
@@ -193,14 +194,14 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
                 break
         else:
             return                       # over, and no match at all
-        rival = rival_plan(plan)
-        if rival is None:
+        rivals = rival_plans(plan)
+        if not rivals:
             yield from ((plan, b) for b in runs[0] if len(b))
             return
-        plans.append(rival)
-        runs.append(engine.match(graph, rival, batch_size=batch_size, limit=limit,
-                                 yield_empty=True))
-        spent = [time.perf_counter() - t0, 0.0]
+        plans += rivals
+        runs += [engine.match(graph, r, batch_size=batch_size, limit=limit, yield_empty=True)
+                 for r in rivals]
+        spent = [time.perf_counter() - t0] + [0.0] * len(rivals)
         while True:
             i = _turn(spent)
             t = time.perf_counter()
@@ -209,7 +210,9 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
             if batch is None:
                 return                   # a search over without a match: there is none
             if len(batch):
-                runs[1 - i].close()
+                for j, r in enumerate(runs):
+                    if j != i:
+                        r.close()
                 yield plans[i], batch
                 yield from ((plans[i], b) for b in runs[i] if len(b))
                 return

@@ -82,13 +82,17 @@ def explain_plan(plan: Plan) -> str:
     lines.append(f"order ({plan.order_name}): "
                  + ", ".join(_name(plan, int(u)) for u in plan.order))
     if plan.order_name == "auto":
-        from .rival import RACE_AFTER, rival_plan
-        rival = rival_plan(plan)
-        if rival is not None:
+        from .rival import RACE_AFTER, rival_plans
+        rivals = rival_plans(plan)
+        if rivals:
             lines.append(f"  (ri's; a count with a limit on the cpu engine that has not reached "
-                         f"it after {RACE_AFTER} s also searches in gql's order, taking turns, "
-                         "the first to reach it answering: "
-                         + ", ".join(_name(plan, int(u)) for u in rival.order) + ")")
+                         f"it after {RACE_AFTER} s also searches in the "
+                         + " and ".join(r.order_name for r in rivals)
+                         + (" orders" if len(rivals) > 1 else " order")
+                         + ", taking turns, the first to reach it answering)")
+            for r in rivals:
+                lines.append(f"  {r.order_name}: "
+                             + ", ".join(_name(plan, int(u)) for u in r.order))
     if plan.refine_passes:
         lines.append(f"candidate refinement: {plan.refine_passes} pass(es) over the query "
                      "edges (a candidate needs a candidate neighbour across every query edge)")

@@ -9,10 +9,10 @@ Orders registered here:
 
 ``"auto"`` (the API's and the CLI's default)
     RI's order, below. For a count with a limit (the first ``N`` matches), an engine
-    that can interleave two searches (the CPU engine) also races GraphQL's order
-    against it once RI's search has run :data:`warpmatch.plan.rival.RACE_AFTER`
-    seconds, and the first to reach the limit answers (:mod:`warpmatch.plan.rival`,
-    :mod:`warpmatch.engine.race`).
+    that can interleave searches (the CPU engine) also races GraphQL's order and the
+    core order against it (where they differ) once RI's search has run
+    :data:`warpmatch.plan.rival.RACE_AFTER` seconds, and the first to reach the limit
+    answers (:mod:`warpmatch.plan.rival`, :mod:`warpmatch.engine.race`).
 ``"ri"`` (:func:`~warpmatch.plan.build_plan`'s default)
     RI's *GreatestConstraintFirst* (Bonnici, Giugno, Pulvirenti, Shasha and
     Ferro, "A subgraph isomorphism algorithm and its application to
@@ -228,7 +228,7 @@ def _ri_first(A: np.ndarray, cnt: np.ndarray) -> Callable[[int], tuple]:
 @register_order("auto")
 def auto_order(query: Query, counts: Sequence[int], first: int | None = None) -> list[int]:
     """RI's order (:func:`ri_order`). What ``"auto"`` adds is at count time: an engine
-    that can interleave two searches races GraphQL's order against it once it has
+    that can interleave searches races other orders against it once it has
     searched a while, in counts with a limit (:mod:`warpmatch.plan.rival`,
     :mod:`warpmatch.engine.race`)."""
     return ri_order(query, counts, first)

@@ -1,9 +1,11 @@
-"""The rival of a count's plan: the same search in GraphQL's order, for an order race.
+"""The rivals of a count's plan: the same search in GraphQL's order and in the core order,
+for an order race.
 
 Map: :data:`RACE_AFTER` (how long the first order runs alone) < :func:`race_applies`
-(which plans have a rival) < :func:`rival_plan` (the plan in GraphQL's order, from the
-first plan's candidate sets, no second pass over the graph). The race itself, two searches'
-kernel calls interleaved until one finishes, is :mod:`warpmatch.engine.race`.
+(which plans have rivals) < :func:`rival_plans` (the plan in GraphQL's order and in the core
+order, where they differ from it and from each other, from the first plan's candidate sets:
+no second pass over the graph). The race itself, the searches' kernel calls interleaved
+until one finishes, is :mod:`warpmatch.engine.race`.
 
 Why race: no static order finds the first matches fast for every query, and the bad one
 can be very bad. On the shipped labeled sets (2-core box, CPU engine, the first 10^5
@@ -14,16 +16,19 @@ answered at once: ``query_dense_16_2`` 0.07 s with RI, none in 3 s with GraphQL;
 first six form a tree that no later edge closes soon), 0.04 s with GraphQL. Running the
 second order beside the first bounds such a query's time by a few times the better
 order's, once the first has run :data:`RACE_AFTER` seconds; a query that reaches its limit
-before then pays nothing. Full counts are not raced: there RI's order finished every query
-GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only cost time
-(up to 1.7x on yeast's 32-vertex queries of 0.4-1 s).
+before then pays nothing. The core order (:func:`~warpmatch.plan.order.core_order`) is the
+third: RI's order already puts the 2-core first on most queries, so it seldom differs, but
+yeast's ``query_sparse_32_193`` found no match in 10 s in RI's or GraphQL's order and
+10^5 in 0.009 s in the core order. Full counts are not raced: there RI's order finished
+every query GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only
+cost time (up to 1.7x on yeast's 32-vertex queries of 0.4-1 s).
 
 How it differs from the literature (portfolios of orders, e.g. Sun and Luo, SIGMOD 2020,
 who find no order best on every query; DP-iso's adaptive order):
 
-- Two fixed orders, interleaved call by call on the same threads, not an adaptive order
-  chosen per partial match, and not restarts with random orders.
-- The rival keeps the first plan's candidate sets, restrictions and multiplier
+- Up to three fixed orders, interleaved call by call on the same threads, not an adaptive
+  order chosen per partial match, and not restarts with random orders.
+- A rival keeps the first plan's candidate sets, restrictions and multiplier
   (:func:`warpmatch.plan.build.reorder_plan`): the counts are equal by construction,
   not by comparison.
 """
@@ -32,10 +37,13 @@ from __future__ import annotations
 import numpy as np
 
 from .build import reorder_plan
-from .order import gql_order, twins_last
+from .order import core_order, gql_order, twins_last
 from .plan import Plan
 
-__all__ = ["RACE_AFTER", "race_applies", "rival_plan"]
+__all__ = ["RACE_AFTER", "race_applies", "rival_plans"]
+
+#: the rival orders, in the order they join (each where it differs from those before)
+RIVALS = (("gql", gql_order), ("core", core_order))
 
 #: seconds the first order searches alone before its rival joins (a count that ends
 #: sooner never builds the rival)
@@ -45,7 +53,7 @@ RACE_MIN_K = 5
 
 
 def race_applies(plan: Plan) -> bool:
-    """Whether ``plan`` may race a rival (:func:`rival_plan`; the API races only counts with
+    """Whether ``plan`` may race rivals (:func:`rival_plans`; the API races only counts with
     a limit, :func:`warpmatch.count_result`): a whole count's plan of a
     query of at least :data:`RACE_MIN_K` vertices with vertex labels (where candidate
     sets differ in size, which GraphQL's order goes by), not anchored, not cut by parts
@@ -65,11 +73,11 @@ def race_applies(plan: Plan) -> bool:
             and not plan.anchors and plan.cut_part is None and plan.empty_reason is None)
 
 
-def rival_plan(plan: Plan) -> Plan | None:
-    """``plan``'s search in GraphQL's order (:func:`~warpmatch.plan.order.gql_order` over
-    the plan's candidate counts, twins last where a count counts them), or ``None`` where
-    :func:`race_applies` says no, the order is the same, or its first vertex has no
-    explicit candidate set to take as roots.
+def rival_plans(plan: Plan) -> list[Plan]:
+    """``plan``'s search in each order of :data:`RIVALS` (over the plan's candidate counts,
+    twins last where a count counts them) that differs from the plan's and from the ones
+    before and whose first vertex has an explicit candidate set to take as roots; none
+    where :func:`race_applies` says no.
 
     Parameters
     ----------
@@ -78,24 +86,28 @@ def rival_plan(plan: Plan) -> Plan | None:
 
     Returns
     -------
-    Plan or None
-        With ``order_name="gql"``, the same candidate sets, restrictions, multiplier,
-        mode and induced flag.
+    list of Plan
+        Each with its order's ``order_name`` and the same candidate sets, restrictions,
+        multiplier, mode and induced flag.
     """
     if not race_applies(plan):
-        return None
+        return []
     q = plan.query
     counts = []
     for u in range(plan.k):
         c = plan.filter_counts.get(u, {})
         counts.append(int(c.get("refined", c.get("nlf", c.get("ldf", 0)))))
-    order = list(gql_order(q, counts, None))
-    if not plan.induced:
-        order = twins_last(q, order)
-    if order == [int(u) for u in plan.order]:
-        return None
-    d = int(plan.inverse_order[order[0]])
-    if not plan.cand_restricted[d]:
-        return None
-    roots = plan.cand_ids[int(plan.cand_ptr[d]):int(plan.cand_ptr[d + 1])]
-    return reorder_plan(plan, np.asarray(order, dtype=np.int32), roots, order_name="gql")
+    seen = [[int(u) for u in plan.order]]
+    out = []
+    for name, fn in RIVALS:
+        order = [int(u) for u in fn(q, counts, None)]
+        if not plan.induced:
+            order = twins_last(q, order)
+        d = int(plan.inverse_order[order[0]])
+        if order in seen or not plan.cand_restricted[d]:
+            continue
+        seen.append(order)
+        roots = plan.cand_ids[int(plan.cand_ptr[d]):int(plan.cand_ptr[d + 1])]
+        out.append(reorder_plan(plan, np.asarray(order, dtype=np.int32), roots,
+                                order_name=name))
+    return out
