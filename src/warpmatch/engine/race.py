@@ -1,6 +1,6 @@
 """An order race: one count searched in two or three matching orders at once, the first to
-reach the limit (or finish) answers (issue 23, item 2: a bad order must not decide how soon a query's
-first matches come).
+reach the limit (or finish) answers (issue 23, item 2: a bad order must not decide how
+soon a query's first matches come).
 
 Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
 (the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its
@@ -60,11 +60,11 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
         An engine with ``count_steps`` (:func:`can_race`).
     graph : Graph
     plan : Plan
-        A whole count's plan (not a shard's or a part's: the rival starts from other roots).
+        A whole count's plan (not a shard's or a part's: a rival starts from other roots).
     progress : callable, optional
-        ``progress(done, total)``: the further of the two searches, in the first plan's units.
+        ``progress(done, total)``: the furthest of the searches, in the first plan's units.
     stop : callable, optional
-        ``stop(raw_count_so_far)`` between calls (the larger count of the two); True ends
+        ``stop(raw_count_so_far)`` between calls (the largest count of the searches); True ends
         the race with that count, a lower bound.
     after : float, optional
         Seconds the first plan searches alone. The default, ``None``, is
@@ -75,7 +75,7 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     -------
     (int, Plan)
         The raw count and the plan that gave it. ``engine.last_stats`` describes that
-        search, with ``"raced"`` (whether the rival ran) and ``"order"`` (its name).
+        search, with ``"raced"`` (whether a rival ran) and ``"order"`` (the search's order).
 
     Examples
     --------
