@@ -138,7 +138,7 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     finally:
         for r in runs:
             r.close()
-    # closing the loser set the engine's stats too: the answer's search's are put back
+    # closing the others set the engine's stats too: the answer's search's are put back
     stats.update(raced=len(runs) > 1, order=plans[winner].order_name)
     engine.last_stats = stats
     return raw, plans[winner]
@@ -168,7 +168,7 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
     batch_size, limit
         As ``engine.match``'s.
     progress : callable, optional
-        Given to the first search (the rival reports none).
+        Given to the first search (the rivals report none).
     after : float, optional
         The first search's head start; ``None`` (the default) is
         :data:`~warpmatch.plan.rival.RACE_AFTER`.
