@@ -82,17 +82,16 @@ def explain_plan(plan: Plan) -> str:
     lines.append(f"order ({plan.order_name}): "
                  + ", ".join(_name(plan, int(u)) for u in plan.order))
     if plan.order_name == "auto":
-        from .rival import RACE_AFTER, rival_plans
-        rivals = rival_plans(plan)
+        from .rival import RACE_AFTER, rival_orders
+        rivals = rival_orders(plan)       # the orders only: no rival plan is built
         if rivals:
             lines.append(f"  (ri's; a count with a limit on the cpu engine that has not reached "
                          f"it after {RACE_AFTER} s also searches in the "
-                         + " and ".join(r.order_name for r in rivals)
+                         + " and ".join(name for name, _ in rivals)
                          + (" orders" if len(rivals) > 1 else " order")
                          + ", taking turns, the first to reach it answering)")
-            for r in rivals:
-                lines.append(f"  {r.order_name}: "
-                             + ", ".join(_name(plan, int(u)) for u in r.order))
+            for name, order in rivals:
+                lines.append(f"  {name}: " + ", ".join(_name(plan, u) for u in order))
     if plan.refine_passes:
         lines.append(f"candidate refinement: {plan.refine_passes} pass(es) over the query "
                      "edges (a candidate needs a candidate neighbour across every query edge)")

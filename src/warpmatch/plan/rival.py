@@ -2,9 +2,9 @@
 for an order race.
 
 Map: :data:`RACE_AFTER` (how long the first order runs alone) < :func:`race_applies`
-(which plans have rivals) < :func:`rival_plans` (the plan in GraphQL's order and in the core
-order, where they differ from it and from each other, from the first plan's candidate sets:
-no second pass over the graph). The race itself, the searches' kernel calls interleaved
+(which plans have rivals) < :func:`rival_orders` (GraphQL's order and the core order, where
+they differ from the plan's and from each other) < :func:`rival_plans` (the plan in those
+orders, from the first plan's candidate sets: no second pass over the graph). The race itself, the searches' kernel calls interleaved
 until one finishes, is :mod:`warpmatch.engine.race`.
 
 Why race: no static order finds the first matches fast for every query, and the bad one
@@ -17,9 +17,9 @@ first six form a tree that no later edge closes soon), 0.04 s with GraphQL. Runn
 second order beside the first bounds such a query's time by a few times the better
 order's, once the first has run :data:`RACE_AFTER` seconds; a query that reaches its limit
 before then pays nothing. The core order (:func:`~warpmatch.plan.order.core_order`) is the
-third: RI's order already puts the 2-core first on most queries, so it seldom differs, but
-yeast's ``query_sparse_32_193`` found no match in 10 s in RI's or GraphQL's order and
-10^5 in 0.009 s in the core order. Full counts are not raced: there RI's order finished
+third: it differs from RI's on 90 of those 180 queries (GraphQL's on 173), mostly in where
+the core starts; yeast's ``query_sparse_32_193`` found no match in 10 s in RI's or
+GraphQL's order and 10^5 in 0.009 s in the core order. Full counts are not raced: there RI's order finished
 every query GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only
 cost time (up to 1.7x on yeast's 32-vertex queries of 0.4-1 s).
 
@@ -40,7 +40,7 @@ from .build import reorder_plan
 from .order import core_order, gql_order, twins_last
 from .plan import Plan
 
-__all__ = ["RACE_AFTER", "race_applies", "rival_plans"]
+__all__ = ["RACE_AFTER", "race_applies", "rival_orders", "rival_plans"]
 
 #: the rival orders, in the order they join (each where it differs from those before)
 RIVALS = (("gql", gql_order), ("core", core_order))
@@ -73,23 +73,12 @@ def race_applies(plan: Plan) -> bool:
             and not plan.anchors and plan.cut_part is None and plan.empty_reason is None)
 
 
-def rival_plans(plan: Plan) -> list[Plan]:
-    """``plan``'s search in each order of :data:`RIVALS` (over the plan's candidate counts,
+def rival_orders(plan: Plan) -> list[tuple[str, list[int]]]:
+    """``(name, order)`` of each order of :data:`RIVALS` (over the plan's candidate counts,
     twins last where a count counts them) that differs from the plan's and from the ones
     before and whose first vertex has an explicit candidate set to take as roots; none
-    where :func:`race_applies` says no.
-
-    Parameters
-    ----------
-    plan : Plan
-        A plan made by :func:`~warpmatch.plan.build_plan` for a whole count.
-
-    Returns
-    -------
-    list of Plan
-        Each with its order's ``order_name`` and the same candidate sets, restrictions,
-        multiplier, mode and induced flag.
-    """
+    where :func:`race_applies` says no. What ``explain`` shows; :func:`rival_plans` builds
+    the plans."""
     if not race_applies(plan):
         return []
     q = plan.query
@@ -103,10 +92,30 @@ def rival_plans(plan: Plan) -> list[Plan]:
         order = [int(u) for u in fn(q, counts, None)]
         if not plan.induced:
             order = twins_last(q, order)
-        d = int(plan.inverse_order[order[0]])
-        if order in seen or not plan.cand_restricted[d]:
+        if order in seen or not plan.cand_restricted[int(plan.inverse_order[order[0]])]:
             continue
         seen.append(order)
+        out.append((name, order))
+    return out
+
+
+def rival_plans(plan: Plan) -> list[Plan]:
+    """``plan``'s search in each of its :func:`rival_orders`.
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan made by :func:`~warpmatch.plan.build_plan` for a whole count.
+
+    Returns
+    -------
+    list of Plan
+        Each with its order's ``order_name`` and the same candidate sets, restrictions,
+        multiplier, mode and induced flag.
+    """
+    out = []
+    for name, order in rival_orders(plan):
+        d = int(plan.inverse_order[order[0]])
         roots = plan.cand_ids[int(plan.cand_ptr[d]):int(plan.cand_ptr[d + 1])]
         out.append(reorder_plan(plan, np.asarray(order, dtype=np.int32), roots,
                                 order_name=name))
