@@ -17,10 +17,10 @@ first six form a tree that no later edge closes soon), 0.04 s with GraphQL. Runn
 second order beside the first bounds such a query's time by a few times the better
 order's, once the first has run :data:`RACE_AFTER` seconds; a query that reaches its limit
 before then pays nothing. The core order (:func:`~warpmatch.plan.order.core_order`) is the
-third: it differs from RI's on 90 of those 180 queries (GraphQL's on 173), mostly in where
-the core starts; yeast's ``query_sparse_32_193`` found no match in 10 s in RI's or
-GraphQL's order and 10^5 in 0.009 s in the core order. Full counts are not raced: there RI's order finished
-every query GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only
+third: it differs from RI's on 90 of those 180 queries (GraphQL's on 173), and yeast's
+``query_sparse_32_193`` found no match in 10 s in RI's or GraphQL's order and 10^5 in
+0.009 s in the core order. Full counts are not raced: there RI's order finished every
+query GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only
 cost time (up to 1.7x on yeast's 32-vertex queries of 0.4-1 s).
 
 How it differs from the literature (portfolios of orders, e.g. Sun and Luo, SIGMOD 2020,
