@@ -80,23 +80,12 @@ def _labeled(name: str, limit: int) -> tuple[str, Any, list[tuple[str, Any]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--graph", default="snap:email-Eu-core",
-                    help="chung-lu:EDGES or snap:PATH (gmatch_peer.py's forms)")
-    ap.add_argument("--patterns", default="stmatch:3,stmatch:12,stmatch:13,bull",
-                    help="warpmatch names, stmatch24, stmatch:A-B, gmatch:P1-P9 (--gmatch)")
-    ap.add_argument("--gmatch", type=Path, default=None,
-                    help="gMatch's source tree, for its patterns (gmatch:P1-P9)")
+    ap = load("twins_ab").ab_arguments(__doc__, "stmatch:3,stmatch:12,stmatch:13,bull")
     ap.add_argument("--labeled", default=None, metavar="GRAPH",
                     help="instead: a shipped labeled graph (yeast, human, hprd) and its "
                          "queries whose plans end in independent vertices")
     ap.add_argument("--limit", type=int, default=20,
                     help="most labeled queries (--labeled)")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--time-limit", type=float, default=60.0,
-                    help="seconds per count (a count past it is reported as such)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args(argv)
     if args.labeled:
         t = time.perf_counter()

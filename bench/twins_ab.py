@@ -71,11 +71,14 @@ def _gpu(graph: Any, plan: Any, groups: str, limit: float) -> int:
     return int(eng.count(graph, plan)) * int(plan.multiplier)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def ab_arguments(doc: str, patterns: str) -> argparse.ArgumentParser:
+    """The arguments an on/off benchmark of this kind takes (this script's and
+    ``independent_ab.py``'s): the graph, the patterns (default ``patterns``), gMatch's
+    tree for its patterns, repeats, a time limit, the Chung-Lu seed and ``--json``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--graph", default="snap:email-Eu-core",
                     help="chung-lu:EDGES or snap:PATH (gmatch_peer.py's forms)")
-    ap.add_argument("--patterns", default="diamond,stmatch:7,stmatch:9,stmatch:15,stmatch:23",
+    ap.add_argument("--patterns", default=patterns,
                     help="warpmatch names, stmatch24, stmatch:A-B, gmatch:P1-P9 (--gmatch)")
     ap.add_argument("--gmatch", type=Path, default=None,
                     help="gMatch's source tree, for its patterns (gmatch:P1-P9)")
@@ -83,9 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0,
                     help="seconds per count (a count past it is reported as such)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=None, help="write every number here")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = ab_arguments(__doc__, "diamond,stmatch:7,stmatch:9,stmatch:15,stmatch:23")
     ap.add_argument("--gpu", action="store_true",
                     help="also the GPU engine, leaf_groups='twins' (its default) vs 'alike'")
-    ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args(argv)
 
     gp = load("gmatch_peer")
