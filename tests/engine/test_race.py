@@ -13,7 +13,10 @@ turns, the first to finish answering (``plan.rival``, ``engine.race``).
 - Through the API and the CLI (the default order, ``"auto"``): the count equals
   ``order="ri"``'s, only a count with a limit races, and ``--json`` names the order; on
   human, ``query_sparse_20_6``, where RI's order finds no match in 30 s, the race answers
-  the first 10^5 embeddings in GraphQL's order.
+  the first 10^5 embeddings in GraphQL's order or the core order.
+- Where the plan moved a class of twins to its end, the first rival is RI's order with the
+  twins where RI put them (``ri-unmoved``); on yeast, ``query_sparse_32_144``, which finds
+  no match with its twins last in any order, it answers the first 10^5 embeddings.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from warpmatch.engine.race import can_race, count_race, match_race
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.graph.generators import erdos_renyi, random_labels, with_labels
 from warpmatch.plan import build_plan
-from warpmatch.plan.rival import race_applies, rival_plans
+from warpmatch.plan.order import ri_order
+from warpmatch.plan.rival import race_applies, rival_orders, rival_plans
 from warpmatch.query.model import Query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,6 +78,29 @@ def test_rival_keeps_the_search_and_changes_only_the_order():
                 rival.cand_ids[rival.cand_ptr[d1]:rival.cand_ptr[d1 + 1]],
                 plan.cand_ids[plan.cand_ptr[d0]:plan.cand_ptr[d0 + 1]])
     assert CPU.count(g, rival) == CPU.count(g, plan) == REF.count(g, plan)
+
+
+# twins s, t (label 1, both adjacent to a and b) that RI orders before d, and that the
+# count's plan moves to its end (plan.order.twins_last)
+TWINS = "a:0-b:0, a:0-c:0, b:0-c:0, a:0-s:1, b:0-s:1, a:0-t:1, b:0-t:1, c:0-d:2"
+
+
+def test_first_rival_keeps_the_twins_where_ri_put_them():
+    g = _labeled(400, 0.05, labels=3, seed=7)
+    q = Query.parse(TWINS)
+    plan = build_plan(g, q, purpose="count", order="auto")
+    names = q.names
+    assert [names[u] for u in plan.order[-2:]] == ["s", "t"]        # moved last
+    counts = [plan.filter_counts[u]["refined"] for u in range(plan.k)]
+    name, order = rival_orders(plan)[0]
+    assert name == "ri-unmoved" and order == ri_order(q, counts)
+    assert order.index(names.index("d")) > order.index(names.index("t"))
+    rival = rival_plans(plan)[0]
+    want = REF.count(g, plan)
+    assert want > 0 and CPU.count(g, rival) == CPU.count(g, plan) == want
+    # induced plans keep RI's order (no twins moved), so no such rival
+    induced = build_plan(g, q, purpose="count", order="auto", induced=True)
+    assert all(n != "ri-unmoved" for n, _ in rival_orders(induced))
 
 
 def test_no_rival_where_the_race_does_not_apply():
@@ -145,7 +172,23 @@ def test_human_query_that_ri_cannot_start_is_answered_by_the_race(data_path):
     assert r.exit_code == 0, r.output
     d = json.loads(r.output.strip().splitlines()[-1])
     assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
-    assert d["order_raced"] and d["order"] == "gql"
+    # GraphQL's order and the core order both start at once; which answers depends on
+    # which one's kernel call reaches the limit first (their turns' lengths are timed)
+    assert d["order_raced"] and d["order"] in ("gql", "core")
+
+
+def test_yeast_query_with_twins_last_is_answered_by_ri_unmoved(data_path):
+    from click.testing import CliRunner
+
+    from warpmatch.cli import cli
+    yeast = data_path("labeled", "yeast")
+    qf = yeast / "query_graph" / "query_sparse_32_144.graph"
+    r = CliRunner().invoke(cli, ["count", str(yeast / "yeast.graph"), str(qf), "--backend",
+                                  "cpu", "--limit", "100000", "--time-limit", "60", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output.strip().splitlines()[-1])
+    assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
+    assert d["order_raced"] and d["order"] == "ri-unmoved"
 
 
 def _rows(batches) -> list[tuple[int, ...]]:
@@ -196,13 +239,14 @@ def test_human_listing_that_ri_cannot_start_is_answered_by_the_race(data_path):
     _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())
 
 
-def test_yeast_query_only_the_core_order_starts(data_path):
-    """yeast's ``query_sparse_32_193``: no match in 10 s in RI's or GraphQL's order, 10^5 in
-    the core order at once: the three-way race answers."""
+def test_yeast_query_that_ri_and_gql_cannot_start(data_path):
+    """yeast's ``query_sparse_32_193``: no match in 10 s in RI's or GraphQL's order (twins
+    last), 10^5 at once in the core order and in RI's with the twins in place: the race
+    answers, in one of those two (whichever takes its turn first)."""
     from warpmatch.query.io import read_query_file
     yeast = data_path("labeled", "yeast")
     g = wm.read_graph(yeast / "yeast.graph")
     q = read_query_file(yeast / "query_graph" / "query_sparse_32_193.graph")
     r = wm.count_result(g, q, backend="cpu", limit=100_000, time_limit=60)
     assert r.partial is not None and r.partial.startswith("limit") and r.count >= 100_000
-    assert r.raced and r.plan.order_name == "core"
+    assert r.raced and r.plan.order_name in ("core", "ri-unmoved")

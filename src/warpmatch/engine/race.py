@@ -1,4 +1,4 @@
-"""An order race: one count searched in two or three matching orders at once, the first to
+"""An order race: one count searched in two to four matching orders at once, the first to
 reach the limit (or finish) answers (issue 23, item 2: a bad order must not decide how
 soon a query's first matches come).
 
@@ -38,7 +38,8 @@ __all__ = ["can_race", "count_race", "match_race", "RIVAL_SHARE"]
 #: each rival's time over the first order's: RI's order is the better one more often (it
 #: finished every full count of the shipped labeled queries that GraphQL's did, see
 #: :mod:`warpmatch.plan.rival`), so a search RI's order wins pays about 1.5x its time after
-#: the head start (2x with two rivals), one only a rival wins about 3x (4x)
+#: the head start (2x with two rivals, 2.5x with three), one only a rival wins about 3x
+#: (4x, 5x)
 RIVAL_SHARE = 0.5
 
 

@@ -1,11 +1,12 @@
-"""The rivals of a count's plan: the same search in GraphQL's order and in the core order,
-for an order race.
+"""The rivals of a count's plan: the same search with its twins where RI's order put them,
+in GraphQL's order and in the core order, for an order race.
 
 Map: :data:`RACE_AFTER` (how long the first order runs alone) < :func:`race_applies`
-(which plans have rivals) < :func:`rival_orders` (GraphQL's order and the core order, where
-they differ from the plan's and from each other) < :func:`rival_plans` (the plan in those
-orders, from the first plan's candidate sets: no second pass over the graph). The race itself, the searches' kernel calls interleaved
-until one finishes, is :mod:`warpmatch.engine.race`.
+(which plans have rivals) < :func:`rival_orders` (RI's order with its twins in place,
+GraphQL's order and the core order, where they differ from the plan's and from each
+other) < :func:`rival_plans` (the plan in those orders, from the first plan's candidate
+sets: no second pass over the graph). The race itself, the searches' kernel calls
+interleaved until one finishes, is :mod:`warpmatch.engine.race`.
 
 Why race: no static order finds the first matches fast for every query, and the bad one
 can be very bad. On the shipped labeled sets (2-core box, CPU engine, the first 10^5
@@ -23,6 +24,15 @@ third: it differs from RI's on 90 of those 180 queries (GraphQL's on 173), and y
 query GraphQL's did (the same sets, 3 s: 107 of 180 against 104), so a race only
 cost time (up to 1.7x on yeast's 32-vertex queries of 0.4-1 s).
 
+The first rival, ``ri-unmoved``, is RI's order as RI chose it. A count's plan moves a
+class of twins to the end of its order (:func:`~warpmatch.plan.order.twins_last`), where
+count mode counts them from one intersection instead of enumerating them. Where the twins
+rarely fit, that move defers the check that would have cut a branch at once to the end of
+every branch: yeast's ``query_sparse_32_144`` (twins adjacent to the first two vertices,
+each of the three orders with them moved last) and human's ``query_dense_16_155`` found
+no match in 10 s in any order with the twins last, and 10^5 in 0.03-0.08 s in each of the
+three orders with the twins where the order put them.
+
 How it differs from the literature (portfolios of orders, e.g. Sun and Luo, SIGMOD 2020,
 who find no order best on every query; DP-iso's adaptive order):
 
@@ -37,13 +47,15 @@ from __future__ import annotations
 import numpy as np
 
 from .build import reorder_plan
-from .order import core_order, gql_order, twins_last
+from .order import core_order, gql_order, ri_order, twins_last
 from .plan import Plan
 
 __all__ = ["RACE_AFTER", "race_applies", "rival_orders", "rival_plans"]
 
-#: the rival orders, in the order they join (each where it differs from those before)
-RIVALS = (("gql", gql_order), ("core", core_order))
+#: the rival orders, in the order they join (each where it differs from those before):
+#: name, order function, and whether twins go last (:func:`~warpmatch.plan.order.twins_last`)
+RIVALS = (("ri-unmoved", ri_order, False), ("gql", gql_order, True),
+          ("core", core_order, True))
 
 #: seconds the first order searches alone before its rival joins (a count that ends
 #: sooner never builds the rival)
@@ -74,11 +86,11 @@ def race_applies(plan: Plan) -> bool:
 
 
 def rival_orders(plan: Plan) -> list[tuple[str, list[int]]]:
-    """``(name, order)`` of each order of :data:`RIVALS` (over the plan's candidate counts,
-    twins last where a count counts them) that differs from the plan's and from the ones
-    before and whose first vertex has an explicit candidate set to take as roots; none
-    where :func:`race_applies` says no. What ``explain`` shows; :func:`rival_plans` builds
-    the plans."""
+    """``(name, order)`` of each order of :data:`RIVALS` (over the plan's candidate counts;
+    twins last where a count counts them, except in ``ri-unmoved``) that differs from the
+    plan's and from the ones before and whose first vertex has an explicit candidate set
+    to take as roots; none where :func:`race_applies` says no. What ``explain`` shows;
+    :func:`rival_plans` builds the plans."""
     if not race_applies(plan):
         return []
     q = plan.query
@@ -88,9 +100,9 @@ def rival_orders(plan: Plan) -> list[tuple[str, list[int]]]:
         counts.append(int(c.get("refined", c.get("nlf", c.get("ldf", 0)))))
     seen = [[int(u) for u in plan.order]]
     out = []
-    for name, fn in RIVALS:
+    for name, fn, last in RIVALS:
         order = [int(u) for u in fn(q, counts, None)]
-        if not plan.induced:
+        if last and not plan.induced:
             order = twins_last(q, order)
         if order in seen or not plan.cand_restricted[int(plan.inverse_order[order[0]])]:
             continue
