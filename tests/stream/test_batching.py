@@ -223,3 +223,47 @@ def test_college_msg_deltas_do_not_depend_on_how_batches_close(data_path, routed
         assert cm.count == want.added - want.removed + cm.initial_count
         if routed:
             assert min(cm.paths.values()) > 0
+
+
+@pytest.mark.parametrize("max_latency", [0, "1ms"])
+def test_batches_grow_to_full_size_when_matching_falls_behind(max_latency):
+    """Back-pressure: a producer of single updates faster than the matcher. The reader holds
+    at most max(2 * batch_size, PENDING_MIN) updates ahead of the batches (then the producer
+    waits), and each batch after the matcher was busy takes all that waited: full batches,
+    not one batch per handful of pieces (a queue of 64 pieces gave batches of 64 here)."""
+    from warpmatch.stream.batching import PENDING_MIN
+
+    B, N = 1000, 7_500
+    cap = max(2 * B, PENDING_MIN)
+    made = [0]                 # updates the reader has taken in (asked for the next one)
+    taken = [0]                # updates handed on in batches
+    ahead = []                 # made - taken, seen by the producer before each update
+
+    def producer():
+        for i in range(N):
+            ahead.append(made[0] - taken[0])
+            yield (i % 97, (i * 7 + 1) % 97 + 97, "+")
+            made[0] += 1       # runs when the reader asks for the next: this one is held
+
+    def caught_up() -> bool:  # the reader is full (or the producer done): a slow matcher
+        return made[0] >= N or made[0] - taken[0] >= cap
+
+    sizes = []
+    it = stream_batches(producer(), B, max_latency=max_latency)
+    for b in it:
+        sizes.append(len(b))
+        taken[0] += len(b)
+        for _ in range(int(WAIT / 0.001)):   # the matcher is busy until the reader is full
+            if caught_up():
+                break
+            threading.Event().wait(0.001)
+        else:
+            raise AssertionError("the reader never filled up")
+    assert sum(sizes) == N
+    # after the first batch (whatever had arrived when it closed), every batch is full
+    # but the last
+    assert all(s == B for s in sizes[1:-1]), sizes
+    assert len(sizes) <= N // B + 2
+    # and the producer was never further ahead than the reader's room (cap) plus what a
+    # batch took from it and has not handed on yet (at most cap, plus a remainder < B)
+    assert max(ahead) <= 2 * cap + B + 1

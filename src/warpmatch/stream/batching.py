@@ -22,6 +22,15 @@ arrive, whatever ``batch_size``; a fast one still fills whole batches. The
 batches never change the results: per-update deltas do not depend on how a
 stream is cut (DESIGN.md).
 
+Back-pressure (issue 17, item 3): the reader thread holds at most twice
+``batch_size`` updates (:data:`PENDING_MIN` at least) that were not handed on,
+counted in updates, not in pieces (:class:`_Pending`). When matching falls
+behind, a fast producer waits there, and the next batch takes everything that
+waited, up to ``batch_size``: batches grow to full size instead of a queue
+growing. (A queue of 64 pieces did this before; a producer of single updates,
+e.g. ``item_batches``, then got batches of 64 updates at saturation whatever
+``batch_size``.)
+
 How it differs from DCSM: DCSM's host thread closes batches as the GPU
 pipeline asks for them; here a batch closes on size or time only, and the
 next batch is matched after the previous one (no pipelining yet: the
@@ -29,9 +38,9 @@ multi-version store of issue 17 is what would let batches overlap).
 """
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -99,25 +108,69 @@ def concat_updates(parts: list[Updates]) -> Updates:
                    cat("line"), last.source, last.new_vertex_ids, last.new_vertex_labels)
 
 
-def _reader(source: Iterable[Any], q: "queue.Queue[Any]", stop: threading.Event) -> None:
-    def put(x: Any) -> bool:
-        # a full queue is waited on only while the consumer is there (a consumer that
-        # stopped early must not leave this thread blocked for good)
-        while not stop.is_set():
-            try:
-                q.put((time.perf_counter(), x), timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+#: fewest updates the reader thread may hold that were not handed on yet
+#: (:class:`_Pending`; twice the batch size where that is more)
+PENDING_MIN = 1024
+
+
+class _Pending:
+    """Pieces the reader thread has read and the batches have not taken yet, bounded by
+    their *updates*, not by their number: a producer that yields one update at a time
+    (``item_batches``) and one that yields parsed chunks are held back alike.
+
+    ``put`` waits while the pieces held and the new one together would pass ``cap`` (a
+    piece larger than ``cap`` goes in alone, once nothing else is held), so a producer
+    faster than the matcher is blocked here (back-pressure) instead of a queue growing;
+    ``take`` hands on everything held at once, so a batch closed after the matcher fell
+    behind takes all that waited, up to a full batch.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = int(cap)
+        self.cond = threading.Condition()
+        self.items: deque = deque()    # (arrival time, piece, updates)
+        self.count = 0                 # updates in ``items``
+
+    def put(self, piece: Any, n: int, stop: threading.Event) -> bool:
+        """Hold ``piece`` (``n`` updates) once there is room; False if the consumer
+        stopped first."""
+        with self.cond:
+            while self.count > 0 and self.count + n > self.cap:
+                if stop.is_set():
+                    return False
+                # a consumer that stopped early must not leave this thread waiting for good
+                self.cond.wait(0.1)
+            if stop.is_set():
+                return False
+            self.items.append((time.perf_counter(), piece, n))
+            self.count += n
+            self.cond.notify_all()
+            return True
+
+    def take(self, timeout: float | None) -> list:
+        """Every piece held, waiting up to ``timeout`` seconds (``None``: for ever) for
+        one; ``[]`` when none came in time."""
+        with self.cond:
+            if not self.items:
+                self.cond.wait_for(lambda: bool(self.items), timeout)
+            out = list(self.items)
+            self.items.clear()
+            self.count = 0
+            self.cond.notify_all()
+            return out
+
+
+def _reader(source: Iterable[Any], size: Callable[[Any], int], pending: _Pending,
+            stop: threading.Event) -> None:
     try:
         for piece in source:
-            if not put(piece):
+            n = size(piece)
+            if n and not pending.put(piece, n, stop):
                 return
     except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
-        put(exc)
+        pending.put(exc, 0, stop)
         return
-    put(_END)
+    pending.put(_END, 0, stop)
 
 
 def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | None,
@@ -150,18 +203,21 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
     ------
     Any
         Batches of at most ``batch_size`` updates, in order; none is empty.
+        While the caller is busy with one batch, the reader goes on reading
+        up to ``max(2 * batch_size, PENDING_MIN)`` updates ahead and then
+        blocks the producer; the next batch takes all of them, to a full batch.
     """
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    q: "queue.Queue[Any]" = queue.Queue(maxsize=64)   # back-pressure on a fast producer
+    pending = _Pending(max(2 * int(batch_size), PENDING_MIN))
     stop = threading.Event()
-    th = threading.Thread(target=_reader, args=(pieces, q, stop), daemon=True,
+    th = threading.Thread(target=_reader, args=(pieces, size, pending, stop), daemon=True,
                           name="warpmatch-batches")
     th.start()
     held: list = []            # pieces not handed on yet
     times: list = []           # their updates' arrival times (with ``arrivals``)
     count = 0                  # their updates
-    oldest = 0.0               # when the first of them arrived
+    marks: list = []           # (updates held up to and with a piece, its arrival time)
 
     def arrived() -> np.ndarray:
         return times[0] if len(times) == 1 else np.concatenate(times)
@@ -170,32 +226,25 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
         while True:
             timeout = None
             if held and max_latency is not None:
-                timeout = max(0.0, oldest + max_latency - time.perf_counter())
-            try:
-                t, piece = q.get(timeout=timeout)
-            except queue.Empty:              # the oldest update has waited long enough
+                # marks[0]: the piece of the oldest update held
+                timeout = max(0.0, marks[0][1] + max_latency - time.perf_counter())
+            got = pending.take(timeout)
+            if not got:                      # the oldest update has waited long enough
                 if arrivals is not None:
                     arrivals(arrived())
                 yield combine(held)
-                held, times, count = [], [], 0
+                held, times, marks, count = [], [], [], 0
                 continue
-            if piece is _END or isinstance(piece, BaseException):
-                if held:
-                    if arrivals is not None:
-                        arrivals(arrived())
-                    yield combine(held)
-                if isinstance(piece, BaseException):
-                    raise piece
-                return
-            n = size(piece)
-            if n == 0:
-                continue
-            if not held:
-                oldest = t
-            held.append(piece)
-            if arrivals is not None:
-                times.append(np.full(n, t))
-            count += n
+            end: Any = None
+            for t, piece, n in got:
+                if piece is _END or isinstance(piece, BaseException):
+                    end = piece
+                    break
+                held.append(piece)
+                if arrivals is not None:
+                    times.append(np.full(n, t))
+                count += n
+                marks.append((count, t))
             if count >= batch_size:
                 whole = combine(held)
                 at = arrived() if arrivals is not None else None
@@ -207,8 +256,16 @@ def timed_batches(pieces: Iterable[Any], batch_size: int, max_latency: float | N
                     lo += batch_size
                 held = [cut(whole, lo, count)] if lo < count else []
                 times = [at[lo:count]] if at is not None and lo < count else []
+                marks = [(e - lo, t) for e, t in marks if e > lo]
                 count -= lo
-                oldest = t if held else 0.0
+            if end is not None:
+                if held:
+                    if arrivals is not None:
+                        arrivals(arrived())
+                    yield combine(held)
+                if isinstance(end, BaseException):
+                    raise end
+                return
     finally:
         stop.set()
 
