@@ -417,6 +417,30 @@ def test_generate_labels_round_trip(tmp_path) -> None:
     assert g.vertex_labels is not None and set(np.unique(g.vertex_labels)) <= {0, 1, 2}
 
 
+def test_generate_edge_labels(tmp_path) -> None:
+    out = tmp_path / "el.wmg"
+    res = run("generate", "rmat", out, "--scale", "8", "--edge-factor", "4", "--labels", "3",
+              "--edge-labels", "5", "--seed", "2")
+    assert res.exit_code == 0, res.stderr
+    assert "5 uniform edge labels" in res.stdout
+    g = wm.read_graph(out)
+    assert g.edge_labels is not None and set(np.unique(g.edge_labels)) == set(range(5))
+    # the edge labels have a seed of their own: the vertex labels are those without them
+    plain = tmp_path / "vl.wmg"
+    assert run("generate", "rmat", plain, "--scale", "8", "--edge-factor", "4", "--labels",
+               "3", "--seed", "2").exit_code == 0
+    h = wm.read_graph(plain)
+    assert np.array_equal(g.vertex_labels, h.vertex_labels)
+    assert np.array_equal(g.indices, h.indices) and h.edge_labels is None
+    # an edge list keeps edge labels (a third column); Matrix Market does not
+    txt = tmp_path / "el.txt"
+    assert run("generate", "ba", txt, "--n", "50", "--m", "2", "--edge-labels", "3").exit_code == 0
+    assert wm.read_graph(txt, edge_labels=True).edge_labels is not None
+    res = run("generate", "ba", tmp_path / "el.mtx", "--n", "50", "--edge-labels", "3")
+    assert_clean_error(res, "--edge-labels", "el.mtx", code=2)
+    assert not (tmp_path / "el.mtx").exists()
+
+
 # ---------------------------------------------------------- patterns / demo
 def test_patterns() -> None:
     res = run("patterns", "--json")

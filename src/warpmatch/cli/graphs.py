@@ -190,7 +190,10 @@ def generate() -> None:
 
 def _label_options(f: Callable) -> Callable:
     f = click.option("--zipf", is_flag=True,
-                     help="Zipf-skewed labels (default: uniform).")(f)
+                     help="Zipf-skewed labels, vertex and edge (default: uniform).")(f)
+    f = click.option("--edge-labels", type=click.IntRange(min=1), default=None,
+                     help="Give edges random labels 0..N-1 (uniform: GENEVA's set-up; "
+                          "matched on the query's labels' partitions).")(f)
     f = click.option("--labels", type=click.IntRange(min=1), default=None,
                      help="Give vertices random labels 0..N-1.")(f)
     f = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(f)
@@ -236,26 +239,36 @@ def _write_graph_atomic(g: Any, target: str, fmt: str) -> None:
         warnings.warn(str(w.message).replace(os.fspath(tmp), target), w.category)
 
 
-def _check_generate_target(out: str, labels: int | None) -> str:
+def _check_generate_target(out: str, labels: int | None, edge_labels: int | None) -> str:
     """OUT's format, checked before generating (a bad name must not cost the generation)."""
     from ..graph.formats import output_graph_format
     fmt = output_graph_format(out)
     if _labels_lost(fmt, bool(labels), False):
         raise click.UsageError(f"--labels needs an output format that keeps vertex labels "
                                f"({_LABEL_EXTENSIONS}); {out} would drop them")
+    if _labels_lost(fmt, False, bool(edge_labels)):
+        raise click.UsageError(f"--edge-labels needs an output format that keeps edge labels "
+                               f"({_LABEL_EXTENSIONS} or an edge list); {out} would drop them")
     return fmt
 
 
-def _finish_generated(g: Any, out: str, fmt: str, labels: int | None, zipf: bool, seed: int,
-                      t0: float) -> None:
+def _finish_generated(g: Any, out: str, fmt: str, labels: int | None, edge_labels: int | None,
+                      zipf: bool, seed: int, t0: float) -> None:
     import dataclasses
 
     from ..graph import random_labels
+    from ..graph.generators import with_labels
+    dist = "zipf" if zipf else "uniform"
     if labels:
-        vl = random_labels(g.n, labels, "zipf" if zipf else "uniform", seed)
-        g = dataclasses.replace(g, vertex_labels=vl)
+        g = dataclasses.replace(g, vertex_labels=random_labels(g.n, labels, dist, seed))
+    if edge_labels:
+        # a seed of their own, so that adding --edge-labels leaves the vertex labels as
+        # they were
+        g = with_labels(g, edge_labels=random_labels(g.num_edges, edge_labels, dist,
+                                                     seed + 1))
     _write_graph_atomic(g, out, fmt)
-    lab = f", {labels} {'zipf' if zipf else 'uniform'} labels" if labels else ""
+    lab = f", {labels} {dist} labels" if labels else ""
+    lab += f", {edge_labels} {dist} edge labels" if edge_labels else ""
     click.echo(f"wrote {out}: {_graph_line(g)}{lab}; {time.perf_counter() - t0:.2f} s")
 
 
@@ -268,25 +281,27 @@ def _finish_generated(g: Any, out: str, fmt: str, labels: int | None, zipf: bool
 @_label_options
 @_debug_option
 def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int | None,
-                  zipf: bool) -> None:
+                  edge_labels: int | None, zipf: bool) -> None:
     """A power-law RMAT/Kronecker graph with 2**SCALE vertices, written to OUT.
 
     OUT's extension picks the format; .wmg (the binary cache) loads fastest.
-    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv (edge
+    labels also an edge list, as a third column).
 
     \b
     Examples:
       warpmatch generate rmat big.wmg --scale 20 --edge-factor 16 --seed 1
       warpmatch generate rmat labeled.wmg --scale 16 --labels 8 --zipf
+      warpmatch generate rmat elabeled.wmg --scale 20 --edge-labels 12
       warpmatch generate rmat small.txt --scale 10
     """
     from ..graph import rmat
-    fmt = _check_generate_target(out, labels)
+    fmt = _check_generate_target(out, labels, edge_labels)
     t0 = time.perf_counter()
     with warnings.catch_warnings():   # RMAT draws duplicates by design; not worth a warning
         warnings.simplefilter("ignore")
         g = rmat(scale, edge_factor, seed=seed)
-    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
+    _finish_generated(g, out, fmt, labels, edge_labels, zipf, seed, t0)
 
 
 @generate.command("ba", context_settings=CONTEXT_SETTINGS)
@@ -297,11 +312,13 @@ def generate_rmat(out: str, scale: int, edge_factor: int, seed: int, labels: int
               help="Edges each new vertex attaches.")
 @_label_options
 @_debug_option
-def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None, zipf: bool) -> None:
+def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None,
+                edge_labels: int | None, zipf: bool) -> None:
     """A Barabási–Albert preferential-attachment graph, written to OUT.
 
     OUT's extension picks the format; .wmg (the binary cache) loads fastest.
-    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv.
+    Labels need a format that keeps them: .wmg, .graph, .parquet or .csv (edge
+    labels also an edge list, as a third column).
 
     \b
     Examples:
@@ -309,10 +326,10 @@ def generate_ba(out: str, n: int, m: int, seed: int, labels: int | None, zipf: b
       warpmatch generate ba ba.graph --n 20000 --m 5 --labels 16 --zipf
     """
     from ..graph import barabasi_albert
-    fmt = _check_generate_target(out, labels)
+    fmt = _check_generate_target(out, labels, edge_labels)
     t0 = time.perf_counter()
     g = barabasi_albert(n, m, seed=seed)
-    _finish_generated(g, out, fmt, labels, zipf, seed, t0)
+    _finish_generated(g, out, fmt, labels, edge_labels, zipf, seed, t0)
 
 
 # ------------------------------------------------------------------ patterns
