@@ -116,6 +116,10 @@ class CountResult:
         Whether a second matching order raced the first
         (:mod:`warpmatch.engine.race`); ``plan.order_name`` names the one that
         answered. The default is ``False``.
+    raced_on : str or None
+        ``"cpu"`` where a rival order searched on the CPU engine beside the GPU
+        engine's search answered (:func:`warpmatch.engine.race.count_beside`);
+        ``None`` (the default) where the count's own engine did.
     """
 
     count: int
@@ -136,6 +140,7 @@ class CountResult:
     edge_labels: dict | None = None
     vertex_order: str = "given"
     raced: bool = False
+    raced_on: str | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -175,6 +180,7 @@ class CountResult:
             "vertex_order": self.vertex_order,
             "order": self.plan.order_name,
             "order_raced": bool(self.raced),
+            "order_raced_on": self.raced_on,
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),

@@ -267,7 +267,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     import inspect
 
     from .engine import resolve_backend
-    from .engine.race import can_race, count_race
+    from .engine.race import can_race, count_beside, count_race, races_beside
 
     if limit is not None and int(limit) < 1:
         raise QueryError(f"limit must be at least 1, not {limit}")
@@ -321,6 +321,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         if order == "auto" and limit is not None and can_race(engine):
             raw, plan = count_race(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
+        elif order == "auto" and limit is not None and races_beside(engine):
+            # the GPU engine: the rival orders on the CPU engine, in a thread beside it
+            raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
+            raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
         else:
             raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
@@ -333,7 +337,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        t3 - t2, t1 - t0, plan, q, whole, warmup_seconds=warm_s,
                        partial=why[0] if why else None, compile_seconds=compile_s,
                        gpu_module=stats.get("module"), edge_labels=by_label,
-                       vertex_order="degree" if by_degree else "given", raced=raced)
+                       vertex_order="degree" if by_degree else "given", raced=raced,
+                       raced_on=stats.get("raced_on") if raced else None)
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,
@@ -372,12 +377,13 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         anchored vertex, not filtered afterwards. The default is ``None``.
     order : str, optional
         Matching-order strategy (:mod:`warpmatch.plan.order`). The default, ``"auto"``,
-        is RI's (Bonnici et al. 2013); on the CPU engine, a count with a ``limit``
-        (:func:`count_result`) of a labeled query of five or more vertices that has
-        not reached it after 0.2 s also searches in GraphQL's order and the core order
-        (where they differ), taking turns, and the first to reach it (or finish)
-        answers (:mod:`warpmatch.engine.race`: no single order finds the first matches
-        fast for every query).
+        is RI's (Bonnici et al. 2013); a count with a ``limit`` (:func:`count_result`)
+        of a labeled query of five or more vertices that has not reached it after 0.2 s
+        also searches in RI's order with its twins in place, GraphQL's order and the
+        core order (where they differ; :mod:`warpmatch.plan.rival`), and the first to
+        reach it (or finish) answers (:mod:`warpmatch.engine.race`: no single order
+        finds the first matches fast for every query). On the CPU engine they take
+        turns; beside the GPU engine's search they run on the CPU engine.
     progress : bool or callable, optional
         ``True`` shows a progress bar on stderr; a callable receives
         ``(work done, work total)`` several times a second (the unit is the

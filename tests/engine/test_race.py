@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import warpmatch as wm
 from warpmatch.engine.cpu import CpuEngine
-from warpmatch.engine.race import can_race, count_race, match_race
+from warpmatch.engine.race import can_race, count_beside, count_race, match_race
 from warpmatch.engine.reference import ReferenceEngine
 from warpmatch.graph.generators import erdos_renyi, random_labels, with_labels
 from warpmatch.plan import build_plan
@@ -250,3 +250,85 @@ def test_yeast_query_that_ri_and_gql_cannot_start(data_path):
     r = wm.count_result(g, q, backend="cpu", limit=100_000, time_limit=60)
     assert r.partial is not None and r.partial.startswith("limit") and r.count >= 100_000
     assert r.raced and r.plan.order_name in ("core", "ri-unmoved")
+
+
+class _Stalled:
+    """An engine that cannot interleave and never finishes by itself (a GPU search stuck in
+    a bad order): it asks ``stop`` every millisecond, as the GPU engine does between
+    launches, and counts nothing."""
+
+    name = "stalled"
+
+    def __init__(self, fail: bool = False):
+        self.fail, self.asked = fail, 0
+        self.last_stats = {"compile_s": 0.5}
+
+    def count(self, graph, plan, progress=None, stop=None):
+        import time
+        if self.fail:
+            raise RuntimeError("device lost")
+        for _ in range(60_000):                       # 60 s at most: a failure, not a hang
+            self.asked += 1
+            if stop is not None and stop(0):
+                return 0
+            time.sleep(0.001)
+        raise AssertionError("the rivals never answered")
+
+
+def _rival_threads() -> list:
+    import threading
+    return [t for t in threading.enumerate() if t.name == "warpmatch-rivals"]
+
+
+def test_rivals_beside_answer_for_a_stalled_engine():
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    want = REF.count(g, plan)
+    eng = _Stalled()
+    raw, used = count_beside(eng, g, plan, after=0.0, cpu=CPU)
+    assert raw == want and used.order_name in {n for n, _ in rival_orders(plan)}
+    assert eng.last_stats["raced"] and eng.last_stats["raced_on"] == "cpu"
+    assert eng.last_stats["order"] == used.order_name and eng.last_stats["compile_s"] == 0.5
+    assert not _rival_threads()
+    # a limit: the rivals stop at it, and their count (a lower bound) answers
+    seen = []
+    raw, used = count_beside(_Stalled(), g, plan, after=0.0, cpu=CPU,
+                             stop=lambda c: seen.append(c) or c >= 3)
+    assert 3 <= raw <= want and seen and used is not plan
+
+
+def test_rivals_beside_wait_for_their_turn_and_stop_with_the_count():
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    # the first search answers before the rivals' head start is over: no rival ran
+    raw, used = count_beside(REF, g, plan, after=60.0, cpu=CPU)
+    assert raw == REF.count(g, plan) and used is plan
+    assert not REF.last_stats["raced"] and "raced_on" not in REF.last_stats
+    assert not _rival_threads()
+    # a failing first search fails the count, and the rivals' thread ends with it
+    with pytest.raises(RuntimeError, match="device lost"):
+        count_beside(_Stalled(fail=True), g, plan, after=0.0, cpu=CPU)
+    assert not _rival_threads()
+    # no rivals (an unlabeled query): the first search alone, to its end
+    unl = erdos_renyi(40, p=0.2, seed=2)
+    p2 = build_plan(unl, Query.parse("a-b, b-c, c-d, d-e, e-a, a-c"), purpose="count")
+    raw, used = count_beside(REF, unl, p2, after=0.0, cpu=CPU)
+    assert raw == REF.count(unl, p2) and used is p2 and not REF.last_stats["raced"]
+
+
+def test_api_races_rivals_beside_an_engine_that_cannot_interleave(monkeypatch):
+    """count_result on an engine like the GPU one (here the reference engine, taken for
+    one): the rivals run on the CPU engine beside it, and --json says where the answer came
+    from."""
+    import warpmatch.engine.race as race
+    monkeypatch.setattr(race, "races_beside", lambda engine: engine.name == "reference")
+    monkeypatch.setattr(race, "RACE_AFTER", 0.0)
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    q = Query.parse(PATHY)
+    full = wm.count_result(g, q, backend="cpu", order="ri")
+    r = wm.count_result(g, q, backend="reference", limit=10 * full.count)
+    assert r.count == full.count and r.partial is None and r.raced
+    d = r.as_dict()
+    assert d["order_raced"] and d["order_raced_on"] in (None, "cpu")
+    assert (d["order_raced_on"] == "cpu") == (r.plan.order_name != "auto")
+    assert wm.count_result(g, q, backend="cpu").as_dict()["order_raced_on"] is None

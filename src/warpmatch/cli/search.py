@@ -362,6 +362,7 @@ def _raced_note(res: Any) -> str:
     """The summary line's note on an order race (:mod:`warpmatch.engine.race`): which order
     answered, or which was ahead when a time limit stopped both."""
     name = "ri" if res.plan.order_name == "auto" else res.plan.order_name
+    on = f" on the {res.raced_on} engine" if getattr(res, "raced_on", None) else ""
     if res.partial and not res.partial.startswith("limit"):
-        return f"; orders raced ({name} ahead)"
-    return f"; orders raced, {name} answered"
+        return f"; orders raced ({name}{on} ahead)"
+    return f"; orders raced, {name} answered{on}"

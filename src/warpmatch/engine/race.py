@@ -6,7 +6,9 @@ Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`
 (the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its
 rivals' kernel calls take turns with its own) and :func:`match_race` (a listing: the rivals
 join a search that has found nothing in that time, and the first to find a match is the one
-listed). The rival plans and why several orders: :mod:`warpmatch.plan.rival`.
+listed); :func:`races_beside` < :func:`count_beside` (an engine that cannot interleave, the
+GPU engine, counts the plan while the CPU engine searches its rivals in a thread beside it).
+The rival plans and why several orders: :mod:`warpmatch.plan.rival`.
 
 How it differs from a portfolio run in parallel processes:
 
@@ -14,9 +16,12 @@ How it differs from a portfolio run in parallel processes:
   engine's adaptive call length, about 0.1 s), each rival getting :data:`RIVAL_SHARE` of
   the first's time, so each has all the cores while it runs and none holds a second copy
   of the graph.
-- Only the CPU engine races (its search is resumable call by call,
-  :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`); the GPU engine searches the plan's
-  own order.
+- Only the CPU engine interleaves (its search is resumable call by call,
+  :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`). The GPU engine searches the plan's
+  own order, and its rivals run on the CPU engine in a thread beside it
+  (:func:`count_beside`): the host's cores are idle while the device searches. The one
+  that answers first stops the other (the GPU engine between its launches, so never
+  before its module is compiled and its first launch has run).
 - With a limit (``--limit``) or a time limit, the count so far is the largest of the
   searches', a lower bound either way; they never add up (they count the same matches).
 - A listing streams its rows as they come, so it cannot take them from two searches: the
@@ -25,6 +30,7 @@ How it differs from a portfolio run in parallel processes:
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Iterator
 
@@ -33,7 +39,8 @@ from ..plan.plan import Plan
 from ..plan.rival import RACE_AFTER, rival_plans
 from .base import Progress, Stop
 
-__all__ = ["can_race", "count_race", "match_race", "RIVAL_SHARE"]
+__all__ = ["can_race", "count_race", "match_race", "races_beside", "count_beside",
+           "RIVAL_SHARE"]
 
 #: each rival's time over the first order's: RI's order is the better one more often (it
 #: finished every full count of the shipped labeled queries that GraphQL's did, see
@@ -143,6 +150,125 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     stats.update(raced=len(runs) > 1, order=plans[winner].order_name)
     engine.last_stats = stats
     return raw, plans[winner]
+
+
+def races_beside(engine: Any) -> bool:
+    """Whether a count on ``engine`` races its rivals on the CPU engine beside it
+    (:func:`count_beside`): the GPU engine's, which cannot interleave searches."""
+    return getattr(engine, "name", None) == "gpu" and not can_race(engine)
+
+
+def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | None = None,
+                 stop: Stop | None = None, after: float | None = None,
+                 cpu: Any = None) -> tuple[int, Plan]:
+    """Raw count of ``plan`` on ``engine`` (one that cannot interleave searches: the GPU
+    engine), with ``plan``'s rival orders searched on the CPU engine in a thread beside it
+    once it has counted ``after`` seconds; the first to finish, or to reach the limit
+    ``stop`` sets, answers and stops the other.
+
+    Parameters
+    ----------
+    engine : Engine
+        Counts ``plan`` in this thread, with ``progress`` and a ``stop`` that also ends it
+        once a rival has answered.
+    graph : Graph
+    plan : Plan
+        A whole count's plan.
+    progress : callable, optional
+        Given to ``engine`` (the rivals report none).
+    stop : callable, optional
+        ``stop(raw_count_so_far)``, asked by both threads (with each search's own count):
+        True ends that search with its count, a lower bound.
+    after : float, optional
+        Seconds before the rivals start; ``None`` (the default) is
+        :data:`~warpmatch.plan.rival.RACE_AFTER`.
+    cpu : CpuEngine, optional
+        The engine of the rivals (a new :class:`~warpmatch.engine.cpu.CpuEngine` by
+        default).
+
+    Returns
+    -------
+    (int, Plan)
+        The raw count and the plan that gave it: the larger count where both were cut
+        (each a lower bound of the same number), the rival's where it answered first.
+        ``engine.last_stats`` is ``engine``'s own, with ``"raced"`` (whether rivals ran)
+        and ``"order"``; ``"raced_on": "cpu"`` where a rival answered.
+
+    Notes
+    -----
+    The rivals take turns of one kernel call on the CPU engine's threads, as in
+    :func:`count_race`, each its equal share; an exception in the rival thread ends only
+    the rivals. Counts are equal by construction (:func:`~warpmatch.plan.rival.rival_plans`
+    keeps the candidate sets, restrictions and multiplier).
+    """
+    if after is None:
+        after = RACE_AFTER
+    done = threading.Event()          # set by the thread that answers, or at the end
+    box: dict[str, Any] = {}          # the rivals' answer
+    started = [False]
+
+    def rivals() -> None:
+        if done.wait(after):
+            return
+        try:
+            plans = rival_plans(plan)
+            if not plans:
+                return
+            started[0] = True
+            if cpu is None:
+                from .cpu import CpuEngine
+                eng = CpuEngine()
+            else:
+                eng = cpu
+            runs = [eng.count_steps(graph, r) for r in plans]
+            counts, spent = [0] * len(runs), [0.0] * len(runs)
+            try:
+                while not done.is_set():
+                    i = min(range(len(runs)), key=lambda j: (spent[j], j))
+                    t = time.perf_counter()
+                    try:
+                        counts[i] = next(runs[i])[0]
+                    except StopIteration as end:
+                        box.update(raw=int(end.value), plan=plans[i], cut=False)
+                        done.set()
+                        return
+                    spent[i] += time.perf_counter() - t
+                    if stop is not None and stop(counts[i]):
+                        j = max(range(len(runs)), key=counts.__getitem__)
+                        box.update(raw=int(counts[j]), plan=plans[j], cut=True)
+                        done.set()
+                        return
+            finally:
+                for r in runs:
+                    r.close()
+        except Exception:  # noqa: BLE001 - a rival's failure must not fail the count
+            return
+
+    by_rival = [False]
+
+    def first_stop(raw: int) -> bool:
+        if done.is_set():
+            by_rival[0] = True
+            return True
+        return stop is not None and bool(stop(raw))
+
+    th = threading.Thread(target=rivals, daemon=True, name="warpmatch-rivals")
+    th.start()
+    try:
+        raw = int(engine.count(graph, plan, progress=progress, stop=first_stop))
+    finally:
+        done.set()
+        th.join()
+    stats = dict(getattr(engine, "last_stats", None) or {})
+    used = plan
+    # a rival's whole count answers where it stopped the first search; where the rival
+    # was cut too (a limit, a time limit), the larger of two lower bounds
+    if box and (int(box["raw"]) > raw if box["cut"] else by_rival[0]):
+        raw, used = int(box["raw"]), box["plan"]
+        stats["raced_on"] = "cpu"
+    stats.update(raced=started[0], order=used.order_name)
+    engine.last_stats = stats
+    return raw, used
 
 
 def _turn(spent: list[float]) -> int:
