@@ -183,8 +183,9 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         Seconds before the rivals start; ``None`` (the default) is
         :data:`~warpmatch.plan.rival.RACE_AFTER`.
     cpu : CpuEngine, optional
-        The engine of the rivals (a new :class:`~warpmatch.engine.cpu.CpuEngine` by
-        default).
+        The engine of the rivals. The default is a new
+        :class:`~warpmatch.engine.cpu.CpuEngine` of one lane fewer than numba's threads,
+        so that the thread driving ``engine`` keeps a core.
 
     Returns
     -------
@@ -216,8 +217,11 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
                 return
             started[0] = True
             if cpu is None:
+                import numba
+
                 from .cpu import CpuEngine
-                eng = CpuEngine()
+                # one core left to the thread that drives the device
+                eng = CpuEngine(threads=max(1, numba.get_num_threads() - 1))
             else:
                 eng = cpu
             runs = [eng.count_steps(graph, r) for r in plans]
