@@ -206,6 +206,26 @@ def test_fetch_limited_launches_count_every_row_once(monkeypatch, launch_s, slic
             assert eng.last_stats["launches"] > 2
 
 
+def test_early_stop_is_asked_while_slices_abort(monkeypatch):
+    """A launch over its time (SLICE_MAX_S) is voided and its slice split, down to one hub
+    row counted a depth further down; a count with a limit must be able to stop there too
+    (it used to ask ``stop`` only after a launch that finished, so a rival order that had
+    answered beside it, engine.race.count_beside, waited for a hub's whole subtree)."""
+    import warpmatch.engine.gpu.run as ge
+    build_plan, get_engine = _planner()
+    from warpmatch.query import get_pattern
+    g = _power_law(np.random.default_rng(5), 20_000, 120_000, hub_degree=4_000)
+    plan = build_plan(g, get_pattern("square"), mode="embeddings")
+    want = get_engine("cpu").count(g, plan)
+    monkeypatch.setattr(ge, "SLICE_MAX_S", 1e-4)     # every launch of many rows aborts
+    asked = []
+    eng = _engine("fine", True, True, 1)
+    got = eng.count(g, plan, stop=lambda c: asked.append(c) or True)
+    assert asked and 0 <= got <= want
+    # without a stop the same aborting launches count everything, once
+    assert _engine("fine", True, True, 1).count(g, plan) == want
+
+
 def test_idle_rate_batch_beats_coarse():
     """gMatch 2.3/6.3: batch exploration keeps lanes busy; the coarse model does not."""
     build_plan, _ = _planner()

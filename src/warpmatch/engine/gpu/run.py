@@ -556,16 +556,24 @@ class Run:
                 continue
             if self.aborted:
                 aborts += 1
+                # an early stop is asked here too: a hub's slices can abort and split for
+                # many seconds, and a count with a limit (or its rival order beside it,
+                # engine.race.count_beside) must not wait for them
                 if s > 1:
                     # a quarter of the slice, or (launches="pool", where the slice is the
                     # rest of the pool) of the rows it had taken, which hold the slow one
                     s = max(1, (min(s, max(self.fetched, 1)) if by_fetch else s) // 4)
+                    if stop is not None and stop(total):
+                        break
                     continue
+                below = None if stop is None else (lambda c, base=total: stop(base + c))
                 total += self._count_children(pool[pos:pos + 1], d,
-                                              min(4 * max_s, 8 * SLICE_MAX_S))
+                                              min(4 * max_s, 8 * SLICE_MAX_S), below)
                 pos += 1
                 if progress is not None:
                     progress(pos, P)
+                if pos < P and stop is not None and stop(total):
+                    break
                 continue
             total += n
             pos += self.fetched if by_fetch else s
@@ -580,15 +588,17 @@ class Run:
         self.stats["search_s"] = time.perf_counter() - t
         return total
 
-    def _count_children(self, row: Any, d: int, max_s: float) -> int:
+    def _count_children(self, row: Any, d: int, max_s: float,
+                        stop: Stop | None = None) -> int:
         """The count below one partial match of depth ``d``, one depth further down
-        (launches of at most ``max_s`` seconds, see :meth:`count_dfs`)."""
+        (launches of at most ``max_s`` seconds, see :meth:`count_dfs`); ``stop`` is asked
+        with that count between launches (True: the count so far, a lower bound)."""
         children = self.expand(row, d)
         if d + 1 == self.k:
             return int(children.shape[0])
         if d + 1 == self.leaf_d < self.k:
             return self.count_leaves(children)
-        return self.count_dfs(children, d + 1, None, max_s=max_s)
+        return self.count_dfs(children, d + 1, None, stop, max_s=max_s)
 
     def list_dfs(self, pool: Any, d: int, progress: Progress | None) -> Iterator[np.ndarray]:
         """Yield host arrays of matches, slice by slice (see the module docstring)."""
