@@ -36,7 +36,7 @@ from typing import Any, Iterator
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
-from ..plan.rival import RACE_AFTER, rival_plans
+from ..plan.rival import RACE_AFTER, race_applies, rival_plans
 from .base import Progress, Stop
 
 __all__ = ["can_race", "count_race", "match_race", "races_beside", "count_beside",
@@ -162,9 +162,10 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
                  stop: Stop | None = None, after: float | None = None,
                  cpu: Any = None) -> tuple[int, Plan]:
     """Raw count of ``plan`` on ``engine`` (one that cannot interleave searches: the GPU
-    engine), with ``plan``'s rival orders searched on the CPU engine in a thread beside it
-    once it has counted ``after`` seconds; the first to finish, or to reach the limit
-    ``stop`` sets, answers and stops the other.
+    engine), with a :func:`count_race` on the CPU engine in a thread beside it once it has
+    counted ``after`` seconds (``plan`` in its own order and its rival orders, taking turns;
+    only where :func:`~warpmatch.plan.rival.race_applies`); the first to finish, or to
+    reach the limit ``stop`` sets, answers and stops the other.
 
     Parameters
     ----------
@@ -197,9 +198,11 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
 
     Notes
     -----
-    The rivals take turns of one kernel call on the CPU engine's threads, as in
-    :func:`count_race`, each its equal share; an exception in the rival thread ends only
-    the rivals. Counts are equal by construction (:func:`~warpmatch.plan.rival.rival_plans`
+    The CPU searches take turns of one kernel call on the CPU engine's threads, with the
+    shares of :func:`count_race`; an exception in their thread ends only them. The CPU
+    engine's search in the plan's own order is there because the device's search starts
+    breadth-first (an initial pool of partial matches, then warps below them) and may reach
+    its first complete matches later than a depth-first search on the host. Counts are equal by construction (:func:`~warpmatch.plan.rival.rival_plans`
     keeps the candidate sets, restrictions and multiplier).
     """
     if after is None:
@@ -212,9 +215,11 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         if done.wait(after):
             return
         try:
-            plans = rival_plans(plan)
-            if not plans:
+            if not race_applies(plan):
                 return
+            # the plan's own order too: a depth-first search on the CPU reaches the first
+            # matches sooner than the device's breadth-first start on many queries
+            plans = [plan] + rival_plans(plan)
             started[0] = True
             if cpu is None:
                 import numba
@@ -228,7 +233,7 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
             counts, spent = [0] * len(runs), [0.0] * len(runs)
             try:
                 while not done.is_set():
-                    i = min(range(len(runs)), key=lambda j: (spent[j], j))
+                    i = _turn(spent)
                     t = time.perf_counter()
                     try:
                         counts[i] = next(runs[i])[0]
