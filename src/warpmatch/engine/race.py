@@ -7,7 +7,8 @@ Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`
 rivals' kernel calls take turns with its own) and :func:`match_race` (a listing: the rivals
 join a search that has found nothing in that time, and the first to find a match is the one
 listed); :func:`races_beside` < :func:`count_beside` (an engine that cannot interleave, the
-GPU engine, counts the plan while the CPU engine searches its rivals in a thread beside it).
+GPU engine, counts the plan while the CPU engine races the plan's order and its rivals in a
+thread beside it).
 The rival plans and why several orders: :mod:`warpmatch.plan.rival`.
 
 How it differs from a portfolio run in parallel processes:
@@ -18,7 +19,7 @@ How it differs from a portfolio run in parallel processes:
   of the graph.
 - Only the CPU engine interleaves (its search is resumable call by call,
   :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`). The GPU engine searches the plan's
-  own order, and its rivals run on the CPU engine in a thread beside it
+  own order, and the CPU engine races that order and the rivals in a thread beside it
   (:func:`count_beside`): the host's cores are idle while the device searches. The one
   that answers first stops the other (the GPU engine between its launches, so never
   before its module is compiled and its first launch has run).
@@ -171,20 +172,20 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     ----------
     engine : Engine
         Counts ``plan`` in this thread, with ``progress`` and a ``stop`` that also ends it
-        once a rival has answered.
+        once the CPU engine has answered.
     graph : Graph
     plan : Plan
         A whole count's plan.
     progress : callable, optional
-        Given to ``engine`` (the rivals report none).
+        Given to ``engine`` (the searches beside report none).
     stop : callable, optional
         ``stop(raw_count_so_far)``, asked by both threads (with each search's own count):
         True ends that search with its count, a lower bound.
     after : float, optional
-        Seconds before the rivals start; ``None`` (the default) is
+        Seconds before the searches beside start; ``None`` (the default) is
         :data:`~warpmatch.plan.rival.RACE_AFTER`.
     cpu : CpuEngine, optional
-        The engine of the rivals. The default is a new
+        The engine of the searches beside. The default is a new
         :class:`~warpmatch.engine.cpu.CpuEngine` of one lane fewer than numba's threads,
         so that the thread driving ``engine`` keeps a core.
 
@@ -192,9 +193,9 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     -------
     (int, Plan)
         The raw count and the plan that gave it: the larger count where both were cut
-        (each a lower bound of the same number), the rival's where it answered first.
-        ``engine.last_stats`` is ``engine``'s own, with ``"raced"`` (whether rivals ran)
-        and ``"order"``; ``"raced_on": "cpu"`` where a rival answered.
+        (each a lower bound of the same number), the CPU engine's where it answered first.
+        ``engine.last_stats`` is ``engine``'s own, with ``"raced"`` (whether the CPU
+        searches ran) and ``"order"``; ``"raced_on": "cpu"`` where they answered.
 
     Notes
     -----
@@ -202,13 +203,14 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     shares of :func:`count_race`; an exception in their thread ends only them. The CPU
     engine's search in the plan's own order is there because the device's search starts
     breadth-first (an initial pool of partial matches, then warps below them) and may reach
-    its first complete matches later than a depth-first search on the host. Counts are equal by construction (:func:`~warpmatch.plan.rival.rival_plans`
-    keeps the candidate sets, restrictions and multiplier).
+    its first complete matches later than a depth-first search on the host. Counts are
+    equal by construction (:func:`~warpmatch.plan.rival.rival_plans` keeps the candidate
+    sets, restrictions and multiplier).
     """
     if after is None:
         after = RACE_AFTER
     done = threading.Event()          # set by the thread that answers, or at the end
-    box: dict[str, Any] = {}          # the rivals' answer
+    box: dict[str, Any] = {}          # the CPU engine's answer
     started = [False]
 
     def rivals() -> None:
@@ -250,7 +252,7 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
             finally:
                 for r in runs:
                     r.close()
-        except Exception:  # noqa: BLE001 - a rival's failure must not fail the count
+        except Exception:  # noqa: BLE001 - the CPU searches' failure must not fail the count
             return
 
     by_rival = [False]
@@ -270,7 +272,7 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         th.join()
     stats = dict(getattr(engine, "last_stats", None) or {})
     used = plan
-    # a rival's whole count answers where it stopped the first search; where the rival
+    # the CPU engine's whole count answers where it stopped the device's search; where it
     # was cut too (a limit, a time limit), the larger of two lower bounds
     if box and (int(box["raw"]) > raw if box["cut"] else by_rival[0]):
         raw, used = int(box["raw"]), box["plan"]
