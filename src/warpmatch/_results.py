@@ -117,8 +117,8 @@ class CountResult:
         (:mod:`warpmatch.engine.race`); ``plan.order_name`` names the one that
         answered. The default is ``False``.
     raced_on : str or None
-        ``"cpu"`` where a rival order searched on the CPU engine beside the GPU
-        engine's search answered (:func:`warpmatch.engine.race.count_beside`);
+        ``"cpu"`` where the CPU engine's race beside the GPU engine's search
+        (RI's order or a rival, :func:`warpmatch.engine.race.count_beside`) answered;
         ``None`` (the default) where the count's own engine did.
     """
 

@@ -322,7 +322,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             raw, plan = count_race(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
         elif order == "auto" and limit is not None and races_beside(engine):
-            # the GPU engine: the rival orders on the CPU engine, in a thread beside it
+            # the GPU engine: the CPU engine races RI's order and the rivals beside it
             raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
         else:
