@@ -161,33 +161,31 @@ def test_api_default_order_equals_ri_and_races_only_with_a_limit(monkeypatch):
     assert "also searches in the gql" in wm.explain(g, q, backend="cpu")
 
 
-def test_human_query_that_ri_cannot_start_is_answered_by_the_race(data_path):
+def _first_answers(data_path, graph: str, query: str) -> dict:
+    """``warpmatch count --limit 100000 --json`` of a shipped query on the CPU engine: its
+    JSON, checked to have reached the limit."""
     from click.testing import CliRunner
 
     from warpmatch.cli import cli
-    human = data_path("labeled", "human")
-    qf = human / "query_graph" / "query_sparse_20_6.graph"
-    r = CliRunner().invoke(cli, ["count", str(human / "human.graph"), str(qf), "--backend",
+    base = data_path("labeled", graph)
+    qf = base / "query_graph" / f"{query}.graph"
+    r = CliRunner().invoke(cli, ["count", str(base / f"{graph}.graph"), str(qf), "--backend",
                                   "cpu", "--limit", "100000", "--time-limit", "60", "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.output.strip().splitlines()[-1])
     assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
+    return d
+
+
+def test_human_query_that_ri_cannot_start_is_answered_by_the_race(data_path):
+    d = _first_answers(data_path, "human", "query_sparse_20_6")
     # GraphQL's order and the core order both start at once; which answers depends on
     # which one's kernel call reaches the limit first (their turns' lengths are timed)
     assert d["order_raced"] and d["order"] in ("gql", "core")
 
 
 def test_yeast_query_with_twins_last_is_answered_by_ri_unmoved(data_path):
-    from click.testing import CliRunner
-
-    from warpmatch.cli import cli
-    yeast = data_path("labeled", "yeast")
-    qf = yeast / "query_graph" / "query_sparse_32_144.graph"
-    r = CliRunner().invoke(cli, ["count", str(yeast / "yeast.graph"), str(qf), "--backend",
-                                  "cpu", "--limit", "100000", "--time-limit", "60", "--json"])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.output.strip().splitlines()[-1])
-    assert d["partial_reason"].startswith("limit") and d["count"] >= 100_000
+    d = _first_answers(data_path, "yeast", "query_sparse_32_144")
     assert d["order_raced"] and d["order"] == "ri-unmoved"
 
 
