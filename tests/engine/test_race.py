@@ -274,8 +274,13 @@ class _Stalled:
 
 
 def _rival_threads() -> list:
+    """The CPU searches' threads still alive, once each has had time to see that the count
+    is over (count_beside waits for them only briefly)."""
     import threading
-    return [t for t in threading.enumerate() if t.name == "warpmatch-rivals"]
+    left = [t for t in threading.enumerate() if t.name == "warpmatch-rivals"]
+    for t in left:
+        t.join(30)
+    return [t for t in left if t.is_alive()]
 
 
 def test_rivals_beside_answer_for_a_stalled_engine():

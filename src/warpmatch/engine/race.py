@@ -153,6 +153,10 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     return raw, plans[winner]
 
 
+#: seconds :func:`count_beside` waits for the CPU searches to end once it has its answer
+JOIN_S = 0.05
+
+
 def races_beside(engine: Any) -> bool:
     """Whether a count on ``engine`` races its rivals on the CPU engine beside it
     (:func:`count_beside`): the GPU engine's, which cannot interleave searches."""
@@ -200,7 +204,9 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     Notes
     -----
     The CPU searches take turns of one kernel call on the CPU engine's threads, with the
-    shares of :func:`count_race`; an exception in their thread ends only them. The CPU
+    shares of :func:`count_race`; an exception in their thread ends only them. Once there is
+    an answer, their thread is waited for at most :data:`JOIN_S`: it ends by itself at its
+    next kernel call's return, and a box it fills after that is not read. The CPU
     engine's search in the plan's own order is there because the device's search starts
     breadth-first (an initial pool of partial matches, then warps below them) and may reach
     its first complete matches later than a depth-first search on the host. Counts are
@@ -269,7 +275,10 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         raw = int(engine.count(graph, plan, progress=progress, stop=first_stop))
     finally:
         done.set()
-        th.join()
+        # the CPU searches end at their next kernel call's return; not waited for longer
+        # than JOIN_S: a process's first call loads the CPU engine's compiled kernels for
+        # seconds (an H100 host: a 0.01 s GPU count returned after 4.6 s waiting for it)
+        th.join(JOIN_S)
     stats = dict(getattr(engine, "last_stats", None) or {})
     used = plan
     # the CPU engine's whole count answers where it stopped the device's search; where it
