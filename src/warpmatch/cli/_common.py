@@ -376,12 +376,13 @@ def _graph_options(f: Callable) -> Callable:
 
 def _search_options(f: Callable) -> Callable:
     f = click.option("--order", type=click.Choice(ORDERS), default="auto", show_default=True,
-                     help="Matching order: auto (ri; on the CPU engine, a count --limit N of a "
-                          "labeled query of 5+ vertices that has not reached N after 0.2 s "
-                          "also searches in the gql and core orders where they differ, "
-                          "taking turns, the first to reach N answering; a match --limit N "
-                          "that has found nothing by then lists whichever order finds a "
-                          "match first), ri (RI's "
+                     help="Matching order: auto (ri; a count --limit N of a labeled query "
+                          "of 5+ vertices that has not reached N after 0.2 s also searches "
+                          "in ri with its twins in place and the gql and core orders where "
+                          "they differ, the first to reach N answering: in turns on the CPU "
+                          "engine, on the CPU engine beside the GPU engine's search; a CPU "
+                          "match --limit N that has found nothing by then lists whichever "
+                          "order finds a match first), ri (RI's "
                           "greatest-constraint-first: most edges to "
                           "vertices already placed), gql (fewest candidates first), core "
                           "(GENEVA/CFL: the query's 2-core first, its smallest cycle first, "
