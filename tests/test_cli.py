@@ -435,7 +435,8 @@ def test_generate_edge_labels(tmp_path) -> None:
     # an edge list keeps edge labels (a third column); Matrix Market does not
     txt = tmp_path / "el.txt"
     assert run("generate", "ba", txt, "--n", "50", "--m", "2", "--edge-labels", "3").exit_code == 0
-    assert wm.read_graph(txt, edge_labels=True).edge_labels is not None
+    assert wm.read_graph(txt).edge_labels is not None       # its first line says so
+    assert "edge labels        : 3" in run("info", txt).stdout
     res = run("generate", "ba", tmp_path / "el.mtx", "--n", "50", "--edge-labels", "3")
     assert_clean_error(res, "--edge-labels", "el.mtx", code=2)
     assert not (tmp_path / "el.mtx").exists()

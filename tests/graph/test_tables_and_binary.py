@@ -71,6 +71,13 @@ def test_round_trip_edge_list(tmp_path: Path, ext: str) -> None:
     g2 = Graph.from_edges([0, 1], [1, 2], edge_labels=[4, 5])
     write_graph(g2, tmp_path / "l.txt")
     assert edge_set(read_graph(tmp_path / "l.txt", edge_labels=True)) == {(0, 1, 4), (1, 2, 5)}
+    # and are read back without asking: the first line says the file has them
+    back = read_graph(tmp_path / "l.txt")
+    assert back.edge_labels is not None and edge_set(back) == {(0, 1, 4), (1, 2, 5)}
+    assert read_graph(tmp_path / "l.txt", edge_labels=False).edge_labels is None
+    # a third column without that line is not a label (timestamps, weights)
+    (tmp_path / "t.txt").write_text("# SNAP temporal graph\n0 1 1082040961\n1 2 1082155839\n")
+    assert read_graph(tmp_path / "t.txt").edge_labels is None
 
 
 @pytest.mark.parametrize("ext", ["wmg", "parquet", "csv", "csv.gz", "graph", "tve"])

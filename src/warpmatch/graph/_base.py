@@ -57,6 +57,12 @@ def _stem(path: PathLike) -> str:
     return p.stem if p.suffix else p.name
 
 
+#: how the first line warpmatch writes above an edge list with edge labels ends its
+#: description (``_writers``); the edge-list reader takes the third column as the label
+#: where it finds it (``formats.read_edgelist``)
+LABEL_COLUMNS = "; columns: u v label"
+
+
 def _read_bytes(path: PathLike) -> np.ndarray:
     """The file's bytes as a uint8 array (decompressed if ``.gz``)."""
     path = os.fspath(path)

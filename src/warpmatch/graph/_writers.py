@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError
-from ._base import _EXT, PathLike, _inner_suffix, _is_gz
+from ._base import _EXT, LABEL_COLUMNS, PathLike, _inner_suffix, _is_gz
 from ._tables import _PQ_META_KEY
 from .csr import Graph
 
@@ -225,6 +225,6 @@ def write_graph(graph: Graph, path: PathLike, format: str | None = None) -> None
                f"written to {path_s} (write .wmg, .graph, .parquet or .csv to keep them)")
     iso = int(np.count_nonzero(graph.degree == 0))
     header = (f"# {graph.name}: {graph.n} vertices, {graph.num_edges} edges, {kind}"
-              f"{'; columns: u v label' if el is not None else ''}"
+              f"{LABEL_COLUMNS if el is not None else ''}"
               f"{f'; {iso} isolated vertices are not listed' if iso else ''}\n")
     _write_text_blocks(path_s, [(header, pa.table(cols))])

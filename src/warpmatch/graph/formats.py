@@ -22,8 +22,9 @@ Formats
     Tokens after the second are **ignored** by default (SNAP's temporal files
     such as CollegeMsg carry a unix timestamp there, weighted files a
     weight); ``edge_labels=True`` reads the third column as the edge label
-    instead. Parsed by a compiled numba scanner (:mod:`._tokenize`), not a
-    Python loop.
+    instead, and so does a file whose first line is the comment warpmatch
+    writes above a labeled edge list (``_base.LABEL_COLUMNS``). Parsed by a
+    compiled numba scanner (:mod:`._tokenize`), not a Python loop.
 ``tve`` (``.graph .tve``)
     The labeled format of the subgraph-matching literature: a ``t N M``
     header (informational, not trusted), ``v id label [degree]`` lines and
@@ -69,9 +70,9 @@ import numpy as np
 from ..errors import GraphError, InputFormatError
 # the shared helpers, the edge-table readers and the writers live in modules of their
 # own (_base, _tables, _writers); the public readers and writers are re-exported
-from ._base import (_ALIASES, _EXT, FORMATS, PathLike, _assemble, _check_label_range,
-                    _first_repeat, _has_content, _inner_suffix, _is_gz, _nth_line, _read_bytes,
-                    _stem, _Table)
+from ._base import (_ALIASES, _EXT, FORMATS, LABEL_COLUMNS, PathLike, _assemble,
+                    _check_label_range, _first_repeat, _has_content, _inner_suffix, _is_gz,
+                    _nth_line, _read_bytes, _stem, _Table)
 from ._tables import read_csv, read_parquet
 from ._writers import output_graph_format, write_graph
 from .csr import Graph
@@ -118,7 +119,7 @@ def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
     return ids.copy(), labels
 
 
-def read_edgelist(path: PathLike, directed: bool = False, *, edge_labels: bool = False,
+def read_edgelist(path: PathLike, directed: bool = False, *, edge_labels: bool | None = None,
                   vertex_labels: PathLike | None = None, name: str | None = None) -> Graph:
     """Read a SNAP-style edge list.
 
@@ -129,10 +130,12 @@ def read_edgelist(path: PathLike, directed: bool = False, *, edge_labels: bool =
         ``.gz`` allowed.
     directed : bool, optional
         Keep edge direction. The default is ``False``.
-    edge_labels : bool, optional
-        Read a third column as the edge label (required on every line). The
-        default is ``False``, meaning tokens after the second are ignored
-        (timestamps, weights).
+    edge_labels : bool or None, optional
+        Read a third column as the edge label (required on every line), or
+        not (``False``: tokens after the second are ignored, timestamps,
+        weights). The default, ``None``, reads it where the file's first line
+        is the comment warpmatch writes above a labeled edge list (it ends
+        its description with ``; columns: u v label``), else not.
     vertex_labels : str or os.PathLike, optional
         An ``id label`` file (:func:`read_vertex_labels`). Its vertices that
         have no edge become isolated vertices; an edge endpoint without a
@@ -162,8 +165,12 @@ def read_edgelist(path: PathLike, directed: bool = False, *, edge_labels: bool =
     (3, 2, [10, 20, 30])
     """
     source = os.fspath(path)
+    data = _read_bytes(path)
+    if edge_labels is None:
+        first = data[:4096].tobytes().split(b"\n", 1)[0]
+        edge_labels = first.startswith(b"#") and LABEL_COLUMNS.encode() in first
     names = ("source id", "target id") + (("edge label",) if edge_labels else ())
-    t = _Table(_read_bytes(path), source, names, len(names), extra_error=False)
+    t = _Table(data, source, names, len(names), extra_error=False)
     vids = vlabels = None
     if vertex_labels is not None:
         vids, vlabels = read_vertex_labels(vertex_labels)
