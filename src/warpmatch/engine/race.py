@@ -203,8 +203,9 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
 
     Notes
     -----
-    The CPU searches take turns of one kernel call on the CPU engine's threads, with the
-    shares of :func:`count_race`; an exception in their thread ends only them. Once there is
+    The CPU searches are one :func:`count_race` (no head start: the rivals join after its
+    first call), its ``stop`` also true once ``engine`` has answered; an exception in their
+    thread ends only them. Once there is
     an answer, their thread is waited for at most :data:`JOIN_S`: it ends by itself at its
     next kernel call's return, and a box it fills after that is not read. The CPU
     engine's search in the plan's own order is there because the device's search starts
@@ -225,9 +226,6 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         try:
             if not race_applies(plan):
                 return
-            # the plan's own order too: a depth-first search on the CPU reaches the first
-            # matches sooner than the device's breadth-first start on many queries
-            plans = [plan] + rival_plans(plan)
             started[0] = True
             if cpu is None:
                 import numba
@@ -237,27 +235,21 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
                 eng = CpuEngine(threads=max(1, numba.get_num_threads() - 1))
             else:
                 eng = cpu
-            runs = [eng.count_steps(graph, r) for r in plans]
-            counts, spent = [0] * len(runs), [0.0] * len(runs)
-            try:
-                while not done.is_set():
-                    i = _turn(spent)
-                    t = time.perf_counter()
-                    try:
-                        counts[i] = next(runs[i])[0]
-                    except StopIteration as end:
-                        box.update(raw=int(end.value), plan=plans[i], cut=False)
-                        done.set()
-                        return
-                    spent[i] += time.perf_counter() - t
-                    if stop is not None and stop(counts[i]):
-                        j = max(range(len(runs)), key=counts.__getitem__)
-                        box.update(raw=int(counts[j]), plan=plans[j], cut=True)
-                        done.set()
-                        return
-            finally:
-                for r in runs:
-                    r.close()
+            why: list[str] = []
+
+            def cpu_stop(raw: int) -> bool:
+                if done.is_set():                # the device answered first
+                    why.append("done")
+                elif stop is not None and stop(raw):
+                    why.append("stop")
+                return bool(why)
+            # the plan's own order too (from the first call, the rivals joining at once):
+            # a depth-first search on the CPU reaches the first matches sooner than the
+            # device's breadth-first start on many queries
+            raw, used = count_race(eng, graph, plan, stop=cpu_stop, after=0.0)
+            if why[-1:] != ["done"]:
+                box.update(raw=int(raw), plan=used, cut=bool(why))
+                done.set()
         except Exception:  # noqa: BLE001 - the CPU searches' failure must not fail the count
             return
 
