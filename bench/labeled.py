@@ -29,8 +29,9 @@ end to end (planning, NVRTC compilation, search). Engines:
 ``cpu-core``, ``cpu-gql``, ``cpu-ri``
     The numba engine with one matching order alone: core first (``order="core"``,
     GENEVA's Algorithm 8), GraphQL's, or RI's. ``cpu`` (and every GPU engine) has the
-    default, ``order="auto"``: RI's, and on the CPU engine a count still running after
-    0.2 s races GraphQL's and the core order against it (``warpmatch.engine.race``).
+    default, ``order="auto"``: RI's, and a count still running after 0.2 s races RI's
+    order with its twins in place, GraphQL's and the core order against it (on the GPU
+    engines, on the CPU engine beside the device; ``warpmatch.engine.race``).
 
 Every GPU engine process starts with an empty CuPy kernel cache and empty markers (a
 fresh temporary ``CUPY_CACHE_DIR`` and ``XDG_CACHE_HOME``), so compilation is measured,

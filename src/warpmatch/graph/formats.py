@@ -134,8 +134,8 @@ def read_edgelist(path: PathLike, directed: bool = False, *, edge_labels: bool |
         Read a third column as the edge label (required on every line), or
         not (``False``: tokens after the second are ignored, timestamps,
         weights). The default, ``None``, reads it where the file's first line
-        is the comment warpmatch writes above a labeled edge list (it ends
-        its description with ``; columns: u v label``), else not.
+        is the comment warpmatch writes above a labeled edge list (it holds
+        ``; columns: u v label``), else not.
     vertex_labels : str or os.PathLike, optional
         An ``id label`` file (:func:`read_vertex_labels`). Its vertices that
         have no edge become isolated vertices; an edge endpoint without a

@@ -9,8 +9,9 @@ Orders registered here:
 
 ``"auto"`` (the API's and the CLI's default)
     RI's order, below. For a count with a limit (the first ``N`` matches), an engine
-    that can interleave searches (the CPU engine) also races GraphQL's order and the
-    core order against it (where they differ) once RI's search has run
+    that can interleave searches (the CPU engine) also races RI's order with its twins in
+    place, GraphQL's order and the core order against it (where they differ; beside the
+    GPU engine, on the CPU engine) once RI's search has run
     :data:`warpmatch.plan.rival.RACE_AFTER` seconds, and the first to reach the limit
     answers (:mod:`warpmatch.plan.rival`, :mod:`warpmatch.engine.race`).
 ``"ri"`` (:func:`~warpmatch.plan.build_plan`'s default)

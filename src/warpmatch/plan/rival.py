@@ -36,7 +36,7 @@ three orders with the twins where the order put them.
 How it differs from the literature (portfolios of orders, e.g. Sun and Luo, SIGMOD 2020,
 who find no order best on every query; DP-iso's adaptive order):
 
-- Up to three fixed orders, interleaved call by call on the same threads, not an adaptive
+- Up to four fixed orders, interleaved call by call on the same threads, not an adaptive
   order chosen per partial match, and not restarts with random orders.
 - A rival keeps the first plan's candidate sets, restrictions and multiplier
   (:func:`warpmatch.plan.build.reorder_plan`): the counts are equal by construction,
