@@ -143,7 +143,8 @@ def child(spec_path: str) -> None:
                                 time_limit=spec["time_limit"])
             rec.update(seconds=time.perf_counter() - t, count=int(r.count),
                        partial=r.partial, compile_s=r.compile_seconds,
-                       module=r.gpu_module, search_s=r.seconds - r.compile_seconds)
+                       module=r.gpu_module, search_s=r.seconds - r.compile_seconds,
+                       raced_on=r.raced_on)
             if engine.startswith("gpu-specialised"):
                 # the same query again: its module is cached, the search alone
                 t = time.perf_counter()

@@ -259,10 +259,11 @@ class _Stalled:
 
     def __init__(self, fail: bool = False):
         self.fail, self.asked = fail, 0
-        self.last_stats = {"compile_s": 0.5}
+        self.last_stats = {}
 
     def count(self, graph, plan, progress=None, stop=None):
         import time
+        self.last_stats = {"compile_s": 0.5}        # as the GPU engine's search starts
         if self.fail:
             raise RuntimeError("device lost")
         for _ in range(60_000):                       # 60 s at most: a failure, not a hang
@@ -299,6 +300,51 @@ def test_rivals_beside_answer_for_a_stalled_engine():
     raw, used = count_beside(_Stalled(), g, plan, after=0.0, cpu=CPU,
                              stop=lambda c: seen.append(c) or c >= 3)
     assert 3 <= raw <= want and seen
+
+
+class _Compiling:
+    """An engine that cannot be stopped for a while at its start (the GPU engine compiling
+    a module for a query of a new size): it asks ``stop`` only once ``go`` is set."""
+
+    name = "compiling"
+
+    def __init__(self):
+        import threading
+        self.go, self.ended = threading.Event(), threading.Event()
+        self.last_stats = {}
+
+    def count(self, graph, plan, progress=None, stop=None):
+        self.last_stats = {"compile_s": 0.0}
+        try:
+            assert self.go.wait(60), "count_beside waited for the compiling engine"
+            return 0 if stop is not None and stop(0) else 10 ** 9
+        finally:
+            self.ended.set()
+
+
+def test_rivals_beside_answer_while_the_engine_cannot_stop_yet():
+    """The CPU engine's answer is returned at once, not when the engine's search can first
+    be stopped (it is left to end by itself, in its own thread)."""
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    want = REF.count(g, plan)
+    eng = _Compiling()
+    raw, used = count_beside(eng, g, plan, after=0.0, cpu=CPU)
+    # returned while the engine was still blocked (it would have waited 60 s otherwise)
+    assert not eng.go.is_set() and not eng.ended.is_set()
+    assert raw == want and eng.last_stats["raced_on"] == "cpu"
+    assert eng.last_stats["device_pending"] and eng.last_stats["raced"]
+    eng.go.set()
+    # the search left behind sees that the count is over at its first stop, and ends
+    assert eng.ended.wait(30) and not _device_threads()
+
+
+def _device_threads() -> list:
+    import threading
+    left = [t for t in threading.enumerate() if t.name == "warpmatch-device"]
+    for t in left:
+        t.join(30)
+    return [t for t in left if t.is_alive()]
 
 
 def test_rivals_beside_wait_for_their_turn_and_stop_with_the_count():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -224,6 +225,34 @@ def test_early_stop_is_asked_while_slices_abort(monkeypatch):
     assert asked and 0 <= got <= want
     # without a stop the same aborting launches count everything, once
     assert _engine("fine", True, True, 1).count(g, plan) == want
+
+
+def test_early_stop_halts_a_running_launch(monkeypatch):
+    """A stop that fires while a launch runs stops it there (the host sets the launch's
+    abort flag from a stream of its own): a count raced beside the CPU engine must not
+    wait for the device's launch to end once the CPU engine has answered."""
+    import warpmatch.engine.gpu.run as ge
+    build_plan, get_engine = _planner()
+    from warpmatch.query import get_pattern
+    g = _power_law(np.random.default_rng(5), 20_000, 120_000, hub_degree=4_000)
+    plan = build_plan(g, get_pattern("square"), mode="embeddings")
+    want = get_engine("cpu").count(g, plan)
+    # one launch over the whole pool, never aborted by its own clock
+    monkeypatch.setattr(ge, "FIRST_SLICE", 1 << 30)
+    monkeypatch.setattr(ge, "SLICE_MAX_S", 600.0)
+    eng = _engine("fine", True, True, 1)
+    t = time.perf_counter()
+    assert eng.count(g, plan) == want
+    full_s = time.perf_counter() - t
+    assert eng.last_stats["launches"] >= 1 and not eng.last_stats.get("halts")
+    assert full_s > 0.005, "the search is too short for a stop to meet a running launch"
+    asked = []
+    got = eng.count(g, plan, stop=lambda c: asked.append(c) or True)
+    # the stop was asked while the launch ran (not only after it: there is one launch)
+    assert eng.last_stats.get("halts") == 1 and asked
+    assert got == 0          # the halted launch's count is void; none came before it
+    # a stop that never fires changes nothing
+    assert eng.count(g, plan, stop=lambda c: False) == want
 
 
 def test_idle_rate_batch_beats_coarse():

@@ -21,8 +21,9 @@ How it differs from a portfolio run in parallel processes:
   :meth:`~warpmatch.engine.cpu.CpuEngine.count_steps`). The GPU engine searches the plan's
   own order, and the CPU engine races that order and the rivals in a thread beside it
   (:func:`count_beside`): the host's cores are idle while the device searches. The one
-  that answers first stops the other (the GPU engine between its launches, so never
-  before its module is compiled and its first launch has run).
+  that answers first stops the other (the GPU engine at its next stop check, between or
+  during its launches); the answer does not wait for a GPU search that is still
+  compiling its module, which ends by itself in its own thread.
 - With a limit (``--limit``) or a time limit, the count so far is the largest of the
   searches', a lower bound either way; they never add up (they count the same matches).
 - A listing streams its rows as they come, so it cannot take them from two searches: the
@@ -31,6 +32,7 @@ How it differs from a portfolio run in parallel processes:
 """
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any, Iterator
@@ -175,13 +177,15 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     Parameters
     ----------
     engine : Engine
-        Counts ``plan`` in this thread, with ``progress`` and a ``stop`` that also ends it
-        once the CPU engine has answered.
+        Counts ``plan`` (in a thread of its own where the race applies, on a shallow copy
+        of ``engine``), with ``progress`` and a ``stop`` that also ends it once the CPU
+        engine has answered.
     graph : Graph
     plan : Plan
         A whole count's plan.
     progress : callable, optional
-        Given to ``engine`` (the searches beside report none).
+        Given to ``engine`` (the searches beside report none); not called once the
+        count has returned.
     stop : callable, optional
         ``stop(raw_count_so_far)``, asked by both threads (with each search's own count):
         True ends that search with its count, a lower bound.
@@ -198,34 +202,57 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     (int, Plan)
         The raw count and the plan that gave it: the larger count where both were cut
         (each a lower bound of the same number), the CPU engine's where it answered first.
-        ``engine.last_stats`` is ``engine``'s own, with ``"raced"`` (whether the CPU
-        searches ran) and ``"order"``; ``"raced_on": "cpu"`` where they answered.
+        ``engine.last_stats`` is ``engine``'s own (as far as its search got), with
+        ``"raced"`` (whether the CPU searches ran) and ``"order"``; ``"raced_on": "cpu"``
+        where they answered, and ``"device_pending": True`` where ``engine``'s search had
+        not ended by then.
 
     Notes
     -----
     The CPU searches are one :func:`count_race` (no head start: the rivals join after its
     first call), its ``stop`` also true once ``engine`` has answered; an exception in their
-    thread ends only them. Once there is
-    an answer, their thread is waited for at most :data:`JOIN_S`: it ends by itself at its
-    next kernel call's return, and a box it fills after that is not read. The CPU
-    engine's search in the plan's own order is there because the device's search starts
-    breadth-first (an initial pool of partial matches, then warps below them) and may reach
-    its first complete matches later than a depth-first search on the host. Counts are
-    equal by construction (:func:`~warpmatch.plan.rival.rival_plans` keeps the candidate
-    sets, restrictions and multiplier).
+    thread ends only them. ``engine``'s search runs in a thread too, so that the answer
+    comes as soon as either has one: the GPU engine cannot be stopped while it compiles
+    a module (1-2 s for a query of a new size) or runs its breadth-first start, and it is
+    then left to end by itself (at its first stop, within milliseconds of its first
+    launch); the next GPU search waits for it
+    (:data:`~warpmatch.engine.gpu.engine.SEARCH_LOCK`), the next race's CPU searches do
+    not. An exception of ``engine`` fails the count unless the CPU engine had answered.
+    Once there is an answer, each other thread is waited for at most :data:`JOIN_S`: the
+    CPU searches end by themselves at their next kernel call's return, and a box they fill
+    after that is not read. The CPU engine's search in the plan's own order is there
+    because the device's search starts breadth-first (an initial pool of partial matches,
+    then warps below them) and may reach its first complete matches later than a
+    depth-first search on the host. Counts are equal by construction
+    (:func:`~warpmatch.plan.rival.rival_plans` keeps the candidate sets, restrictions and
+    multiplier).
     """
     if after is None:
         after = RACE_AFTER
+    by_rival = [False]
     done = threading.Event()          # set by the thread that answers, or at the end
+
+    def first_stop(raw: int) -> bool:
+        if done.is_set():
+            by_rival[0] = True
+            return True
+        return stop is not None and bool(stop(raw))
+
+    if not race_applies(plan):        # nothing to race: the engine alone, in this thread
+        raw = int(engine.count(graph, plan, progress=progress, stop=stop))
+        stats = dict(getattr(engine, "last_stats", None) or {})
+        stats.update(raced=False, order=plan.order_name)
+        engine.last_stats = stats
+        return raw, plan
     box: dict[str, Any] = {}          # the CPU engine's answer
+    dev_box: dict[str, Any] = {}      # the engine's: "raw" or "exc"
     started = [False]
+    returned = [False]
 
     def rivals() -> None:
         if done.wait(after):
             return
         try:
-            if not race_applies(plan):
-                return
             started[0] = True
             if cpu is None:
                 import numba
@@ -253,32 +280,56 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         except Exception:  # noqa: BLE001 - the CPU searches' failure must not fail the count
             return
 
-    by_rival = [False]
+    # a copy, so that a search left behind (still compiling) does not write the next
+    # count's stats
+    dev = copy.copy(engine)
+    dev.last_stats = {}
 
-    def first_stop(raw: int) -> bool:
-        if done.is_set():
-            by_rival[0] = True
-            return True
-        return stop is not None and bool(stop(raw))
+    def shown(done_items: int, total: int) -> None:
+        if not returned[0] and progress is not None:
+            progress(done_items, total)
+
+    def device() -> None:
+        try:
+            dev_box["raw"] = int(dev.count(graph, plan, progress=shown if progress else None,
+                                           stop=first_stop))
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            dev_box["exc"] = exc
+        finally:
+            done.set()
 
     th = threading.Thread(target=rivals, daemon=True, name="warpmatch-rivals")
+    dt = threading.Thread(target=device, daemon=True, name="warpmatch-device")
     th.start()
+    dt.start()
     try:
-        raw = int(engine.count(graph, plan, progress=progress, stop=first_stop))
+        done.wait()
+        dt.join(JOIN_S)               # a search past its first launch stops within ms
     finally:
+        returned[0] = True
         done.set()
         # the CPU searches end at their next kernel call's return; not waited for longer
         # than JOIN_S: a process's first call loads the CPU engine's compiled kernels for
         # seconds (an H100 host: a 0.01 s GPU count returned after 4.6 s waiting for it)
         th.join(JOIN_S)
-    stats = dict(getattr(engine, "last_stats", None) or {})
-    used = plan
-    # the CPU engine's whole count answers where it stopped the device's search; where it
-    # was cut too (a limit, a time limit), the larger of two lower bounds
-    if box and (int(box["raw"]) > raw if box["cut"] else by_rival[0]):
+    stats = dict(dev.last_stats or {})
+    pending = dt.is_alive()
+    if "exc" in dev_box and not box:
+        raise dev_box["exc"]
+    if "raw" in dev_box and not (box and (int(box["raw"]) > dev_box["raw"] if box["cut"]
+                                          else by_rival[0])):
+        raw, used = dev_box["raw"], plan
+    elif box:
+        # the CPU engine's whole count answers where it stopped the device's search (or came
+        # while the device was still busy); where it was cut too (a limit, a time limit),
+        # the larger of two lower bounds
         raw, used = int(box["raw"]), box["plan"]
         stats["raced_on"] = "cpu"
+    else:                             # (done is set only by an answer or a failure)
+        raise RuntimeError("count_beside ended with no answer")
     stats.update(raced=started[0], order=used.order_name)
+    if pending:
+        stats["device_pending"] = True
     engine.last_stats = stats
     return raw, used
 

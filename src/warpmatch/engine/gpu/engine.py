@@ -15,8 +15,10 @@ plan, its module, buffers, BFS and DFS launches, in :class:`.run.Run`.
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
+import threading
 from typing import Any, Iterator
 
 import numpy as np
@@ -32,6 +34,23 @@ from .run import LAUNCH_MODES, Run
 # the module sources (source.py); module_source and NVRTC_OPTIONS are also imported from
 # here by the benchmarks and tests
 from .source import NVRTC_OPTIONS, module_source  # noqa: F401
+
+#: one count on the device at a time in this process: a count left running by an answered
+#: race (engine.race.count_beside: still compiling its module when the CPU engine
+#: answered) shares modules and their bound constants with the next search, which waits
+#: for it; a listing waits for it before it starts
+SEARCH_LOCK = threading.RLock()
+#: seconds the interpreter's exit waits for such a count (a module's compile: 1-2 s)
+EXIT_WAIT_S = 120.0
+
+
+def _wait_at_exit() -> None:
+    # a daemon thread in NVRTC or a launch at interpreter teardown can crash the process
+    if SEARCH_LOCK.acquire(timeout=EXIT_WAIT_S):
+        SEARCH_LOCK.release()
+
+
+atexit.register(_wait_at_exit)
 
 
 class GpuEngine:
@@ -182,13 +201,20 @@ class GpuEngine:
         progress : callable, optional
             Called with (pool items done, pool items) between launches.
         stop : callable, optional
-            Called with the raw count so far between launches; True ends the
-            count there (a lower bound). The default is ``None``.
+            Called with the raw count so far between launches, and while a launch
+            runs (every 0.1-2 ms, with the count before it); True ends the count there
+            (a lower bound; a launch stopped midway counts nothing). The default is
+            ``None``.
 
         Returns
         -------
         int
         """
+        with SEARCH_LOCK:
+            return self._count(graph, plan, progress, stop)
+
+    def _count(self, graph: Graph, plan: Plan, progress: Progress | None,
+               stop: Stop | None) -> int:
         run = Run(self, graph, plan, list_mode=False)
         if run.trivially_empty:
             return 0
@@ -230,7 +256,10 @@ class GpuEngine:
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        run = Run(self, graph, plan, list_mode=True, batch_size=batch_size)
+        # a count left running by a race ends first (the lock is not held while the
+        # caller consumes the rows)
+        with SEARCH_LOCK:
+            run = Run(self, graph, plan, list_mode=True, batch_size=batch_size)
         if run.trivially_empty or (limit is not None and limit <= 0):
             return
         left = math.inf if limit is None else int(limit)

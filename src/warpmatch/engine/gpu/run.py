@@ -22,8 +22,10 @@ Counting accumulates per-lane counters reduced once per warp, over consecutive
 slices of the pool sized to take about ``LAUNCH_S`` seconds per launch (with
 ``launches="pool"``, launches that each take the rest of the pool and stop
 taking rows after ``LAUNCH_S``: kernels/common.cuh ``WM_C_SOFT``), so the
-host handles Ctrl-C/SIGTERM, progress and early stops between launches (the
-kernels are unchanged: a launch itself cannot be interrupted). Listing uses a
+host handles Ctrl-C/SIGTERM, progress and early stops between launches. An early
+stop is also asked while a count's launch runs (``_wait_or_halt``): where it
+fires, the host sets the launch's abort flag from a stream of its own and every
+warp stops at its next check, the launch's count void. Listing uses a
 device buffer with an atomic cursor; the resumable point is a *slice of the
 pool*: the host launches the DFS on consecutive slices sized so that their
 matches fit the buffer (adapting the size from the rows the previous slice
@@ -83,6 +85,11 @@ FIRST_SLICE = 4096
 #: expanded one depth: the pool's rows differ by orders of magnitude in work (hubs),
 #: so a slice sized from the last one's rate can run for minutes, and Ctrl-C with it
 SLICE_MAX_S = 1.0
+#: seconds between two askings of a count's early stop while its launch runs (after
+#: the first :data:`HALT_FAST_S`, which ask every 0.1 ms: short launches must not
+#: wait for a poll)
+HALT_POLL_S = 0.002
+HALT_FAST_S = 0.02
 #: how a count's DFS launches divide the pool (GpuEngine's ``launches=``)
 LAUNCH_MODES = ("sliced", "pool")
 #: the fewest rows of list mode's device buffer when a small budget shrinks it
@@ -196,6 +203,11 @@ class Run:
         self.clock0: int | None = None
         self.host0 = 0.0
         self.aborted = False
+        self.halted = False
+        # count_dfs's in-launch early stop (_wait_or_halt): made at its first use
+        self._halt_stream: Any = None
+        self._halt_one: Any = None
+        self._halt_mem: Any = None
 
     # ------------------------------------------------------------- modules
     def _key(self, generic: bool) -> tuple:
@@ -395,8 +407,8 @@ class Run:
         return max(1, self._device_now() + int(left * 1e9))
 
     def _dfs(self, pool: Any, d: int, out: Any = None, out_cap: int = 0,
-             max_s: float | None = None, fetch_s: float | None = None
-             ) -> tuple[int, int, bool]:
+             max_s: float | None = None, fetch_s: float | None = None,
+             halt: Any = None) -> tuple[int, int, bool]:
         """One DFS launch over ``pool``; returns (count, rows written, overflowed).
 
         With ``max_s``, the launch stops after about that many seconds and
@@ -404,7 +416,10 @@ class Run:
         limit it raises ``TimeoutError`` as always. With ``fetch_s``, no warp
         takes more of the pool after about that many seconds: the launch ends
         when the rows taken are done, and its count is theirs. Either way
-        :attr:`fetched` is the number of rows taken, from the first.
+        :attr:`fetched` is the number of rows taken, from the first. With
+        ``halt`` (a callable of no argument), it is asked while the launch runs;
+        once it returns True the launch is stopped and :attr:`halted` says so (its
+        count is then void too).
         """
         cp = self.cp
         deadline = self.deadline
@@ -414,6 +429,7 @@ class Run:
             if not deadline or soft < deadline:
                 deadline = soft
         self.aborted = False
+        self.halted = False
         P = int(pool.shape[0])
         fn = self._fn("wm_fine" if self.kernel == "fine" else "wm_coarse")
         blocks = self._launch_config(fn)
@@ -472,6 +488,8 @@ class Run:
         self.stats["blocks"] = blocks
         self.stats["warps"] = blocks * self.warps_per_block
         fn((blocks,), (self.warps_per_block * 32,), args)
+        if halt is not None:
+            self._wait_or_halt(counters, halt)
         c = counters.get()
         self.fetched = int(min(int(c[_C_POOL]), P))
         if self.kernel == "coarse":
@@ -483,6 +501,10 @@ class Run:
         self.stats["steps"] += int(c[_C_STEPS])
         self.stats["tasks"] += int(c[_C_TASKS])
         self.stats["steals"] += int(c[_C_STEALS])
+        if c[_C_ABORT] and self.halted:             # asked by the host: void, not retried
+            self.stats["halts"] = self.stats.get("halts", 0) + 1
+            return 0, 0, False
+        self.halted = False                         # (the launch ended before the flag)
         if c[_C_ABORT]:
             if deadline == soft and soft:           # the launch's own limit: void, retried
                 self.aborted = True
@@ -492,6 +514,32 @@ class Run:
             raise TimeoutError(f"the GPU search stopped at its time limit of "
                                f"{self.eng.time_limit_s} s")
         return int(c[_C_COUNT]), int(c[_C_CURSOR]), bool(c[_C_OVERFLOW])
+
+    def _wait_or_halt(self, counters: Any, halt: Any) -> None:
+        """Wait for the launch just made, asking ``halt()`` meanwhile; once it is True,
+        set the launch's abort flag (``WM_C_ABORT``, which every warp reads at its next
+        check) and leave :attr:`halted` set. The flag is copied on a non-blocking stream,
+        which does not wait for the launch on the default one."""
+        cp = self.cp
+        ev = cp.cuda.Event(disable_timing=True)
+        ev.record()
+        t0 = time.perf_counter()
+        while not ev.done:
+            waited = time.perf_counter() - t0
+            time.sleep(0.0001 if waited < HALT_FAST_S else HALT_POLL_S)
+            if not ev.done and halt():
+                if self._halt_stream is None:
+                    self._halt_stream = cp.cuda.Stream(non_blocking=True)
+                    mem = cp.cuda.alloc_pinned_memory(8)
+                    self._halt_one = np.frombuffer(mem, np.uint64, 1)
+                    self._halt_one[0] = 1
+                    self._halt_mem = mem            # keeps the pinned buffer alive
+                cp.cuda.runtime.memcpyAsync(
+                    counters.data.ptr + _C_ABORT * 8, self._halt_one.ctypes.data, 8,
+                    cp.cuda.runtime.memcpyHostToDevice, self._halt_stream.ptr)
+                self._halt_stream.synchronize()
+                self.halted = True
+                return
 
     def count_leaves(self, pool: Any) -> int:
         """Count mode, pool of depth ``leaf_d`` (a plan that counts its last depths): one
@@ -546,8 +594,11 @@ class Run:
             s = max(1, min(s, P - pos))
             t0 = time.perf_counter()
             n, _, _ = self._dfs(pool[pos:pos + s], d, max_s=max_s,
-                                fetch_s=LAUNCH_S if by_fetch else None)
+                                fetch_s=LAUNCH_S if by_fetch else None,
+                                halt=None if stop is None else (lambda base=total: stop(base)))
             dt = time.perf_counter() - t0
+            if self.halted:             # the stop fired during the launch: its count is void
+                break
             if by_fetch and not self.aborted and self.fetched == 0:
                 # started after its fetch limit (a busy device): a plain slice next,
                 # which always advances
