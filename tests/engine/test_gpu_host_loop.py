@@ -50,7 +50,7 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
     heavy = heavy or {}
     late = [late_first]
 
-    def _dfs(pool, d, out=None, out_cap=0, max_s=None, fetch_s=None):
+    def _dfs(pool, d, out=None, out_cap=0, max_s=None, fetch_s=None, halt=None):
         lo, hi = int(pool[0]), int(pool[-1]) + 1     # the pool holds its own row numbers
         launches.append((lo, hi))
         t = np.full(hi - lo, seconds_per_row)
@@ -63,6 +63,13 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
             taken = 0 if late[0] else int(np.searchsorted(start, fetch_s, side="right"))
             late[0] = False
         took = float(t[:taken].sum())
+        # the host asks halt while a launch runs (once here, halfway through one of over
+        # a millisecond): True voids the launch there
+        run.halted = halt is not None and min(took, max_s or took) > 1e-3 and bool(halt())
+        if run.halted:
+            run.aborted, run.fetched = False, taken
+            clock.t += min(took, max_s or took) / 2
+            return 0, 0, False
         run.aborted = max_s is not None and took > max_s
         if run.aborted:                               # stopped at its limit: void
             run.fetched = int(np.searchsorted(start, max_s, side="right"))
@@ -77,7 +84,8 @@ def _fake_run(clock: _Clock, seconds_per_row: float, rows_per_row: int = 0,
         r = int(row[0])
         return np.arange(10**9 + 3 * r, 10**9 + 3 * r + 3)
 
-    run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, fetched=0, expand=expand,
+    run = types.SimpleNamespace(_dfs=_dfs, stats={}, aborted=False, halted=False, fetched=0,
+                                expand=expand,
                                 k=6, leaf=False, leaf_d=6, kernel="fine",
                                 eng=types.SimpleNamespace(launches=launches_mode))
     run.count_dfs = lambda *a, **kw: G.Run.count_dfs(run, *a, **kw)
@@ -103,9 +111,23 @@ def test_count_slices_cover_the_pool_once_and_aim_at_launch_s(clock) -> None:
 def test_count_stops_when_asked(clock) -> None:
     run, launches = _fake_run(clock, seconds_per_row=1e-5)
     seen: list[int] = []
+    # asked during each launch (with the count before it) and after it: the fourth asking
+    # is after the second launch
     n = G.Run.count_dfs(run, np.arange(1_000_000), 1, None,
-                         lambda c: seen.append(c) or len(seen) == 2)
+                         lambda c: seen.append(c) or len(seen) == 4)
     assert len(launches) == 2 and n == launches[1][1] == seen[-1] < 1_000_000
+    assert seen[:3] == [0, launches[0][1], launches[0][1]]
+
+
+def test_count_stops_during_a_launch_when_asked(clock) -> None:
+    """A stop that fires while a launch runs voids that launch (the device's abort flag,
+    set by the host): the count is the launches' before it, and none follows."""
+    run, launches = _fake_run(clock, seconds_per_row=1e-5)
+    seen: list[int] = []
+    n = G.Run.count_dfs(run, np.arange(1_000_000), 1, None,
+                         lambda c: seen.append(c) or len(seen) == 3)
+    assert len(launches) == 2 and n == launches[0][1] == seen[-1]
+    assert run.halted and seen == [0, n, n]
 
 
 def test_listing_slices_are_capped_by_time(clock) -> None:
