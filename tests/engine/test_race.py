@@ -339,6 +339,20 @@ def test_rivals_beside_answer_while_the_engine_cannot_stop_yet():
     assert eng.ended.wait(30) and not _device_threads()
 
 
+def test_rivals_beside_start_at_once_when_the_device_is_held():
+    """Where the engine says another search holds the device (``busy()``: one left
+    running by an earlier race, compiling), the CPU engine does not wait for its head
+    start."""
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    eng = _Compiling()
+    eng.busy = lambda: True
+    raw, used = count_beside(eng, g, plan, after=60.0, cpu=CPU)
+    assert raw == REF.count(g, plan) and eng.last_stats["raced_on"] == "cpu"
+    eng.go.set()
+    assert eng.ended.wait(30) and not _device_threads()
+
+
 def _device_threads() -> list:
     import threading
     left = [t for t in threading.enumerate() if t.name == "warpmatch-device"]

@@ -221,8 +221,9 @@ def test_early_stop_is_asked_while_slices_abort(monkeypatch):
     monkeypatch.setattr(ge, "SLICE_MAX_S", 1e-4)     # every launch of many rows aborts
     asked = []
     eng = _engine("fine", True, True, 1)
-    got = eng.count(g, plan, stop=lambda c: asked.append(c) or True)
-    assert asked and 0 <= got <= want
+    # (the first two askings are before the search and once its module is ready)
+    got = eng.count(g, plan, stop=lambda c: asked.append(c) or len(asked) > 2)
+    assert len(asked) == 3 and 0 <= got <= want
     # without a stop the same aborting launches count everything, once
     assert _engine("fine", True, True, 1).count(g, plan) == want
 
@@ -247,12 +248,17 @@ def test_early_stop_halts_a_running_launch(monkeypatch):
     assert eng.last_stats["launches"] >= 1 and not eng.last_stats.get("halts")
     assert full_s > 0.005, "the search is too short for a stop to meet a running launch"
     asked = []
-    got = eng.count(g, plan, stop=lambda c: asked.append(c) or True)
-    # the stop was asked while the launch ran (not only after it: there is one launch)
-    assert eng.last_stats.get("halts") == 1 and asked
+    # the first two askings are before the search and once its module is ready; the third
+    # is while the one launch runs (not after it)
+    got = eng.count(g, plan, stop=lambda c: asked.append(c) or len(asked) > 2)
+    assert eng.last_stats.get("halts") == 1 and len(asked) == 3
     assert got == 0          # the halted launch's count is void; none came before it
     # a stop that never fires changes nothing
     assert eng.count(g, plan, stop=lambda c: False) == want
+    # one that is true from the start: the device is not touched (a race answered while
+    # this count waited for the device)
+    assert eng.count(g, plan, stop=lambda c: True) == 0
+    assert eng.last_stats == {"stopped_before_start": True}
 
 
 def test_idle_rate_batch_beats_coarse():

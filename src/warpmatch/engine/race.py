@@ -214,10 +214,10 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     thread ends only them. ``engine``'s search runs in a thread too, so that the answer
     comes as soon as either has one: the GPU engine cannot be stopped while it compiles
     a module (1-2 s for a query of a new size) or runs its breadth-first start, and it is
-    then left to end by itself (at its first stop, within milliseconds of its first
-    launch); the next GPU search waits for it
-    (:data:`~warpmatch.engine.gpu.engine.SEARCH_LOCK`), the next race's CPU searches do
-    not. An exception of ``engine`` fails the count unless the CPU engine had answered.
+    then left to end by itself (at its next stop check: once its module is ready); the
+    next GPU search waits for it (:data:`~warpmatch.engine.gpu.engine.SEARCH_LOCK`), the
+    next race's CPU searches do not: they start at once where ``engine.busy()`` says the
+    device is held. An exception of ``engine`` fails the count unless the CPU engine had answered.
     Once there is an answer, each other thread is waited for at most :data:`JOIN_S`: the
     CPU searches end by themselves at their next kernel call's return, and a box they fill
     after that is not read. The CPU engine's search in the plan's own order is there
@@ -244,6 +244,11 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         stats.update(raced=False, order=plan.order_name)
         engine.last_stats = stats
         return raw, plan
+    busy = getattr(engine, "busy", None)
+    if busy is not None and busy():
+        # the device is held by a search left running by an earlier race (compiling):
+        # the CPU engine starts at once instead of after its head start
+        after = 0.0
     box: dict[str, Any] = {}          # the CPU engine's answer
     dev_box: dict[str, Any] = {}      # the engine's: "raw" or "exc"
     started = [False]

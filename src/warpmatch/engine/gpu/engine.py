@@ -215,8 +215,17 @@ class GpuEngine:
 
     def _count(self, graph: Graph, plan: Plan, progress: Progress | None,
                stop: Stop | None) -> int:
+        # the stop is asked before the search and after its module is ready too: a count
+        # raced beside the CPU engine (engine.race.count_beside) may have been answered
+        # while it waited for the device or compiled, and must not take the device then
+        if stop is not None and stop(0):
+            self.last_stats = {"stopped_before_start": True}
+            return 0
         run = Run(self, graph, plan, list_mode=False)
         if run.trivially_empty:
+            return 0
+        if stop is not None and stop(0):
+            run.finish()
             return 0
         pool, d = run.initial_pool()
         if d == plan.k or pool.shape[0] == 0:
@@ -229,6 +238,14 @@ class GpuEngine:
         total = run.count_dfs(pool, d, progress, stop)
         run.finish()
         return total
+
+    def busy(self) -> bool:
+        """Whether another thread's search holds the device (:data:`SEARCH_LOCK`): a count
+        left running by an answered race, still compiling its module."""
+        if SEARCH_LOCK.acquire(blocking=False):
+            SEARCH_LOCK.release()
+            return False
+        return True
 
     def match(self, graph: Graph, plan: Plan, batch_size: int = 1 << 16,
               limit: int | None = None,
