@@ -267,7 +267,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     import inspect
 
     from .engine import resolve_backend
-    from .engine.race import can_race, count_beside, count_race, races_beside
+    from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
+    from .plan.rival import race_applies
 
     if limit is not None and int(limit) < 1:
         raise QueryError(f"limit must be at least 1, not {limit}")
@@ -302,6 +303,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                                   progress, limit, time_limit, t1 - t0,
                                   "auto" if partitions is None else "parts")
     warm_s = warm_up(engine, g)     # timed apart: a one-time cost is not the count's
+    if (order == "auto" and limit is not None and not can_race(engine)
+            and races_beside(engine) and race_applies(plan)):
+        # the CPU engine's kernels for the searches beside the device (count_beside below)
+        warm_s += warm_racers(g)
     callback, close = _make_progress(progress, q.name)
     t2 = time.perf_counter()
     stop, why = _early_stop(None if limit is None else int(limit),

@@ -353,6 +353,25 @@ def test_rivals_beside_start_at_once_when_the_device_is_held():
     assert eng.ended.wait(30) and not _device_threads()
 
 
+def test_warm_racers_once_per_process_and_dtype(monkeypatch):
+    """The CPU searches beside a device search are compiled (or loaded) before the first
+    race, once per index dtype, and count_result times it as warm-up."""
+    import warpmatch.engine.race as race
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    monkeypatch.setattr(race, "_RACERS_WARM", set())
+    ran = []
+    real = race.count_race
+    monkeypatch.setattr(race, "count_race", lambda *a, **kw: ran.append(a[2]) or real(*a, **kw))
+    assert race.warm_racers(g) > 0.0 and len(ran) == 1
+    assert rival_orders(ran[0])          # its race has rivals: the turns' code runs too
+    assert race.warm_racers(g) == 0.0 and len(ran) == 1
+    # count_result warms them where a count races beside the engine
+    monkeypatch.setattr(race, "_RACERS_WARM", set())
+    monkeypatch.setattr(race, "races_beside", lambda engine: engine.name == "reference")
+    r = wm.count_result(g, Query.parse(PATHY), backend="reference", limit=10)
+    assert len(ran) == 2 and r.warmup_seconds > 0.0
+
+
 def _device_threads() -> list:
     import threading
     left = [t for t in threading.enumerate() if t.name == "warpmatch-device"]
