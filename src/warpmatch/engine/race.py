@@ -170,9 +170,11 @@ def warm_racers(graph: Graph) -> float:
     small labeled graph. Returns the seconds spent (0.0 when already warm).
 
     Without it the first race of a process compiles the CPU engine's kernels in the thread
-    beside the device's search: seconds on a fresh install, while the device's own thread
-    (Python between its launches) ran several times slower than alone (an H100 host: the
-    first yeast queries of a fresh process took 1.5-17.7 s, the same queries later 0.02-0.3 s).
+    beside the device's search (seconds on a fresh install; 43 s for int64 on a 2-core
+    box), and the device's count beside it did not answer sooner either: on a fresh H100
+    host the first process's first six yeast queries took 1.5-5.8 s and one 17.7 s, past
+    their 1 s time limit; the next processes, which found the kernels in numba's cache, none
+    over 0.34 s.
     """
     key = graph.indices.dtype.str
     if key in _RACERS_WARM:
