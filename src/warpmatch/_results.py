@@ -120,6 +120,12 @@ class CountResult:
         ``"cpu"`` where the CPU engine's race beside the GPU engine's search
         (RI's order or a rival, :func:`warpmatch.engine.race.count_beside`) answered;
         ``None`` (the default) where the count's own engine did.
+    factored : dict or None
+        For a full count factored at a cut vertex (:mod:`warpmatch.plan.factor`,
+        :func:`warpmatch._factored.count_factored`): the cut vertex, the groups' vertex
+        names, the roots tried, the engine calls and the seconds of the factored count
+        (``seconds``) and of the direct search before it (``direct_s``). ``None`` (the
+        default) where the direct search answered.
     """
 
     count: int
@@ -141,6 +147,7 @@ class CountResult:
     vertex_order: str = "given"
     raced: bool = False
     raced_on: str | None = None
+    factored: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -181,6 +188,7 @@ class CountResult:
             "order": self.plan.order_name,
             "order_raced": bool(self.raced),
             "order_raced_on": self.raced_on,
+            **({"factored": self.factored} if self.factored is not None else {}),
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),

@@ -267,7 +267,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     import inspect
 
     from .engine import resolve_backend
+    from ._factored import direct_then_factored
     from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
+    from .plan.factor import factoring
     from .plan.rival import race_applies
 
     if limit is not None and int(limit) < 1:
@@ -319,7 +321,13 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             raise BackendUnavailableError(f"backend {engine.name!r} cannot stop a count "
                                           "early (limit, time_limit)")
         extra["stop"] = stop
-    raced = False
+    # a full count that can be factored at a cut vertex (plan.factor): the direct search
+    # first for FACTOR_AFTER seconds (small counts end there), then the factored count
+    fac = (factoring(q) if (limit is None and order == "auto" and not induced and not anchors
+                            and plan.empty_reason is None and plan.cut_part is None
+                            and _can_stop(engine)
+                            and os.environ.get("WARPMATCH_FACTOR", "1") != "0") else None)
+    raced, count, factored = False, None, None
     try:
         # only for the first `limit` matches: on full counts RI's order answered every
         # shipped labeled query GraphQL's did, and racing made them up to 1.7x slower
@@ -330,6 +338,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             # the GPU engine: the CPU engine races RI's order and the rivals beside it
             raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
+        elif fac is not None:
+            count, factored = direct_then_factored(engine, g, q, plan, fac, callback, stop)
         else:
             raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
@@ -338,12 +348,22 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     # an engine that compiles per plan says how long it took (GpuEngine.last_stats)
     stats = getattr(engine, "last_stats", None) or {}
     compile_s = float(stats.get("compile_s", 0.0))
-    return CountResult(raw * int(plan.multiplier), mode, bool(induced), engine.name,
+    if count is None:
+        count = raw * int(plan.multiplier)
+    return CountResult(count, mode, bool(induced), engine.name,
                        t3 - t2, t1 - t0, plan, q, whole, warmup_seconds=warm_s,
                        partial=why[0] if why else None, compile_seconds=compile_s,
                        gpu_module=stats.get("module"), edge_labels=by_label,
                        vertex_order="degree" if by_degree else "given", raced=raced,
-                       raced_on=stats.get("raced_on") if raced else None)
+                       raced_on=stats.get("raced_on") if raced else None,
+                       factored=factored)
+
+
+def _can_stop(engine: Any) -> bool:
+    """Whether ``engine.count`` takes ``stop`` (every engine here does)."""
+    import inspect
+    params = inspect.signature(engine.count).parameters
+    return "stop" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = False,

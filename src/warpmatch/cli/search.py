@@ -131,7 +131,10 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                           f"{res.distributed['shards']} shards"
                           if res.distributed and "workers" in res.distributed else "")
                        + ("; ids by degree" if res.vertex_order == "degree" else "")
-                       + (_raced_note(res) if res.raced else ""))
+                       + (_raced_note(res) if res.raced else "")
+                       + (f"; factored at {res.factored['cut']} ({len(res.factored['groups'])}"
+                          f" groups, {res.factored['roots']:,} roots)"
+                          if getattr(res, "factored", None) else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:

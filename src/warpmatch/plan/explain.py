@@ -220,6 +220,15 @@ def explain_plan(plan: Plan) -> str:
                          f"of the entries of {parent}'s list that pass its checks "
                          f"({', '.join(checks)}), counted once per data vertex, less the "
                          "matched vertices")
+    from .factor import FACTOR_AFTER, factoring
+    fac = (None if q is None or plan.induced or plan.anchors or plan.empty_reason
+           or plan.cut_part is not None else factoring(q))
+    if fac is not None:
+        cut = _name(plan, fac.cut)
+        lines.append(f"factored (a full count the direct search has not finished in "
+                     f"{FACTOR_AFTER:g} s): at {fac.describe(q)}; the groups share no vertex "
+                     f"label, so the count is the sum over {cut}'s candidates of the product "
+                     f"of each group's count with {cut} fixed, each group searched alone")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)

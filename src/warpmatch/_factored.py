@@ -1,0 +1,197 @@
+"""A whole count factored at a cut vertex (:mod:`warpmatch.plan.factor` says when and why
+it is exact): the sum over the cut vertex's candidates of the product of its groups'
+counts, each group searched alone with the cut vertex anchored.
+
+Map: :func:`direct_then_factored` (what :func:`warpmatch.api.count_result` calls for a full
+count that :func:`~warpmatch.plan.factor.factoring` can factor: the direct search for
+:data:`~warpmatch.plan.factor.FACTOR_AFTER` seconds, then the factored count) <
+:func:`count_factored` (the count, or ``None`` where a group's plan cannot root at the cut
+vertex) < :func:`_group_plans` (one anchored plan per group, built once; each candidate of
+the cut vertex then cuts its root to one vertex, :func:`warpmatch.plan.factor.rooted`).
+``WARPMATCH_FACTOR=0`` turns it off; ``WARPMATCH_FACTOR_AFTER`` sets the seconds.
+
+How it differs from the papers: none of them counts this way (issue 21, item 3, asks for
+it); the candidates of the cut vertex are iterated on the host, one engine call per group
+and candidate, so it pays where the groups' searches are much cheaper than their product
+(human's queries: 10^11 to 10^14 embeddings in seconds), not on small counts, which the
+direct search finishes first.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from .graph.csr import Graph
+from .plan import build_plan
+from .plan.factor import FACTOR_AFTER, Factoring, rooted
+from .plan.plan import Plan
+from .query.model import Query
+
+__all__ = ["count_factored", "direct_then_factored", "FACTOR_AFTER", "FACTOR_MAX_CALLS"]
+
+#: the most engine calls (candidates of the cut vertex x groups) a factored count makes:
+#: past that the calls' fixed cost (a few ms each on the GPU) outweighs the search saved
+FACTOR_MAX_CALLS = 200_000
+
+
+def factor_after() -> float:
+    """:data:`~warpmatch.plan.factor.FACTOR_AFTER`, or ``WARPMATCH_FACTOR_AFTER`` (seconds)
+    where set (0: factor at once, without the direct search; the tests do)."""
+    import os
+    text = os.environ.get("WARPMATCH_FACTOR_AFTER")
+    return FACTOR_AFTER if text is None else float(text)
+
+
+def _roots(g: Graph, q: Query, fac: Factoring, whole: Plan) -> np.ndarray:
+    """Internal ids the cut vertex may take: its candidates in the whole query's plan where
+    that plan keeps them, else every vertex of its label."""
+    d = int(np.flatnonzero(np.asarray(whole.order) == fac.cut)[0])
+    if bool(whole.cand_restricted[d]):
+        return np.asarray(whole.cand_ids[int(whole.cand_ptr[d]):int(whole.cand_ptr[d + 1])])
+    return np.flatnonzero(np.asarray(g.vertex_labels) == int(q.vertex_labels[fac.cut]))
+
+
+def _group_plans(g: Graph, q: Query, fac: Factoring, roots: np.ndarray
+                 ) -> list[Plan] | None:
+    """Each group's count plan, its root the cut vertex anchored at ``roots``; ``None`` if
+    a plan does not start at the cut vertex (a twin of it moved last)."""
+    ext = roots if g.ids is None else np.asarray(g.ids)[roots]
+    plans = []
+    for i in range(len(fac.groups)):
+        sq = fac.subquery(q, i)
+        # by name: a vertex's name may be another vertex's index ("0" in a query file)
+        cut = sq.names[0] if sq.names else 0
+        p = build_plan(g, sq, mode="embeddings", anchors={cut: ext}, purpose="count")
+        if int(p.order[0]) != 0:
+            return None
+        plans.append(p)
+    return plans
+
+
+def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
+                   stop: Callable[[], bool] | None = None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> tuple[int, bool, dict[str, Any]] | None:
+    """Embeddings of ``q`` in ``g`` counted at ``fac``'s cut vertex.
+
+    Parameters
+    ----------
+    g : Graph
+        The graph the count runs on (internal ids).
+    q : Query
+        The whole query (undirected, vertex-labeled: :func:`~warpmatch.plan.factor.factoring`).
+    fac : Factoring
+    whole : Plan
+        The whole query's count plan (its candidates of the cut vertex are the roots).
+    engine : Engine
+        Counts each group's rooted plan.
+    stop : callable, optional
+        ``stop()``, asked between engine calls and given to each: True ends the count, the
+        embeddings so far a lower bound (a group's count it cut is not added).
+    progress : callable, optional
+        ``progress(roots done, roots)`` after each root.
+
+    Returns
+    -------
+    (int, bool, dict) or None
+        Embeddings, whether the count finished, and what ``CountResult.factored`` reports
+        (the cut vertex and groups by name, the roots tried, the engine calls); ``None``
+        where the count cannot be factored this way (a group's plan does not start at the
+        cut vertex, or more than :data:`FACTOR_MAX_CALLS` calls).
+    """
+    t0 = time.perf_counter()
+    roots = _roots(g, q, fac, whole)
+    if roots.size * len(fac.groups) > FACTOR_MAX_CALLS:
+        return None
+    plans = _group_plans(g, q, fac, roots)
+    if plans is None:
+        return None
+    # a root must be a candidate of every group (each plan filtered it for its group)
+    keep = None
+    for p in plans:
+        r = np.asarray(p.cand_ids[int(p.cand_ptr[0]):int(p.cand_ptr[1])])
+        keep = r if keep is None else np.intersect1d(keep, r, assume_unique=True)
+    if any(p.empty_reason is not None for p in plans):
+        keep = keep[:0]
+    # the smallest group first: a root where it has no match costs one small search
+    plans.sort(key=lambda p: p.k)
+    total, calls, finished = 0, 0, True
+    inner = None if stop is None else (lambda raw: bool(stop()))
+    for i, v in enumerate(keep.tolist()):
+        if stop is not None and stop():
+            finished = False
+            break
+        prod = 1
+        for p in plans:
+            calls += 1
+            raw = int(engine.count(g, rooted(p, v)) if inner is None
+                      else engine.count(g, rooted(p, v), stop=inner))
+            if stop is not None and stop():
+                finished = False          # this group's count may be cut: not added
+                break
+            prod *= raw * int(p.multiplier)
+            if prod == 0:
+                break
+        if not finished:
+            break
+        total += prod
+        if progress is not None:
+            progress(i + 1, int(keep.size))
+    info = {"cut": q.names[fac.cut] if q.names else str(fac.cut),
+            "groups": [[q.names[u] if q.names else str(u) for u in grp] for grp in fac.groups],
+            "roots": int(keep.size), "calls": calls,
+            "seconds": time.perf_counter() - t0}
+    return total, finished, info
+
+
+def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring,
+                         progress: Callable[[int, int], None] | None = None,
+                         stop: Callable[[int], bool] | None = None
+                         ) -> tuple[int, dict[str, Any] | None]:
+    """A full count of ``plan`` (the whole query's, mode embeddings or subgraphs): the
+    direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished,
+    :func:`count_factored` (or the direct search again, to its end, where that declines).
+
+    Parameters
+    ----------
+    engine : Engine
+        One whose ``count`` takes ``stop``.
+    g, q, plan, fac
+        The graph, the query, its count plan and its factoring.
+    progress : callable, optional
+    stop : callable, optional
+        The caller's ``stop(raw)`` (a time limit): True ends either count, the result then
+        a lower bound.
+
+    Returns
+    -------
+    (int, dict or None)
+        The count in ``plan.mode``, and what ``CountResult.factored`` reports (``None``
+        where the direct search answered).
+    """
+    t0 = time.perf_counter()
+    ours: list[bool] = []
+    after = factor_after()
+
+    def first(raw: int) -> bool:
+        if stop is not None and stop(raw):
+            return True
+        if time.perf_counter() - t0 >= after:
+            ours.append(True)
+            return True
+        return False
+    if after > 0:
+        raw = int(engine.count(g, plan, progress=progress, stop=first))
+        if not ours or (stop is not None and stop(raw)):
+            return raw * int(plan.multiplier), None   # finished, or the caller's stop
+    res = count_factored(g, q, fac, plan, engine,
+                         stop=None if stop is None else (lambda: bool(stop(0))),
+                         progress=progress)
+    if res is None:
+        kw = {} if stop is None else {"stop": stop}
+        return int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier), None
+    emb, _, info = res
+    info["direct_s"] = time.perf_counter() - t0 - info["seconds"]
+    return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), info
