@@ -182,16 +182,21 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
             ours.append(True)
             return True
         return False
+    direct = 0                        # the direct search's count, a lower bound if cut
     if after > 0:
         raw = int(engine.count(g, plan, progress=progress, stop=first))
         if not ours or (stop is not None and stop(raw)):
             return raw * int(plan.multiplier), None   # finished, or the caller's stop
+        direct = raw * int(plan.multiplier)
     res = count_factored(g, q, fac, plan, engine,
                          stop=None if stop is None else (lambda: bool(stop(0))),
                          progress=progress)
     if res is None:
         kw = {} if stop is None else {"stop": stop}
         return int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier), None
-    emb, _, info = res
+    emb, finished, info = res
     info["direct_s"] = time.perf_counter() - t0 - info["seconds"]
-    return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), info
+    count = emb if plan.mode == "embeddings" else emb // int(plan.aut_size)
+    # cut by the caller's stop: both are lower bounds, the factored one may be 0 (a group's
+    # count cut before the first root was added)
+    return (count if finished else max(count, direct)), info

@@ -153,3 +153,20 @@ def test_shipped_yeast_queries_factored_equal_the_direct_count(name, want, monke
     q = read_query_file(path / "query_graph" / f"{name}.graph")
     r = wm.count_result(g, q, backend="cpu")
     assert r.count == want and r.factored is not None
+
+
+def test_a_factored_count_cut_by_its_stop_is_a_lower_bound():
+    g = with_labels(erdos_renyi(300, p=0.05, seed=2), vertex_labels=random_labels(300, 5, seed=2))
+    q = Query.parse("s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:4, d:4-e:3, e:3-s:0")
+    plan = build_plan(g, q, purpose="count")
+    want = REF.count(g, plan) * plan.multiplier
+    fac = factoring(q)
+    full = count_factored(g, q, fac, plan, CPU)
+    assert full[0] == want and full[1] and full[2]["roots"] > 2
+    asked = [0]
+
+    def stop():
+        asked[0] += 1
+        return asked[0] > 4          # a few roots in
+    emb, finished, info = count_factored(g, q, fac, plan, CPU, stop=stop)
+    assert not finished and 0 <= emb <= want and info["calls"] < full[2]["calls"]
