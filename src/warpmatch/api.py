@@ -264,10 +264,8 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     >>> count_result(k5, "triangle", backend="reference", limit=6).describe()  # K5 has 60
     'triangle: at least 36 embeddings (non-induced; partial: limit 6 reached)'
     """
-    import inspect
-
-    from .engine import resolve_backend
     from ._factored import direct_then_factored
+    from .engine import resolve_backend
     from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
     from .plan.factor import factoring
     from .plan.rival import race_applies
@@ -316,8 +314,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                             int(plan.multiplier), t2)
     extra: dict[str, Any] = {}
     if stop is not None:
-        params = inspect.signature(engine.count).parameters
-        if "stop" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        if not _can_stop(engine):
             raise BackendUnavailableError(f"backend {engine.name!r} cannot stop a count "
                                           "early (limit, time_limit)")
         extra["stop"] = stop
