@@ -47,9 +47,9 @@ def factor_after() -> float:
 def _roots(g: Graph, q: Query, fac: Factoring, whole: Plan) -> np.ndarray:
     """Internal ids the cut vertex may take: its candidates in the whole query's plan where
     that plan keeps them, else every vertex of its label."""
-    d = int(np.flatnonzero(np.asarray(whole.order) == fac.cut)[0])
-    if bool(whole.cand_restricted[d]):
-        return np.asarray(whole.cand_ids[int(whole.cand_ptr[d]):int(whole.cand_ptr[d + 1])])
+    ids = whole.candidates(int(whole.inverse_order[fac.cut]))
+    if ids is not None:
+        return np.asarray(ids)
     return np.flatnonzero(np.asarray(g.vertex_labels) == int(q.vertex_labels[fac.cut]))
 
 
@@ -111,7 +111,7 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
     # a root must be a candidate of every group (each plan filtered it for its group)
     keep = None
     for p in plans:
-        r = np.asarray(p.cand_ids[int(p.cand_ptr[0]):int(p.cand_ptr[1])])
+        r = np.asarray(p.roots)
         keep = r if keep is None else np.intersect1d(keep, r, assume_unique=True)
     if any(p.empty_reason is not None for p in plans):
         keep = keep[:0]

@@ -31,7 +31,6 @@ How it differs from GENEVA and the other papers (none counts this way):
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,26 +85,6 @@ class Factoring:
             "{" + ", ".join(name(u) for u in g) + "}" for g in self.groups)
 
 
-def _components(k: int, adj: list[set[int]], removed: int) -> list[list[int]]:
-    seen = [False] * k
-    seen[removed] = True
-    out = []
-    for start in range(k):
-        if seen[start]:
-            continue
-        comp, stack = [], [start]
-        seen[start] = True
-        while stack:
-            u = stack.pop()
-            comp.append(u)
-            for w in adj[u]:
-                if not seen[w]:
-                    seen[w] = True
-                    stack.append(w)
-        out.append(sorted(comp))
-    return out
-
-
 def factoring(query: Query) -> Factoring | None:
     """The best cut vertex of ``query`` to count at (:mod:`this module <warpmatch.plan.factor>`
     says why the count is exact), or ``None`` where none applies.
@@ -128,15 +107,10 @@ def factoring(query: Query) -> Factoring | None:
             or bool(np.any(np.asarray(query.vertex_labels) == ANY))
             or not query.is_connected()):
         return None
-    adj: list[set[int]] = [set() for _ in range(k)]
-    for a, b in np.asarray(query.edges, dtype=np.int64):
-        if a != b:
-            adj[int(a)].add(int(b))
-            adj[int(b)].add(int(a))
     labels = [int(x) for x in query.vertex_labels]
     best: tuple[tuple[int, int, int], Factoring] | None = None
     for s in range(k):
-        comps = _components(k, adj, s)
+        comps = query.components(without=s)
         if len(comps) < 2:
             continue
         groups: list[tuple[set[int], set[int]]] = []
@@ -158,13 +132,9 @@ def factoring(query: Query) -> Factoring | None:
 
 def rooted(plan: Plan, v: int) -> Plan:
     """``plan`` (depth 0 anchored at a set of data vertices) with its depth-0 candidates
-    cut to the one internal id ``v``: the count of the embeddings that map the root to
-    ``v``. The other depths' candidates were filtered with the whole anchor set, a superset,
-    so they stay sound; restrictions never involve an anchored root (anchors colour the
-    automorphism group), so they stay as they are."""
-    ptr = plan.cand_ptr
-    rest = plan.cand_ids[int(ptr[1]):]
-    ids = np.concatenate([np.array([v], dtype=plan.cand_ids.dtype), rest])
-    new_ptr = ptr - (ptr[1] - 1)
-    new_ptr[0] = 0
-    return dataclasses.replace(plan, cand_ids=ids, cand_ptr=new_ptr.astype(ptr.dtype))
+    cut to the one internal id ``v`` (:meth:`~warpmatch.plan.plan.Plan.with_candidates`):
+    the count of the embeddings that map the root to ``v``. The other depths' candidates
+    were filtered with the whole anchor set, a superset, so they stay sound; restrictions
+    never involve an anchored root (anchors colour the automorphism group), so they stay
+    as they are."""
+    return plan.with_candidates({0: np.array([v], dtype=plan.cand_ids.dtype)})

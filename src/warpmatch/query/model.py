@@ -267,11 +267,15 @@ class Query:
         """In-degree per vertex (the degree if undirected)."""
         return self.adjacency().sum(axis=0).astype(np.int32)
 
-    def components(self) -> list[list[int]]:
-        """Weakly connected components, each an ascending list, ordered by smallest vertex."""
+    def components(self, without: int | None = None) -> list[list[int]]:
+        """Weakly connected components, each an ascending list, ordered by smallest vertex;
+        with ``without``, those of the query less that vertex (a cut vertex leaves two or
+        more: :func:`warpmatch.plan.factor.factoring`)."""
         A = self.adjacency()
         A = A | A.T
         seen = np.zeros(self.k, dtype=bool)
+        if without is not None:
+            seen[without] = True
         comps = []
         for s in range(self.k):
             if seen[s]:

@@ -207,7 +207,6 @@ class Run:
         # count_dfs's in-launch early stop (_wait_or_halt): made at its first use
         self._halt_stream: Any = None
         self._halt_one: Any = None
-        self._halt_mem: Any = None
 
     # ------------------------------------------------------------- modules
     def _key(self, generic: bool) -> tuple:
@@ -530,10 +529,10 @@ class Run:
             if not ev.done and halt():
                 if self._halt_stream is None:
                     self._halt_stream = cp.cuda.Stream(non_blocking=True)
-                    mem = cp.cuda.alloc_pinned_memory(8)
-                    self._halt_one = np.frombuffer(mem, np.uint64, 1)
+                    # (the array's base keeps the pinned buffer alive)
+                    self._halt_one = np.frombuffer(cp.cuda.alloc_pinned_memory(8),
+                                                   np.uint64, 1)
                     self._halt_one[0] = 1
-                    self._halt_mem = mem            # keeps the pinned buffer alive
                 cp.cuda.runtime.memcpyAsync(
                     counters.data.ptr + _C_ABORT * 8, self._halt_one.ctypes.data, 8,
                     cp.cuda.runtime.memcpyHostToDevice, self._halt_stream.ptr)
