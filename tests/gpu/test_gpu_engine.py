@@ -224,7 +224,10 @@ def test_early_stop_is_asked_while_slices_abort(monkeypatch):
     # (the first two askings are before the search and once its module is ready)
     got = eng.count(g, plan, stop=lambda c: asked.append(c) or len(asked) > 2)
     assert len(asked) == 3 and 0 <= got <= want
-    # without a stop the same aborting launches count everything, once
+    # without a stop, aborting launches count everything, once; at a slice limit of 2 ms
+    # (at 0.1 ms this count took over 120 s with 8 test processes sharing the H100, their
+    # kernels time-sliced, so nearly every launch aborted and split to single rows)
+    monkeypatch.setattr(ge, "SLICE_MAX_S", 2e-3)
     assert _engine("fine", True, True, 1).count(g, plan) == want
 
 
