@@ -405,7 +405,8 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         core order (where they differ; :mod:`warpmatch.plan.rival`), and the first to
         reach it (or finish) answers (:mod:`warpmatch.engine.race`: no single order
         finds the first matches fast for every query). On the CPU engine they take
-        turns; beside the GPU engine's search they run on the CPU engine.
+        turns; beside the GPU engine's search they run on the CPU engine, from 0.05 s
+        on (:data:`warpmatch.engine.race.BESIDE_AFTER`).
     progress : bool or callable, optional
         ``True`` shows a progress bar on stderr; a callable receives
         ``(work done, work total)`` several times a second (the unit is the

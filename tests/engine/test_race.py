@@ -339,6 +339,27 @@ def test_rivals_beside_answer_while_the_engine_cannot_stop_yet():
     assert eng.ended.wait(30) and not _device_threads()
 
 
+def test_rivals_beside_start_after_the_default_head_start(monkeypatch):
+    """Without ``after``, the CPU engine's searches start after
+    :data:`~warpmatch.engine.race.BESIDE_AFTER` (not the CPU-only race's RACE_AFTER): with
+    it set to an hour they never start and the engine answers; with it at 0 they answer
+    for an engine that cannot stop yet."""
+    import warpmatch.engine.race as race
+    g = _labeled(300, 0.06, labels=3, seed=3)
+    plan = build_plan(g, Query.parse(PATHY), purpose="count", order="auto")
+    want = REF.count(g, plan)
+    monkeypatch.setattr(race, "BESIDE_AFTER", 3600.0)
+    raw, _ = count_beside(REF, g, plan, cpu=CPU)
+    assert raw == want and not REF.last_stats.get("raced_on")
+    monkeypatch.setattr(race, "BESIDE_AFTER", 0.0)
+    monkeypatch.setattr(race, "RACE_AFTER", 3600.0)     # (not the head start used here)
+    eng = _Compiling()
+    raw, _ = count_beside(eng, g, plan, cpu=CPU)
+    assert raw == want and eng.last_stats["raced_on"] == "cpu"
+    eng.go.set()
+    assert eng.ended.wait(30) and not _device_threads()
+
+
 def test_rivals_beside_start_at_once_when_the_device_is_held():
     """Where the engine says another search holds the device (``busy()``: one left
     running by an earlier race, compiling), the CPU engine does not wait for its head

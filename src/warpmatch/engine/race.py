@@ -44,8 +44,20 @@ from ..plan.rival import RACE_AFTER, race_applies, rival_plans
 from .base import Progress, Stop
 
 __all__ = ["can_race", "count_race", "match_race", "races_beside", "count_beside", "warm_racers",
-           "RIVAL_SHARE"]
+           "RIVAL_SHARE", "BESIDE_AFTER"]
 
+#: seconds the device's count runs alone before the CPU engine's searches start beside it
+#: (:func:`count_beside`). Shorter than :data:`~warpmatch.plan.rival.RACE_AFTER`: there the
+#: rivals take the first search's cores, here they take host cores the device's search
+#: leaves idle. Measured on an H100 host with RACE_AFTER (0.2 s) as the head start (all
+#: 3,600 shipped labeled queries, first 10^5 embeddings, session 37): the device answered
+#: most yeast and hprd queries within 0.03 s (those never start the CPU searches at either
+#: head start), while the CPU engine answered 1,003 of human's 1,200, a median 0.04 s after
+#: its head start (the device's breadth-first start on human's large candidate sets is
+#: slower), so human's median was 0.235 s. Shifting those answers by the shorter head start
+#: projects human's median to 0.09 s; the device's answers can only come sooner or stay.
+#: Not yet measured on a GPU at this value.
+BESIDE_AFTER = 0.05
 #: each rival's time over the first order's: RI's order is the better one more often (it
 #: finished every full count of the shipped labeled queries that GraphQL's did, see
 #: :mod:`warpmatch.plan.rival`), so a search RI's order wins pays about 1.5x its time after
@@ -230,7 +242,7 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
         True ends that search with its count, a lower bound.
     after : float, optional
         Seconds before the searches beside start; ``None`` (the default) is
-        :data:`~warpmatch.plan.rival.RACE_AFTER`.
+        :data:`BESIDE_AFTER`.
     cpu : CpuEngine, optional
         The engine of the searches beside. The default is a new
         :class:`~warpmatch.engine.cpu.CpuEngine` of one lane fewer than numba's threads,
@@ -267,7 +279,7 @@ def count_beside(engine: Any, graph: Graph, plan: Plan, progress: Progress | Non
     multiplier).
     """
     if after is None:
-        after = RACE_AFTER
+        after = BESIDE_AFTER
     by_rival = [False]
     done = threading.Event()          # set by the thread that answers, or at the end
 
