@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _csm_workloads  # noqa: E402 - by name, not _sibling.load: see its reconnections
 import rapidflow_peer as rfp  # noqa: E402 - bench/ is not a package
-from _sibling import load  # noqa: E402
 
 def rapidflow_setup(path: str, src: str | None, build_dir: str | None, g0: Any, ups: Any,
                     workdir: Path) -> dict[str, Any]:
@@ -46,15 +46,15 @@ def rapidflow_setup(path: str, src: str | None, build_dir: str | None, g0: Any, 
     """
     peer = rfp.resolve_peer(path, src, build_dir)
     files = {"graph": workdir / "g0.rf.graph", "stream": workdir / "stream.rf.txt"}
-    # the same conversion as csm_peers.prepare_graph: internal ids 0..n-1, label 0 if none
+    # the same conversion as _csm_workloads.prepare_graph: internal ids 0..n-1, label 0 if none
     esrc, edst = g0.edges()
     rfp.write_rf_graph(files["graph"], g0.n, esrc, edst, g0.vertex_labels,
                        g0.edge_label_array())
     usrc, udst = g0.to_internal(ups.src), g0.to_internal(ups.dst)
     rfp.write_rf_stream(files["stream"], usrc, udst, ups.op, ups.label)
     # RapidFlow's crash condition (csm_peers.py): counted so that a crash can be read
-    isolated, reconnect = load("csm_peers")._reconnections(np.asarray(g0.degree), usrc, udst,
-                                                           ups.op)
+    isolated, reconnect = _csm_workloads.reconnections(np.asarray(g0.degree), usrc, udst,
+                                                       ups.op)
     return {"peer": peer, "files": files, "workdir": workdir, "updates": len(ups),
             "labeled": g0.vertex_labels is not None,
             "edge_labeled": g0.edge_label_array() is not None,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sibling import load  # noqa: E402 - bench/_sibling.py: sibling benchmarks by path
+import _csm_workloads  # noqa: E402 - csm_peers.py's workloads (bench/ is not a package)
 
 STEPS = ("prepare", "view", "engine_host", "overlay_copy", "storage", "kernel", "device_rest",
          "apply", "total")
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import warpmatch as wm
     from warpmatch.stream.generate import make_stream
-    graph, desc = load("csm_peers").powerlaw_graph(args.edges, args.seed)
+    graph, desc = _csm_workloads.powerlaw_graph(args.edges, args.seed)
     g0, stream = make_stream(graph, 0.1, 0.05, seed=args.seed)
     print(f"graph {desc}: {graph.n:,} vertices, {graph.num_edges:,} edges", flush=True)
     cm = wm.ContinuousMatcher(g0, args.query, backend="gpu", count_initial=False,

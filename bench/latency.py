@@ -78,6 +78,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sibling import load  # noqa: E402 - bench/_sibling.py: sibling benchmarks by path
+import _csm_child  # noqa: E402 - csm_peers.py's warm-up (imported by name: numba's cache)
+import _csm_workloads  # noqa: E402 - csm_peers.py's graphs
 
 QUERIES = ("triangle", "square", "diamond", "house")
 RATES = ("1e3", "1e4", "1e5", "1e6", "max")
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     from warpmatch.stream.generate import make_stream
 
     t = time.perf_counter()
-    graph, desc = load("csm_peers").powerlaw_graph(args.edges, args.seed)
+    graph, desc = _csm_workloads.powerlaw_graph(args.edges, args.seed)
     g0, stream = make_stream(graph, 0.1, 0.05, seed=args.seed)
     print(f"graph {desc}: {graph.n:,} vertices, {graph.num_edges:,} edges; stream "
           f"{len(stream):,} updates; {time.perf_counter() - t:.1f} s", flush=True)
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             del warm
         if args.backend == "cpu":
             # (a 2-core box: a 4096-batch of triangles compiled it in a timed run, 6.8 s)
-            load("csm_peers").warm_parallel_region(g0, query, stream.slice(0, 4096))
+            _csm_child.warm_parallel_region(g0, query, stream.slice(0, 4096))
         for rate in rates:
             n = len(stream) if not math.isfinite(rate) else int(rate * args.seconds)
             n = max(1, min(n, len(stream), args.max_updates))

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import csm_peers  # noqa: E402  (bench/ is not a package)
+import _csm_workloads as csm_peers  # noqa: E402  (csm_peers.py's workloads; bench/ is not a package)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import csm_peers  # noqa: E402  (this directory)
+import _csm_workloads as csm_peers  # noqa: E402  (this directory: csm_peers.py's workloads)
 
 
 def main(argv: list[str] | None = None) -> int:
