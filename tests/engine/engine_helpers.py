@@ -103,3 +103,14 @@ def sorted_rows(batches, k: int) -> list[tuple[int, ...]]:
     """Every row of an engine's or ``match``'s batches, as sorted tuples (a multiset to compare)."""
     arrs = [np.asarray(b) for b in batches]
     return [] if not arrs else sorted(map(tuple, np.concatenate(arrs).reshape(-1, k).tolist()))
+
+
+def query_rows(batches, plan) -> list[tuple[int, ...]]:
+    """Like :func:`sorted_rows`, each row first put in query-vertex order (engines yield
+    rows in ``plan``'s depth order, so plans of one query in different orders compare
+    only this way)."""
+    arrs = [np.asarray(b) for b in batches]
+    if not arrs:
+        return []
+    rows = plan.to_query_order(np.concatenate(arrs).reshape(-1, plan.k))
+    return sorted(map(tuple, rows.tolist()))
