@@ -31,7 +31,8 @@ end to end (planning, NVRTC compilation, search). Engines:
     GENEVA's Algorithm 8), GraphQL's, or RI's. ``cpu`` (and every GPU engine) has the
     default, ``order="auto"``: RI's, and a count still running after 0.2 s races RI's
     order with its twins in place, GraphQL's and the core order against it (on the GPU
-    engines, on the CPU engine beside the device; ``warpmatch.engine.race``).
+    engines, on the CPU engine beside the device, from 0.05 s on:
+    ``warpmatch.engine.race.BESIDE_AFTER``).
 
 Every GPU engine process starts with an empty CuPy kernel cache and empty markers (a
 fresh temporary ``CUPY_CACHE_DIR`` and ``XDG_CACHE_HOME``), so compilation is measured,
