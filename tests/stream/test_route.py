@@ -129,12 +129,23 @@ class StandIn(CpuDeltaEngine):
         return super().run(view, plans, want_matches)
 
 
+#: rows the edit log vouched for (not named, checked unchanged), per example of the test below
+_VOUCHED: list[int] = []
+
+
+def test_random_routes_give_the_oracles_counts_and_the_log_names_every_changed_row():
+    _VOUCHED.clear()
+    _random_routes()
+    # not per example: on a small graph a batch may touch every vertex, and then the log
+    # names every row and vouches for none (seed 0, 12 vertices, batches of 16)
+    assert sum(_VOUCHED) > 0, "no example let the edit log vouch for a row"
+
+
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 10**6), directed=st.booleans(), vlab=st.sampled_from([0, 2]),
        elab=st.sampled_from([0, 2]), qi=st.integers(0, 4), batch=st.sampled_from([1, 3, 16]),
        on_invalid=st.sampled_from(["skip", "error"]))
-def test_random_routes_give_the_oracles_counts_and_the_log_names_every_changed_row(
-        seed, directed, vlab, elab, qi, batch, on_invalid):
+def _random_routes(seed, directed, vlab, elab, qi, batch, on_invalid):
     oracle, ups = known_stream(seed, directed, vlab, elab, invalid=on_invalid == "skip")
     texts = DIRECTED if directed else UNDIRECTED
     q = with_labels(Query.parse(texts[qi]), seed, vlab, elab, directed=directed)
@@ -160,8 +171,7 @@ def test_random_routes_give_the_oracles_counts_and_the_log_names_every_changed_r
     n_batches = -(-len(ups) // batch)
     assert route.batches["sequential"] + route.batches["device"] == n_batches
     assert cm.engine.runs >= route.batches["device"]
-    if cm.engine.runs > 1:
-        assert cm.engine.copy.checked > 0     # the log vouched for rows, and they held
+    _VOUCHED.append(cm.engine.copy.checked)   # the log vouched for rows, and they held
 
 
 def test_an_update_taken_back_leaves_its_moved_rows_named(monkeypatch):
