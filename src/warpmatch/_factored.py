@@ -81,7 +81,7 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
     g : Graph
         The graph the count runs on (internal ids).
     q : Query
-        The whole query (undirected, vertex-labeled: :func:`~warpmatch.plan.factor.factoring`).
+        The whole query (vertex-labeled: :func:`~warpmatch.plan.factor.factoring`).
     fac : Factoring
     whole : Plan
         The whole query's count plan (its candidates of the cut vertex are the roots).

@@ -26,14 +26,18 @@ def test_factoring_finds_the_cut_vertex_and_label_disjoint_groups():
     assert fac.cut == q.index_of("a") and fac.describe(q) == "a: {b, c} | {d, e}"
     # components that share a label are one group: none is left to factor
     assert factoring(Query.parse("a:0-b:1, b:1-c:0, a:0-d:1, d:1-e:0")) is None
-    # a cycle has no cut vertex; unlabeled, directed, ANY-labeled and small queries: none
+    # a cycle has no cut vertex; unlabeled, ANY-labeled and small queries: none
     assert factoring(Query.parse("a:0-b:1, b:1-c:2, c:2-d:3, d:3-e:4, e:4-a:0")) is None
     assert factoring(Query.parse("a-b, b-c, a-d, d-e")) is None
     assert factoring(Query.parse("a:0-b:1, a:0-c:2, a:0-d:3")) is None
     assert factoring(Query.parse("a:0-b:1, b:1-c:2, a:0-d:3, d:3-e")) is None
-    directed = Query.from_edges([(0, 1), (1, 2), (0, 3), (3, 4)], vertex_labels=[0, 1, 2, 3, 4],
+    # a directed query factors at a cut vertex of its underlying graph, arcs kept
+    directed = Query.from_edges([(1, 0), (1, 2), (0, 3), (3, 4)], vertex_labels=[0, 1, 2, 3, 4],
                                 directed=True)
-    assert factoring(directed) is None
+    fac = factoring(directed)
+    assert fac is not None and fac.cut == 0 and fac.groups == ((1, 2), (3, 4))
+    sub = fac.subquery(directed, 0)
+    assert sub.directed and sorted(map(tuple, sub.edges.tolist())) == [(1, 0), (1, 2)]
 
 
 def test_factoring_makes_the_largest_group_smallest():
@@ -69,7 +73,9 @@ def test_rooted_plans_add_up_to_the_anchored_count():
 def _cases(draw):
     n = draw(st.integers(25, 60))
     labels = draw(st.integers(4, 7))
-    g = with_labels(erdos_renyi(n, p=draw(st.floats(0.08, 0.3)), seed=draw(st.integers(0, 999))),
+    directed = draw(st.booleans())
+    g = with_labels(erdos_renyi(n, p=draw(st.floats(0.08, 0.3)), seed=draw(st.integers(0, 999)),
+                                directed=directed),
                     vertex_labels=random_labels(n, labels, seed=draw(st.integers(0, 999))))
     # a cut vertex s (label 0) and two or three groups of 1-3 vertices on disjoint labels
     pool = list(range(1, labels))
@@ -92,7 +98,10 @@ def _cases(draw):
             edges.append((0, first + size - 1))
         if size > 2 and draw(st.booleans()):
             edges.append((first, first + 2))
-    q = Query.from_edges(sorted(set(edges)), vertex_labels=vlabels)
+    if directed:             # each edge one way or the other (both ways: an arc pair)
+        edges = [e for a, b in sorted(set(edges))
+                 for e in draw(st.sampled_from([[(a, b)], [(b, a)], [(a, b), (b, a)]]))]
+    q = Query.from_edges(sorted(set(edges)), vertex_labels=vlabels, directed=directed)
     return g, q
 
 
@@ -130,6 +139,18 @@ def test_api_factors_a_full_count_the_direct_search_has_not_finished(monkeypatch
     assert wm.count_result(g, q, backend="cpu", limit=10).factored is None
     monkeypatch.setenv("WARPMATCH_FACTOR", "0")
     assert wm.count_result(g, q, backend="cpu").factored is None
+
+
+def test_api_factors_a_directed_count(monkeypatch):
+    """A directed query factors at a cut vertex of its underlying graph (each group keeps
+    its arcs): the same count as the reference engine's direct search."""
+    monkeypatch.setenv("WARPMATCH_FACTOR_AFTER", "0")
+    g = with_labels(erdos_renyi(200, p=0.06, seed=3, directed=True),
+                    vertex_labels=random_labels(200, 5, seed=3))
+    q = Query.parse("s:0->a:1, a:1->b:2, b:2->s:0, c:3->s:0, c:3->d:4, d:4->e:3")
+    want = wm.count_result(g, q, backend="reference").count
+    r = wm.count_result(g, q, backend="cpu")
+    assert want > 0 and r.count == want and r.factored is not None and r.factored["cut"] == "s"
 
 
 def test_explain_says_where_a_count_is_factored():

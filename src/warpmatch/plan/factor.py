@@ -25,9 +25,9 @@ How it differs from GENEVA and the other papers (none counts this way):
 
 - One cut vertex, chosen to make the largest group smallest; the groups are not factored
   again inside (a group's own cut vertices are searched as usual).
-- Only for vertex-labeled, undirected, non-induced queries in which every vertex has a
-  label, and only where the components' labels let at least two groups apart; groups that
-  share a label would need inclusion-exclusion over the shared candidates (not done).
+- Only for non-induced queries in which every vertex has a label (directed or not), and
+  only where the components' labels let at least two groups apart; groups that share a
+  label would need inclusion-exclusion over the shared candidates (not done).
 """
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ class Factoring:
         names = [query.names[u] for u in keep] if query.names else None
         return Query.from_edges(edges, vertex_labels=[int(query.vertex_labels[u]) for u in keep],
                                 edge_labels=[int(query.edge_labels[e]) for e in sel],
-                                directed=False, names=names,
+                                directed=query.directed, names=names,
                                 name=f"{query.name}[{i}]")
 
     def describe(self, query: Query) -> str:
@@ -89,8 +89,10 @@ def factoring(query: Query) -> Factoring | None:
     """The best cut vertex of ``query`` to count at (:mod:`this module <warpmatch.plan.factor>`
     says why the count is exact), or ``None`` where none applies.
 
-    The query must be undirected, connected, of at least :data:`MIN_K` vertices, each with
-    a vertex label (none ``ANY``). Of the cut vertices whose components fall into at least
+    The query must be connected (weakly, if directed), of at least :data:`MIN_K` vertices,
+    each with a vertex label (none ``ANY``). Directed queries factor the same way: the cut
+    vertex is one of the underlying undirected graph, and each group keeps its arcs'
+    directions. Of the cut vertices whose components fall into at least
     two label-disjoint groups, the one whose largest group is smallest is taken (ties: more
     groups, then the lower index).
 
@@ -103,7 +105,7 @@ def factoring(query: Query) -> Factoring | None:
     True
     """
     k = int(query.k)
-    if (k < MIN_K or query.directed or not query.labeled
+    if (k < MIN_K or not query.labeled
             or bool(np.any(np.asarray(query.vertex_labels) == ANY))
             or not query.is_connected()):
         return None
