@@ -402,7 +402,8 @@ def count(graph: Any, query: Any, mode: str = "embeddings", induced: bool = Fals
         is RI's (Bonnici et al. 2013); a count with a ``limit`` (:func:`count_result`)
         of a labeled query of five or more vertices that has not reached it after 0.2 s
         also searches in RI's order with its twins in place, GraphQL's order and the
-        core order (where they differ; :mod:`warpmatch.plan.rival`), and the first to
+        core order (where they differ; :mod:`warpmatch.plan.rival`) and in random orders,
+        one after another while they find nothing, and the first to
         reach it (or finish) answers (:mod:`warpmatch.engine.race`: no single order
         finds the first matches fast for every query). On the CPU engine they take
         turns; beside the GPU engine's search they run on the CPU engine, from 0.05 s

@@ -378,8 +378,8 @@ def _search_options(f: Callable) -> Callable:
     f = click.option("--order", type=click.Choice(ORDERS), default="auto", show_default=True,
                      help="Matching order: auto (ri; a count --limit N of a labeled query "
                           "of 5+ vertices that has not reached N after 0.2 s also searches "
-                          "in ri with its twins in place and the gql and core orders where "
-                          "they differ, the first to reach N answering: in turns on the CPU "
+                          "in ri with its twins in place, the gql and core orders where "
+                          "they differ and random orders, the first to reach N answering: in turns on the CPU "
                           "engine, on the CPU engine beside the GPU engine's search (after "
                           "0.05 s there); a CPU "
                           "match --limit N that has found nothing by then lists whichever "

@@ -4,7 +4,8 @@ soon a query's first matches come).
 
 Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
 (the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its
-rivals' kernel calls take turns with its own) and :func:`match_race` (a listing: the rivals
+rivals' kernel calls take turns with its own, :class:`_Restarts` among them: random orders
+one after another) and :func:`match_race` (a listing: the rivals
 join a search that has found nothing in that time, and the first to find a match is the one
 listed); :func:`races_beside` < :func:`count_beside` (an engine that cannot interleave, the
 GPU engine, counts the plan while the CPU engine races the plan's order and its rivals in a
@@ -40,7 +41,8 @@ from typing import Any, Iterator
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
-from ..plan.rival import RACE_AFTER, race_applies, rival_plans
+from ..plan.rival import (RACE_AFTER, RESTART_GROWTH, RESTART_S, race_applies, random_plan,
+                          rival_plans)
 from .base import Progress, Stop
 
 __all__ = ["can_race", "count_race", "match_race", "races_beside", "count_beside", "warm_racers",
@@ -149,9 +151,15 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
             calls += 1
             if not rival_built and time.perf_counter() - t0 >= after:
                 rival_built = True
-                for rival in rival_plans(plan):
+                rivals = rival_plans(plan)
+                for rival in rivals:
                     plans.append(rival)
                     runs.append(engine.count_steps(graph, rival))
+                if rivals:          # where fixed orders race, random ones too
+                    restarts = _Restarts(engine, graph, plan)
+                    plans.append(restarts.plan)
+                    runs.append(restarts)
+                for _ in range(len(runs) - len(counts)):
                     counts.append(0)
                     fractions.append(0.0)
                     spent.append(0.0)
@@ -162,10 +170,56 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
     finally:
         for r in runs:
             r.close()
+    used = runs[winner].plan if isinstance(runs[winner], _Restarts) else plans[winner]
     # closing the others set the engine's stats too: the answer's search's are put back
-    stats.update(raced=len(runs) > 1, order=plans[winner].order_name)
+    stats.update(raced=len(runs) > 1, order=used.order_name)
+    restarted = [r.drawn for r in runs if isinstance(r, _Restarts)]
+    if restarted:
+        stats["random_orders"] = restarted[0]
     engine.last_stats = stats
-    return raw, plans[winner]
+    return raw, used
+
+
+class _Restarts:
+    """A search of :func:`count_race` that tries random orders one after another
+    (:func:`~warpmatch.plan.rival.random_plan`, seeded, so a run is repeatable): an
+    order that has found no match after :data:`~warpmatch.plan.rival.RESTART_S` seconds
+    of its own search is dropped for the next, which gets
+    :data:`~warpmatch.plan.rival.RESTART_GROWTH` times as long; one that has found a
+    match keeps searching to the end. Steps like ``engine.count_steps`` (the count of
+    its current order; ``StopIteration.value`` when an order finishes); its work
+    fraction is not reported (0), since it restarts.
+    """
+
+    def __init__(self, engine: Any, graph: Graph, plan: Plan, seed: int = 0) -> None:
+        import numpy as np
+        self.engine, self.graph, self.base = engine, graph, plan
+        self.rng = np.random.default_rng(seed)
+        self.budget = RESTART_S
+        self.drawn = 0
+        self._draw()
+
+    def _draw(self) -> None:
+        self.plan = random_plan(self.base, self.rng, self.drawn)
+        self.drawn += 1
+        self.run = self.engine.count_steps(self.graph, self.plan)
+        self.spent = 0.0
+
+    def __iter__(self) -> "_Restarts":
+        return self
+
+    def __next__(self) -> tuple[int, int, int]:
+        t = time.perf_counter()
+        total, _, _ = next(self.run)      # its StopIteration (the count) passes through
+        self.spent += time.perf_counter() - t
+        if total == 0 and self.spent >= self.budget:
+            self.run.close()
+            self.budget *= RESTART_GROWTH
+            self._draw()
+        return total, 0, 1
+
+    def close(self) -> None:
+        self.run.close()
 
 
 #: seconds :func:`count_beside` waits for the CPU searches to end once it has its answer

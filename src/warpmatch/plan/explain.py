@@ -89,7 +89,8 @@ def explain_plan(plan: Plan) -> str:
                          f"it after {RACE_AFTER} s also searches in the "
                          + " and ".join(name for name, _ in rivals)
                          + (" orders" if len(rivals) > 1 else " order")
-                         + ", taking turns, the first to reach it answering)")
+                         + " and in random orders one after another, taking turns, the "
+                           "first to reach it answering)")
             for name, order in rivals:
                 lines.append(f"  {name}: " + ", ".join(_name(plan, u) for u in order))
     if plan.refine_passes:
