@@ -39,6 +39,8 @@ import threading
 import time
 from typing import Any, Iterator
 
+import numpy as np
+
 from ..graph.csr import Graph
 from ..plan.plan import Plan
 from ..plan.rival import (RACE_AFTER, RESTART_GROWTH, RESTART_S, race_applies, random_plan,
@@ -192,7 +194,6 @@ class _Restarts:
     """
 
     def __init__(self, engine: Any, graph: Graph, plan: Plan, seed: int = 0) -> None:
-        import numpy as np
         self.engine, self.graph, self.base = engine, graph, plan
         self.rng = np.random.default_rng(seed)
         self.budget = RESTART_S

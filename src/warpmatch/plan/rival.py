@@ -170,7 +170,7 @@ def random_order(plan: Plan, rng: np.random.Generator) -> list[int]:
 
 def random_plan(plan: Plan, rng: np.random.Generator, index: int) -> Plan:
     """``plan``'s search in a :func:`random_order` (with its largest class of twins moved
-    last, for count mode to count, on every other draw), named ``"random-<index>"``: the
+    last, for count mode to count, on about half the draws), named ``"random-<index>"``: the
     same candidate sets, restrictions and multiplier, so the same count."""
     order = random_order(plan, rng)
     if not plan.induced and rng.random() < 0.5:
