@@ -286,6 +286,18 @@ def test_human_listing_that_ri_cannot_start_is_answered_by_the_race(data_path):
     _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())
 
 
+def test_human_listing_no_fixed_order_starts_is_answered_by_random_orders(data_path):
+    """``match --limit`` of human's ``query_sparse_20_22`` (no match in 15 s in any of the
+    three fixed orders): the listing race's random orders find the rows."""
+    from warpmatch.query.io import read_query_file
+    human = data_path("labeled", "human")
+    g = wm.read_graph(human / "human.graph")
+    q = read_query_file(human / "query_graph" / "query_sparse_20_22.graph")
+    rows = np.concatenate(list(wm.match(g, q, limit=100, backend="cpu")))
+    assert rows.shape == (100, 20) and len({tuple(r) for r in rows.tolist()}) == 100
+    _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())
+
+
 def test_yeast_query_that_ri_and_gql_cannot_start(data_path):
     """yeast's ``query_sparse_32_193``: no match in 10 s in RI's or GraphQL's order (twins
     last), 10^5 at once in the core order and in RI's with the twins in place: the race

@@ -1,13 +1,13 @@
-"""An order race: one count searched in two to four matching orders at once, the first to
-reach the limit (or finish) answers (issue 23, item 2: a bad order must not decide how
-soon a query's first matches come).
+"""An order race: one count searched in two to four fixed matching orders and in random
+ones at once, the first to reach the limit (or finish) answers (issue 23, item 2: a bad
+order must not decide how soon a query's first matches come).
 
 Map: :func:`can_race` (the engine interleaves: it has ``count_steps``) < :func:`count_race`
 (the first plan alone for :data:`~warpmatch.plan.rival.RACE_AFTER` seconds, then its
-rivals' kernel calls take turns with its own, :class:`_Restarts` among them: random orders
-one after another) and :func:`match_race` (a listing: the rivals
-join a search that has found nothing in that time, and the first to find a match is the one
-listed); :func:`races_beside` < :func:`count_beside` (an engine that cannot interleave, the
+rivals' kernel calls take turns with its own, :class:`_RestartCounts` among them: random
+orders one after another) and :func:`match_race` (a listing: the rivals and
+:class:`_RestartListings` join a search that has found nothing in that time, and the first
+to find a match is the one listed); :func:`races_beside` < :func:`count_beside` (an engine that cannot interleave, the
 GPU engine, counts the plan while the CPU engine races the plan's order and its rivals in a
 thread beside it).
 The rival plans and why several orders: :mod:`warpmatch.plan.rival`.
@@ -79,7 +79,8 @@ def can_race(engine: Any) -> bool:
 def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None = None,
                stop: Stop | None = None, after: float | None = None) -> tuple[int, Plan]:
     """Raw count of ``plan`` in ``graph``, racing its rival orders once it has searched
-    ``after`` seconds (:func:`warpmatch.plan.rival.rival_plans`; where there are none, the
+    ``after`` seconds (:func:`warpmatch.plan.rival.rival_plans`, and where there are any,
+    random orders one after another, :class:`_RestartCounts`; where there are none, the
     plain count).
 
     Parameters
@@ -158,7 +159,7 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
                     plans.append(rival)
                     runs.append(engine.count_steps(graph, rival))
                 if rivals:          # where fixed orders race, random ones too
-                    restarts = _Restarts(engine, graph, plan)
+                    restarts = _RestartCounts(engine, graph, plan)
                     plans.append(restarts.plan)
                     runs.append(restarts)
                 for _ in range(len(runs) - len(counts)):
@@ -183,14 +184,15 @@ def count_race(engine: Any, graph: Graph, plan: Plan, progress: Progress | None 
 
 
 class _Restarts:
-    """A search of :func:`count_race` that tries random orders one after another
+    """A search of a race that tries random orders one after another
     (:func:`~warpmatch.plan.rival.random_plan`, seeded, so a run is repeatable): an
     order that has found no match after :data:`~warpmatch.plan.rival.RESTART_S` seconds
     of its own search is dropped for the next, which gets
     :data:`~warpmatch.plan.rival.RESTART_GROWTH` times as long; one that has found a
-    match keeps searching to the end. Steps like ``engine.count_steps`` (the count of
-    its current order; ``StopIteration.value`` when an order finishes); its work
-    fraction is not reported (0), since it restarts.
+    match keeps searching to the end. An iterator over the current order's steps (its
+    ``StopIteration`` passes through: that order's search is over); :attr:`plan` is the
+    current order's plan. :class:`_RestartCounts` and :class:`_RestartListings` say what
+    a step is.
     """
 
     def __init__(self, engine: Any, graph: Graph, plan: Plan, seed: int = 0) -> None:
@@ -198,29 +200,74 @@ class _Restarts:
         self.rng = np.random.default_rng(seed)
         self.budget = RESTART_S
         self.drawn = 0
+        self.found = False
         self._draw()
+
+    def _start(self, plan: Plan) -> Iterator[Any]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _has_match(step: Any) -> bool:
+        raise NotImplementedError
 
     def _draw(self) -> None:
         self.plan = random_plan(self.base, self.rng, self.drawn)
         self.drawn += 1
-        self.run = self.engine.count_steps(self.graph, self.plan)
+        self.run = self._start(self.plan)
         self.spent = 0.0
 
     def __iter__(self) -> "_Restarts":
         return self
 
-    def __next__(self) -> tuple[int, int, int]:
+    def __next__(self) -> Any:
         t = time.perf_counter()
-        total, _, _ = next(self.run)      # its StopIteration (the count) passes through
+        step = next(self.run)             # its StopIteration passes through
         self.spent += time.perf_counter() - t
-        if total == 0 and self.spent >= self.budget:
-            self.run.close()
-            self.budget *= RESTART_GROWTH
-            self._draw()
-        return total, 0, 1
+        if not self.found:
+            if self._has_match(step):
+                self.found = True
+            elif self.spent >= self.budget:
+                self.run.close()
+                self.budget *= RESTART_GROWTH
+                self._draw()
+        return step
 
     def close(self) -> None:
         self.run.close()
+
+
+class _RestartCounts(_Restarts):
+    """:class:`_Restarts` for :func:`count_race`: steps of ``engine.count_steps``
+    (``StopIteration.value``: the count, once an order's search is over); the work
+    fraction is reported as 0, since it restarts."""
+
+    def _start(self, plan: Plan) -> Iterator[tuple[int, int, int]]:
+        return self.engine.count_steps(self.graph, plan)
+
+    @staticmethod
+    def _has_match(step: tuple[int, int, int]) -> bool:
+        return step[0] > 0
+
+    def __next__(self) -> tuple[int, int, int]:
+        return super().__next__()[0], 0, 1
+
+
+class _RestartListings(_Restarts):
+    """:class:`_Restarts` for :func:`match_race`: batches of ``engine.match`` with
+    ``yield_empty`` (the end of an order's search without a match means there is none)."""
+
+    def __init__(self, engine: Any, graph: Graph, plan: Plan, batch_size: int,
+                 limit: int | None) -> None:
+        self.batch_size, self.limit = batch_size, limit
+        super().__init__(engine, graph, plan)
+
+    def _start(self, plan: Plan) -> Iterator[Any]:
+        return self.engine.match(self.graph, plan, batch_size=self.batch_size,
+                                 limit=self.limit, yield_empty=True)
+
+    @staticmethod
+    def _has_match(step: Any) -> bool:
+        return len(step) > 0
 
 
 #: seconds :func:`count_beside` waits for the CPU searches to end once it has its answer
@@ -456,8 +503,9 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
                progress: Progress | None = None,
                after: float | None = None) -> Iterator[tuple[Plan, Any]]:
     """``plan``'s matches, batch by batch; where its search has listed nothing after ``after``
-    seconds and is not over, its rivals (:func:`~warpmatch.plan.rival.rival_plans`) search
-    in turns with it, and the first search to find a match is listed to the end.
+    seconds and is not over, its rivals (:func:`~warpmatch.plan.rival.rival_plans`, and
+    random orders one after another, :class:`_RestartListings`) search in turns with it,
+    and the first search to find a match is listed to the end.
 
     Parameters
     ----------
@@ -502,7 +550,10 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
         plans += rivals
         runs += [engine.match(graph, r, batch_size=batch_size, limit=limit, yield_empty=True)
                  for r in rivals]
-        spent = [time.perf_counter() - t0] + [0.0] * len(rivals)
+        restarts = _RestartListings(engine, graph, plan, batch_size, limit)
+        plans.append(restarts.plan)
+        runs.append(restarts)
+        spent = [time.perf_counter() - t0] + [0.0] * (len(runs) - 1)
         while True:
             i = _turn(spent)
             t = time.perf_counter()
@@ -514,8 +565,9 @@ def match_race(engine: Any, graph: Graph, plan: Plan, batch_size: int, limit: in
                 for j, r in enumerate(runs):
                     if j != i:
                         r.close()
-                yield plans[i], batch
-                yield from ((plans[i], b) for b in runs[i] if len(b))
+                used = runs[i].plan if isinstance(runs[i], _Restarts) else plans[i]
+                yield used, batch
+                yield from ((used, b) for b in runs[i] if len(b))
                 return
     finally:
         for r in runs:
