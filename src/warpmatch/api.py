@@ -267,7 +267,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     from ._factored import direct_then_factored
     from .engine import resolve_backend
     from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
-    from .plan.factor import factoring
+    from .plan.factor import plan_factoring
     from .plan.rival import race_applies
 
     if limit is not None and int(limit) < 1:
@@ -320,10 +320,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         extra["stop"] = stop
     # a full count that can be factored at a cut vertex (plan.factor): the direct search
     # first for FACTOR_AFTER seconds (small counts end there), then the factored count
-    fac = (factoring(q) if (limit is None and order == "auto" and not induced and not anchors
-                            and plan.empty_reason is None and plan.cut_part is None
-                            and _can_stop(engine)
-                            and os.environ.get("WARPMATCH_FACTOR", "1") != "0") else None)
+    fac = (plan_factoring(plan) if (limit is None and order == "auto" and _can_stop(engine)
+                                    and os.environ.get("WARPMATCH_FACTOR", "1") != "0")
+           else None)
     raced, count, factored = False, None, None
     try:
         # only for the first `limit` matches: on full counts RI's order answered every

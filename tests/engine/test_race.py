@@ -276,26 +276,26 @@ def _assert_embeddings(g, q, rows) -> None:
             assert g.has_edge(r[a], r[b])
 
 
-def test_human_listing_that_ri_cannot_start_is_answered_by_the_race(data_path):
+def _check_human_listing(data_path, query: str, limit: int) -> None:
+    """``match --limit`` of a shipped 20-vertex human query on the CPU engine lists
+    ``limit`` distinct rows, each an embedding."""
     from warpmatch.query.io import read_query_file
     human = data_path("labeled", "human")
     g = wm.read_graph(human / "human.graph")
-    q = read_query_file(human / "query_graph" / "query_sparse_20_6.graph")
-    rows = np.concatenate(list(wm.match(g, q, limit=1000, backend="cpu")))
-    assert rows.shape == (1000, 20) and len({tuple(r) for r in rows.tolist()}) == 1000
+    q = read_query_file(human / "query_graph" / f"{query}.graph")
+    rows = np.concatenate(list(wm.match(g, q, limit=limit, backend="cpu")))
+    assert rows.shape == (limit, 20) and len({tuple(r) for r in rows.tolist()}) == limit
     _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())
+
+
+def test_human_listing_that_ri_cannot_start_is_answered_by_the_race(data_path):
+    _check_human_listing(data_path, "query_sparse_20_6", 1000)
 
 
 def test_human_listing_no_fixed_order_starts_is_answered_by_random_orders(data_path):
     """``match --limit`` of human's ``query_sparse_20_22`` (no match in 15 s in any of the
     three fixed orders): the listing race's random orders find the rows."""
-    from warpmatch.query.io import read_query_file
-    human = data_path("labeled", "human")
-    g = wm.read_graph(human / "human.graph")
-    q = read_query_file(human / "query_graph" / "query_sparse_20_22.graph")
-    rows = np.concatenate(list(wm.match(g, q, limit=100, backend="cpu")))
-    assert rows.shape == (100, 20) and len({tuple(r) for r in rows.tolist()}) == 100
-    _assert_embeddings(g, q, g.to_internal(rows.ravel()).reshape(rows.shape).tolist())
+    _check_human_listing(data_path, "query_sparse_20_22", 100)
 
 
 def test_yeast_query_that_ri_and_gql_cannot_start(data_path):

@@ -221,9 +221,8 @@ def explain_plan(plan: Plan) -> str:
                          f"of the entries of {parent}'s list that pass its checks "
                          f"({', '.join(checks)}), counted once per data vertex, less the "
                          "matched vertices")
-    from .factor import FACTOR_AFTER, factoring
-    fac = (None if q is None or plan.induced or plan.anchors or plan.empty_reason
-           or plan.cut_part is not None else factoring(q))
+    from .factor import FACTOR_AFTER, plan_factoring
+    fac = plan_factoring(plan)
     if fac is not None:
         cut = _name(plan, fac.cut)
         lines.append(f"factored (a full count the direct search has not finished in "

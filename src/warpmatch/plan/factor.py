@@ -38,7 +38,7 @@ import numpy as np
 from ..query.model import ANY, Query
 from .plan import Plan
 
-__all__ = ["Factoring", "factoring", "rooted", "FACTOR_AFTER"]
+__all__ = ["Factoring", "factoring", "plan_factoring", "rooted", "FACTOR_AFTER"]
 
 #: the fewest query vertices for which factoring is considered (smaller queries are cheap)
 MIN_K = 5
@@ -130,6 +130,17 @@ def factoring(query: Query) -> Factoring | None:
             fac = Factoring(s, tuple(sorted(tuple(sorted(g[0])) for g in groups)))
             best = (key, fac)
     return None if best is None else best[1]
+
+
+def plan_factoring(plan: Plan) -> Factoring | None:
+    """:func:`factoring` of ``plan``'s query where a full count of ``plan`` may be factored:
+    a whole count's plan, not induced (nothing may join the groups), not anchored, not cut
+    by parts, not proved empty; else ``None``. What :func:`warpmatch.api.count_result`
+    factors (a full count in the default order) and ``explain`` shows."""
+    if (plan.query is None or plan.induced or plan.anchors or plan.empty_reason is not None
+            or plan.cut_part is not None):
+        return None
+    return factoring(plan.query)
 
 
 def rooted(plan: Plan, v: int) -> Plan:
