@@ -272,6 +272,53 @@ def test_hub_subtree_is_cut_into_many_calls(one_step_calls) -> None:
         assert len(calls) > 100        # one hub, yet many calls, each moving the search on
 
 
+class _FiredAtOnce:
+    """A watchdog whose deadline has passed before the kernel starts (``_Lanes.call``
+    arms it after clearing the flag)."""
+
+    def arm(self, flag: np.ndarray, seconds: float) -> int:
+        from warpmatch.engine._watchdog import STOP_NOW
+        flag[0] = STOP_NOW
+        return 0
+
+    def disarm(self, token: int) -> None:
+        pass
+
+
+def test_deadline_stops_a_call_whatever_its_budget(monkeypatch) -> None:
+    # a budget that would finish the whole search in one call: the deadline (fired before
+    # the call starts) still ends every call after one step per lane, and the count
+    # resumes exactly
+    from warpmatch.engine import cpu
+    monkeypatch.setattr(cpu, "FIRST_BUDGET", 1 << 40)
+    monkeypatch.setattr(cpu, "watchdog", lambda: _FiredAtOnce())
+    g = _hub_graph()
+    for name in ("triangle", "diamond"):
+        for purpose in ("count", "list"):
+            plan = build_plan(g, get_pattern(name), purpose=purpose)
+            calls: list[tuple[int, int]] = []
+            if purpose == "count":
+                got = CPU.count(g, plan, progress=lambda d, t, c=calls: c.append((d, t)))
+            else:
+                got = sum(b.shape[0] for b in CPU.match(
+                    g, plan, progress=lambda d, t, c=calls: c.append((d, t))))
+            assert got == REF.count(g, plan)
+            assert len(calls) > 100
+
+
+def test_watchdog_writes_at_the_deadline_unless_disarmed() -> None:
+    import time
+    from warpmatch.engine._watchdog import STOP_NOW, Watchdog
+    dog = Watchdog()
+    kept, fired = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    dog.disarm(dog.arm(kept, 0.5))
+    dog.arm(fired, 0.05)
+    t0 = time.monotonic()
+    while fired[0] == 0 and time.monotonic() - t0 < 30:
+        time.sleep(0.005)
+    assert fired[0] == STOP_NOW and kept[0] == 0
+
+
 def test_stop_ends_a_count_early() -> None:
     from warpmatch.engine import cpu
     g = _hub_graph()

@@ -68,7 +68,11 @@ extends a partial match ``M[0..i-1]`` by the candidates of query vertex
   interrupted, so the engine calls the kernel again and again with a budget
   sized to take a fraction of a second: between calls Python reports
   progress, handles Ctrl-C and SIGTERM, and checks ``--limit`` and
-  ``--time-limit``, even inside the subtree of one hub.
+  ``--time-limit``, even inside the subtree of one hub. A step's cost varies with
+  the region of the search (a position may fail at the first list or pass every
+  test), so a call sized by the last one's speed can run far longer: the engine
+  also arms a deadline (:mod:`~warpmatch.engine._watchdog`) that writes
+  ``STOP_NOW`` to the flag, and every lane stops at its next resumable point.
 - **Load balance**: the work is a list of *items* — a root plus a slice of the
   depth-1 scan positions, so one hub is split into many items — sorted by
   estimated cost (descending); lane ``t`` of ``T`` takes items ``t, t+T,
@@ -92,6 +96,7 @@ from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers 
     S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
     ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop)
 from ._cpu_leaves import _choices, _leaf_count, _leaf_group, _leaf_worth
+from ._watchdog import STOP_NOW
 
 
 @njit(cache=True, nogil=True)
@@ -304,7 +309,8 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     resumable point, once ``budget`` steps are done, and then sets ``flag[0]``;
     a lane that sees the flag set stops too once it has done an eighth of its
     budget (so lanes end a call together rather than wait for the slowest, and
-    a lane that started late still moves on).
+    a lane that started late still moves on), or at once if the flag is
+    ``STOP_NOW`` (the engine's deadline for the call, :mod:`._watchdog`).
 
     The depth initialisation and the candidate scan are written inline, in
     this one function, on purpose: numba increfs and decrefs every array
@@ -361,8 +367,12 @@ def _run_lane(lane_step, item_hi, item_root, item_a, item_b, roots,
     # after a scan step or an emitted row), so `init` need not be saved
     init = False
     while True:
-        if not init and (steps >= budget or (flag[0] != 0 and 8 * steps >= budget)):
-            flag[0] = 1
+        # (a lane takes at least one step per call, so calls stopped by the deadline
+        # still move the search on however late they start)
+        if not init and (steps >= budget or (flag[0] != 0 and (
+                8 * steps >= budget or (flag[0] == STOP_NOW and steps > 0)))):
+            if flag[0] == 0:
+                flag[0] = 1
             break
         a_off = np.int64(0)
         b_off = BIG
@@ -783,7 +793,7 @@ def run_lanes(item_root, item_a, item_b, item_hi, roots,
     ``cap``); ``out`` is (lanes × rows × k). Each lane returns after about
     ``budget`` steps (``BIG``: when its items are done or ``out`` is full);
     ``flag`` (int64[1], zero on entry) ends the call for every lane once one
-    has used its budget (see :func:`_run_lane`).
+    has used its budget, or at once when it is ``STOP_NOW`` (see :func:`_run_lane`).
     """
     nlanes = st.shape[0]
     for lane in prange(nlanes):

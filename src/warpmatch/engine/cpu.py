@@ -48,6 +48,7 @@ import numpy as np
 
 from ..graph.csr import Graph
 from ..plan.plan import Plan
+from ._watchdog import watchdog
 from .base import Progress, Stop
 
 if TYPE_CHECKING:
@@ -82,6 +83,11 @@ MIN_SPLIT = 32
 #: ``_cpu_kernels._run_lane``) stays small: counts took within ±2% of one call
 #: over all the work (RMAT 2**16-2**18, triangles and 4-cliques, 1 and 2 threads)
 CALL_S = 0.1
+#: a call still running after this many times ``CALL_S`` is stopped (``_watchdog``): the
+#: budget assumes the last call's steps per second, and one region of a search can be
+#: 30x slower per step than another (human ``query_sparse_20_72``: 0.1 s, then 3.1 s on
+#: the same budget)
+DEADLINE_X = 2.0
 #: step budget of the first call (well under a millisecond); later calls scale it
 FIRST_BUDGET = 1 << 12
 #: most a budget grows from one call to the next (a call that ended because the
@@ -493,10 +499,16 @@ class _Lanes:
         return int(self.cum[mine, t].sum())
 
     def call(self, kernel: Callable[[int], None]) -> None:
-        """Run ``kernel(budget)`` once, then size the next budget to take ``CALL_S``."""
+        """Run ``kernel(budget)`` once, stopped at ``DEADLINE_X * CALL_S`` if it runs on,
+        then size the next budget to take ``CALL_S``."""
         t0 = time.perf_counter()
         self.flag[0] = 0
-        kernel(self.budget)
+        dog = watchdog()
+        token = dog.arm(self.flag, DEADLINE_X * CALL_S)
+        try:
+            kernel(self.budget)
+        finally:
+            dog.disarm(token)
         dt = time.perf_counter() - t0
         grow = MAX_GROWTH if dt <= 0 else min(MAX_GROWTH, CALL_S / dt)
         # capped: calls that end early (lanes out of work or output) grow it every time
