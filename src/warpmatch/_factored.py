@@ -146,20 +146,23 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
     return total, finished, info
 
 
-def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring,
+def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring | None,
                          progress: Callable[[int, int], None] | None = None,
-                         stop: Callable[[int], bool] | None = None
-                         ) -> tuple[int, dict[str, Any] | None]:
+                         stop: Callable[[int], bool] | None = None, hom: bool = False
+                         ) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
     """A full count of ``plan`` (the whole query's, mode embeddings or subgraphs): the
-    direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished,
-    :func:`count_factored` (or the direct search again, to its end, where that declines).
+    direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished, the
+    sum over the query's quotients (``hom``: :func:`warpmatch._hombasis.count_hombasis`,
+    where it expects to end within :data:`~warpmatch._hombasis.HOM_BUDGET_S`), then
+    :func:`count_factored` (``fac``), then the direct search again, to its end, where
+    those decline.
 
     Parameters
     ----------
     engine : Engine
         One whose ``count`` takes ``stop``.
     g, q, plan, fac
-        The graph, the query, its count plan and its factoring.
+        The graph, the query, its count plan and its factoring (or ``None``).
     progress : callable, optional
     stop : callable, optional
         The caller's ``stop(raw)`` (a time limit): True ends either count, the result then
@@ -167,9 +170,9 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
 
     Returns
     -------
-    (int, dict or None)
-        The count in ``plan.mode``, and what ``CountResult.factored`` reports (``None``
-        where the direct search answered).
+    (int, dict or None, dict or None)
+        The count in ``plan.mode``, and what ``CountResult.factored`` and
+        ``CountResult.hombasis`` report (``None`` where another way answered).
     """
     t0 = time.perf_counter()
     ours: list[bool] = []
@@ -186,17 +189,26 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     if after > 0:
         raw = int(engine.count(g, plan, progress=progress, stop=first))
         if not ours or (stop is not None and stop(raw)):
-            return raw * int(plan.multiplier), None   # finished, or the caller's stop
+            return raw * int(plan.multiplier), None, None   # finished, or the caller's stop
         direct = raw * int(plan.multiplier)
-    res = count_factored(g, q, fac, plan, engine,
-                         stop=None if stop is None else (lambda: bool(stop(0))),
-                         progress=progress)
+    if hom:
+        from ._hombasis import count_hombasis
+        got = count_hombasis(g, q, stop=None if stop is None else (lambda: bool(stop(0))),
+                             progress=progress)
+        if got is not None:
+            emb, hinfo = got
+            hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]
+            return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None, hinfo
+    res = None if fac is None else count_factored(
+        g, q, fac, plan, engine, stop=None if stop is None else (lambda: bool(stop(0))),
+        progress=progress)
     if res is None:
         kw = {} if stop is None else {"stop": stop}
-        return int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier), None
+        return (int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier),
+                None, None)
     emb, finished, info = res
     info["direct_s"] = time.perf_counter() - t0 - info["seconds"]
     count = emb if plan.mode == "embeddings" else emb // int(plan.aut_size)
     # cut by the caller's stop: both are lower bounds, the factored one may be 0 (a group's
     # count cut before the first root was added)
-    return (count if finished else max(count, direct)), info
+    return (count if finished else max(count, direct)), info, None

@@ -126,6 +126,11 @@ class CountResult:
         names, the roots tried, the engine calls and the seconds of the factored count
         (``seconds``) and of the direct search before it (``direct_s``). ``None`` (the
         default) where the direct search answered.
+    hombasis : dict or None
+        For a full count summed over the query's quotients
+        (:func:`warpmatch._hombasis.count_hombasis`): the quotients, the primes and the
+        seconds of that sum (``seconds``) and of the direct search before it
+        (``direct_s``). ``None`` (the default) where another way answered.
     """
 
     count: int
@@ -148,6 +153,7 @@ class CountResult:
     raced: bool = False
     raced_on: str | None = None
     factored: dict | None = None
+    hombasis: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -189,6 +195,7 @@ class CountResult:
             "order_raced": bool(self.raced),
             "order_raced_on": self.raced_on,
             **({"factored": self.factored} if self.factored is not None else {}),
+            **({"hombasis": self.hombasis} if self.hombasis is not None else {}),
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),

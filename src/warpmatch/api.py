@@ -267,6 +267,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     from ._factored import direct_then_factored
     from .engine import resolve_backend
     from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
+    from ._hombasis import plan_hombasis
     from .plan.factor import plan_factoring
     from .plan.rival import race_applies
 
@@ -320,10 +321,13 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
         extra["stop"] = stop
     # a full count that can be factored at a cut vertex (plan.factor): the direct search
     # first for FACTOR_AFTER seconds (small counts end there), then the factored count
-    fac = (plan_factoring(plan) if (limit is None and order == "auto" and _can_stop(engine)
-                                    and os.environ.get("WARPMATCH_FACTOR", "1") != "0")
+    whole_count = limit is None and order == "auto" and _can_stop(engine)
+    fac = (plan_factoring(plan) if whole_count and os.environ.get("WARPMATCH_FACTOR", "1") != "0"
            else None)
-    raced, count, factored = False, None, None
+    # or from the quotients' homomorphisms (warpmatch._hombasis), where labels allow it
+    hom = (whole_count and os.environ.get("WARPMATCH_HOMBASIS", "1") != "0"
+           and plan_hombasis(plan, g))
+    raced, count, factored, hombasis = False, None, None, None
     try:
         # only for the first `limit` matches: on full counts RI's order answered every
         # shipped labeled query GraphQL's did, and racing made them up to 1.7x slower
@@ -334,8 +338,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             # the GPU engine: the CPU engine races RI's order and the rivals beside it
             raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
-        elif fac is not None:
-            count, factored = direct_then_factored(engine, g, q, plan, fac, callback, stop)
+        elif fac is not None or hom:
+            count, factored, hombasis = direct_then_factored(engine, g, q, plan, fac, callback,
+                                                             stop, hom)
         else:
             raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
@@ -352,7 +357,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        gpu_module=stats.get("module"), edge_labels=by_label,
                        vertex_order="degree" if by_degree else "given", raced=raced,
                        raced_on=stats.get("raced_on") if raced else None,
-                       factored=factored)
+                       factored=factored, hombasis=hombasis)
 
 
 def _can_stop(engine: Any) -> bool:

@@ -134,7 +134,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        + (_raced_note(res) if res.raced else "")
                        + (f"; factored at {res.factored['cut']} ({len(res.factored['groups'])}"
                           f" groups, {res.factored['roots']:,} roots)"
-                          if getattr(res, "factored", None) else ""))
+                          if getattr(res, "factored", None) else "")
+                       + (f"; from the homomorphisms of {res.hombasis['quotients']:,} quotients"
+                          if getattr(res, "hombasis", None) else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:
