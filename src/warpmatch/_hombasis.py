@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .graph.csr import Graph
-from .plan.spasm import Quotient, quotients, spasm_applies, term_count
+from .plan.spasm import MAX_TERMS, Quotient, quotients, spasm_applies, term_count
 from .query.model import ANY, Query
 
 __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "MAX_TERMS", "MAX_TABLE",
@@ -42,8 +42,6 @@ __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "MAX_TERMS", "MAX
 #: the most seconds a count from homomorphisms is expected to take: past that (projected
 #: from its first quotients) it gives the count back to the search
 HOM_BUDGET_S = 30.0
-#: the most quotients a count sums (each costs an elimination, ~1 ms on human's queries)
-MAX_TERMS = 200_000
 #: the most entries (times the primes) of one table of an elimination
 MAX_TABLE = 1 << 24
 #: the most multiply-adds (times the primes) of one quotient's elimination
@@ -470,6 +468,13 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     n_terms = term_count(q, max_terms)
     if n_terms > max_terms:
         return None
+    asked = stop
+
+    def stop() -> bool:
+        # the caller's stop, or twice the budget spent (a quotient can be slow alone)
+        return ((asked is not None and asked())
+                or time.perf_counter() - t0 > 2 * budget_s)
+
     hc = HomCounter(g)
     masks = hc.consistent(q)
     terms = quotients(q)
@@ -490,7 +495,7 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     done = 0
     t1 = time.perf_counter()
     for quo in [first] if n_terms == 1 else _chain(first, terms):
-        if stop is not None and stop():
+        if stop():
             return None
         spent = time.perf_counter() - t1
         if spent > 0.25 and spent / done * n_terms > budget_s:

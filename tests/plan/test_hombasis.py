@@ -188,3 +188,12 @@ def test_a_query_with_more_than_int64_embeddings(human):
     finally:
         H.PRIME_BITS = old
     assert b is not None and b[0] == a[0] and b[1]["primes"] > a[1]["primes"]
+
+
+def test_explain_says_where_a_count_may_come_from_homomorphisms():
+    g = with_labels(erdos_renyi(60, p=0.1, seed=2), vertex_labels=random_labels(60, 5, seed=2))
+    q = "s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:1"
+    text = wm.explain(g, q)
+    assert "from homomorphisms" in text and "2 partitions" in text
+    assert "from homomorphisms" not in wm.explain(g, q, induced=True)
+    assert "from homomorphisms" not in wm.explain(g, "s:0-a, a-b:2, b:2-s:0")

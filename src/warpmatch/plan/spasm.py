@@ -40,8 +40,11 @@ import numpy as np
 
 from ..query.model import ANY, Query
 
-__all__ = ["Quotient", "spasm_applies", "term_count", "quotients", "CLASS_MAX"]
+__all__ = ["Quotient", "spasm_applies", "term_count", "quotients", "CLASS_MAX", "MAX_TERMS"]
 
+#: the most quotients a count sums (each costs an elimination, ~0.2-10 ms on human's
+#: queries, :mod:`warpmatch._hombasis`)
+MAX_TERMS = 200_000
 #: the most query vertices of one label counted (:func:`term_count`): 12 independent
 #: vertices alike have 4,213,597 partitions (the Bell number), and counting them is slow
 CLASS_MAX = 12
