@@ -145,7 +145,10 @@ def child(spec_path: str) -> None:
             rec.update(seconds=time.perf_counter() - t, count=int(r.count),
                        partial=r.partial, compile_s=r.compile_seconds,
                        module=r.gpu_module, search_s=r.seconds - r.compile_seconds,
-                       raced_on=r.raced_on)
+                       raced_on=r.raced_on,
+                       # how a full count past the direct search's head start was answered
+                       answered_by=("hombasis" if r.hombasis else "factored" if r.factored
+                                    else "search"))
             if engine.startswith("gpu-specialised"):
                 # the same query again: its module is cached, the search alone
                 t = time.perf_counter()
