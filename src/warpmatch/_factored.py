@@ -33,7 +33,7 @@ __all__ = ["count_factored", "direct_then_factored", "FACTOR_AFTER", "FACTOR_MAX
 
 #: seconds the count from homomorphisms may project where a factoring applies too (which
 #: then comes next): :data:`~warpmatch._hombasis.HOM_BUDGET_S` where none does
-HOM_BESIDE_FACTOR_S = 2.0
+HOM_BESIDE_FACTOR_S = 10.0
 #: the most engine calls (candidates of the cut vertex x groups) a factored count makes:
 #: past that the calls' fixed cost (a few ms each on the GPU) outweighs the search saved
 FACTOR_MAX_CALLS = 200_000
@@ -197,9 +197,12 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         direct = raw * int(plan.multiplier)
     if hom:
         from ._hombasis import HOM_BUDGET_S, count_hombasis
-        # beside a factoring, only where it projects to end soon: the factored count was
+        # beside a factoring, only where it projects to end within 10 s: the factored count was
         # 1.7 s for human's query_sparse_16_3 where the quotients took 9.3 s, 0.6 s for
-        # query_dense_16_7 where they took 465 s
+        # query_dense_16_7 where they took 465 s; but query_sparse_20_5 took 2.5 s from
+        # the quotients, and its factored count did not end in 10 s (with 2 s or 5 s here
+        # it was factored: the first quotients, least merged, are the costliest, so the
+        # projection from them runs high)
         got = count_hombasis(g, q, stop=None if stop is None else (lambda: bool(stop(0))),
                              progress=progress,
                              budget_s=HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S)

@@ -4,15 +4,19 @@ Q/σ of μ(σ) hom(Q/σ)`` (:mod:`warpmatch.plan.spasm` says why it is exact), e
 ``hom`` counted by variable elimination over the quotient, modulo a few primes.
 
 Map: :class:`HomCounter` (one data graph: its label classes and the dense 0/1 blocks of
-its arcs between two classes, built on first use) < :meth:`HomCounter.hom` (one
-quotient's homomorphisms by variable elimination, modulo each prime, or in floating point
-for a bound) < :func:`count_hombasis` (the whole sum: the number of primes from a bound,
-every quotient, the Chinese remainder of the sums) < :func:`hombasis_applies`.
+its arcs between two classes, built on first use; :meth:`~HomCounter.consistent`, the
+query's arc-consistent domains) < :meth:`HomCounter.plan` (an elimination order) <
+:meth:`HomCounter.hom` (one quotient's homomorphisms by variable elimination, modulo each
+prime, or in floating point for a bound) < :meth:`HomCounter.hom_split` (a quotient whose
+tables would be too large, split by fixing a vertex) < :func:`count_hombasis` (the whole
+sum: the number of primes from a bound, every quotient, the Chinese remainder of the
+sums) < :func:`hombasis_applies`, :func:`plan_hombasis`.
 
 Variable elimination (a sum of products over a tree decomposition, as in counting
 homomorphisms of bounded treewidth, Díaz, Serna and Thilikos 2002): a query vertex ``x``
 is summed out by multiplying the tables that hold it and summing over its data vertices,
-which leaves one table over its neighbours; the order is greedy, smallest table first.
+which leaves one table over its neighbours; the order is greedy, least work first among
+the vertices whose tables fit :data:`MAX_TABLE`.
 Arc blocks are 0/1 matrices over two label classes; the tables hold counts modulo primes
 below 2^26, in float64: a product of two residues is below 2^52, and a sum over a class
 of residues times 0/1 entries is exact for classes below 2^27 vertices; contractions
@@ -21,8 +25,8 @@ with a block are BLAS matrix products.
 How it differs from the papers: none of the subgraph-matching papers (GENEVA, gMatch,
 EGSM, RapidFlow) counts this way. It pays where labels keep the classes and the number of
 quotients small and the embeddings are many: there its cost is the quotients' eliminations,
-not the embeddings'. Not here: quotients merged up to isomorphism, arc consistency
-to shrink the classes, the GPU.
+not the embeddings'. Not here: quotients merged up to isomorphism, arc consistency per
+quotient (the domains are the whole query's, intersected over a block), the GPU.
 """
 from __future__ import annotations
 
