@@ -409,8 +409,10 @@ def _eliminate(x: int, mine: list[tuple[list[int], np.ndarray, bool]],
     return scope, out, True
 
 
-def hombasis_applies(g: Graph, q: Query, induced: bool) -> str | None:
-    """``None`` where :func:`count_hombasis` may count ``q`` in ``g``, else why not."""
+def hombasis_applies(g: Graph, q: Query, induced: bool, loops: bool = True) -> str | None:
+    """``None`` where :func:`count_hombasis` may count ``q`` in ``g``, else why not
+    (``loops``: also look for self-loops, which reads every arc; :func:`count_hombasis`
+    does, :func:`plan_hombasis` does not, as it runs before every full count)."""
     why = spasm_applies(q, induced)
     if why is not None:
         return why
@@ -420,6 +422,8 @@ def hombasis_applies(g: Graph, q: Query, induced: bool) -> str | None:
         return "the query and the graph differ in direction"
     if q.edge_labeled and g.edge_labels is None:
         return "the query has edge labels and the graph none"
+    if not loops:
+        return None
     indptr = np.asarray(g.indptr)
     rows = np.repeat(np.arange(g.n), np.diff(indptr))
     if bool((np.asarray(g.indices) == rows).any()):
@@ -433,7 +437,8 @@ def plan_hombasis(plan: Any, g: Graph) -> bool:
     :func:`hombasis_applies` accepts, with no more than :data:`MAX_TERMS` quotients."""
     q = plan.query
     if (q is None or plan.anchors or plan.empty_reason is not None
-            or plan.cut_part is not None or hombasis_applies(g, q, plan.induced) is not None):
+            or plan.cut_part is not None
+            or hombasis_applies(g, q, plan.induced, loops=False) is not None):
         return False
     return term_count(q, MAX_TERMS) <= MAX_TERMS
 
@@ -448,7 +453,7 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     ----------
     g : Graph
     q : Query
-        :func:`hombasis_applies` must accept the pair.
+        Declined (``None``) where :func:`hombasis_applies` does not accept the pair.
     stop : callable, optional
         Asked before each quotient; True gives up (``None`` is returned).
     progress : callable, optional
@@ -463,12 +468,14 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     -------
     (int, dict) or None
         The count and what ``CountResult.hombasis`` reports (quotients, primes, seconds),
-        or ``None`` where it declined: too many quotients, a table or block too large, a
-        bound past floating point, or ``stop``.
+        or ``None`` where it declined: the pair not accepted, too many quotients, a table
+        or block too large, a bound past floating point, or ``stop``.
     """
     t0 = time.perf_counter()
     if budget_s is None:
         budget_s = HOM_BUDGET_S
+    if hombasis_applies(g, q, False) is not None:
+        return None
     n_terms = term_count(q, max_terms)
     if n_terms > max_terms:
         return None

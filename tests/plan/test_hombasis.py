@@ -197,3 +197,15 @@ def test_explain_says_where_a_count_may_come_from_homomorphisms():
     assert "from homomorphisms" in text and "2 partitions" in text
     assert "from homomorphisms" not in wm.explain(g, q, induced=True)
     assert "from homomorphisms" not in wm.explain(g, "s:0-a, a-b:2, b:2-s:0")
+
+
+def test_a_graph_with_self_loops_is_declined():
+    # a loop lets two adjacent query vertices share an image, which the quotients leave out
+    # (Graph.from_edges drops loops: the arrays are built by hand, vertex 1's list 0, 1, 2)
+    g = Graph(n=3, indptr=np.array([0, 2, 5, 7]), indices=np.array([1, 2, 0, 1, 2, 0, 1]),
+              vertex_labels=np.zeros(3, dtype=np.int32))
+    assert g.has_edge(1, 1)
+    q = Query.parse("a:0-b:0")
+    assert "self-loops" in hombasis_applies(g, q, False)
+    assert hombasis_applies(g, q, False, loops=False) is None
+    assert count_hombasis(g, q) is None
