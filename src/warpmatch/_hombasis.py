@@ -487,6 +487,12 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
                 or time.perf_counter() - t0 > 2 * budget_s)
 
     hc = HomCounter(g)
+    labels = np.asarray(q.vertex_labels).tolist()
+    for a, b in np.asarray(q.edges).tolist():
+        # every block is dense: a graph whose label classes are large declines here,
+        # before any is built (every quotient's blocks are among these pairs' classes)
+        if hc.size(labels[a]) * hc.size(labels[b]) > MAX_BLOCK:
+            return None
     masks = hc.consistent(q)
     terms = quotients(q)
     first = next(terms)                  # the identity: hom(q), which bounds inj(q)

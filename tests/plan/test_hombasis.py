@@ -128,6 +128,12 @@ def test_declines_past_its_limits(monkeypatch):
     assert count_hombasis(g, q, stop=lambda: True) is None
     monkeypatch.setattr(H, "MAX_TABLE", 1)
     assert count_hombasis(g, q) is None
+    # label classes too large for dense blocks: declined before any block is built
+    monkeypatch.setattr(H, "MAX_TABLE", 1 << 24)
+    monkeypatch.setattr(H, "MAX_BLOCK", 40 * 40 - 1)
+    built: list = []
+    monkeypatch.setattr(HomCounter, "block", lambda self, *a: built.append(a))
+    assert count_hombasis(g, q) is None and built == []
     with pytest.raises(ValueError, match="vertex labels"):
         HomCounter(erdos_renyi(5, p=0.5, seed=1))
 
