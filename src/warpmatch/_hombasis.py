@@ -30,6 +30,7 @@ quotient (the domains are the whole query's, intersected over a block), the GPU.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Any, Callable
@@ -37,15 +38,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .graph.csr import Graph
-from .plan.spasm import MAX_TERMS, Quotient, quotients, spasm_applies, term_count
+from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, plan_spasm, quotients,
+                         spasm_applies, term_count)
 from .query.model import ANY, Query
 
 __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "MAX_TERMS", "MAX_TABLE",
            "MAX_BLOCK", "HOM_BUDGET_S", "plan_hombasis"]
 
-#: the most seconds a count from homomorphisms is expected to take: past that (projected
-#: from its first quotients) it gives the count back to the search
-HOM_BUDGET_S = 30.0
 #: the most entries (times the primes) of one table of an elimination
 MAX_TABLE = 1 << 24
 #: the most multiply-adds (times the primes) of one quotient's elimination
@@ -174,15 +173,13 @@ class HomCounter:
                         changed = True
         return masks
 
-    def plan(self, quo: Quotient, width: int, doms: list[np.ndarray] | None = None
-             ) -> list[int] | None:
+    def plan(self, quo: Quotient, width: int, doms: list[np.ndarray]) -> list[int] | None:
         """A greedy elimination order for ``quo`` (the vertex whose table is smallest
         next), or ``None`` where some table would pass :data:`MAX_TABLE` entries (times
         ``width``, the number of primes) or a block :data:`MAX_BLOCK`. ``doms``: each
-        quotient vertex's positions in its label class (:meth:`domains`), else all."""
+        quotient vertex's positions in its label class (:meth:`domains`)."""
         k = len(quo.labels)
-        dom = [self.size(lab) for lab in quo.labels] if doms is None else [
-            int(d.size) for d in doms]
+        dom = [int(d.size) for d in doms]
         factors: list[tuple[frozenset[int], bool]] = []
         for a, b, _ in quo.arcs:
             if dom[a] * dom[b] > MAX_BLOCK:
@@ -284,13 +281,11 @@ class HomCounter:
         return total
 
     def hom(self, quo: Quotient, order: list[int], mods: np.ndarray | None,
-            doms: list[np.ndarray] | None = None) -> np.ndarray:
+            doms: list[np.ndarray]) -> np.ndarray:
         """``hom(quo)`` modulo each of ``mods`` (float64 residues), or in floating point
         (``mods`` ``None``: one approximate value, for a bound); ``doms`` as in
         :meth:`plan`."""
         width = 1 if mods is None else int(mods.size)
-        if doms is None:
-            doms = [np.arange(self.size(lab)) for lab in quo.labels]
         if any(d.size == 0 for d in doms):
             return np.zeros(width)
         # factors: (scope, array, has the primes' axis)
@@ -432,15 +427,11 @@ def hombasis_applies(g: Graph, q: Query, induced: bool, loops: bool = True) -> s
 
 
 def plan_hombasis(plan: Any, g: Graph) -> bool:
-    """Whether a full count of ``plan`` may be summed over its query's quotients: a whole
-    count's plan (not anchored, not cut by parts, not proved empty) that
-    :func:`hombasis_applies` accepts, with no more than :data:`MAX_TERMS` quotients."""
-    q = plan.query
-    if (q is None or plan.anchors or plan.empty_reason is not None
-            or plan.cut_part is not None
-            or hombasis_applies(g, q, plan.induced, loops=False) is not None):
-        return False
-    return term_count(q, MAX_TERMS) <= MAX_TERMS
+    """Whether a full count of ``plan`` may be summed over its query's quotients:
+    :func:`~warpmatch.plan.spasm.plan_spasm`, and the graph's conditions of
+    :func:`hombasis_applies` but the self-loops (read after the head start)."""
+    return (plan_spasm(plan) is not None
+            and hombasis_applies(g, plan.query, plan.induced, loops=False) is None)
 
 
 def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
@@ -508,10 +499,10 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     bits = math.log2(bound * 1.01 + 2.0) + 1.0
     primes = _primes(int(math.ceil(bits / (PRIME_BITS - 1))) + 1)
     mods = np.array(primes, dtype=np.float64)
-    sums = np.zeros(len(primes), dtype=object)
+    sums = [0] * len(primes)
     done = 0
     t1 = time.perf_counter()
-    for quo in [first] if n_terms == 1 else _chain(first, terms):
+    for quo in itertools.chain([first], terms):
         if stop():
             return None
         spent = time.perf_counter() - t1
@@ -520,18 +511,13 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
         h = hc.hom_split(quo, hc.domains(quo, masks), mods, budget, stop=stop)
         if h is None:
             return None
-        sums = sums + np.array([quo.coef * int(v) for v in h], dtype=object)
+        sums = [acc + quo.coef * int(v) for acc, v in zip(sums, h)]
         done += 1
         if progress is not None and (done % 64 == 0 or done == n_terms):
             progress(done, n_terms)
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
     return count, {"quotients": done, "primes": len(primes),
                    "seconds": time.perf_counter() - t0}
-
-
-def _chain(first: Quotient, rest: Any) -> Any:
-    yield first
-    yield from rest
 
 
 def _crt(residues: list[int], primes: list[int]) -> int:

@@ -229,16 +229,14 @@ def explain_plan(plan: Plan) -> str:
                      f"{FACTOR_AFTER:g} s): at {fac.describe(q)}; the groups share no vertex "
                      f"label, so the count is the sum over {cut}'s candidates of the product "
                      f"of each group's count with {cut} fixed, each group searched alone")
-    from .spasm import MAX_TERMS, spasm_applies, term_count
-    if (plan.query is not None and not plan.anchors and plan.empty_reason is None
-            and plan.cut_part is None and spasm_applies(plan.query, plan.induced) is None):
-        n = term_count(plan.query, MAX_TERMS)
-        if n <= MAX_TERMS:
-            lines.append(f"from homomorphisms (a full count the direct search has not "
-                         f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
-                         f"graph has vertex labels and it projects under 30 s): the sum over "
-                         f"the query's {n:,} partitions into same-label independent sets of "
-                         f"+-hom(quotient), each by variable elimination")
+    from .spasm import HOM_BUDGET_S, plan_spasm
+    n = plan_spasm(plan)
+    if n is not None:
+        lines.append(f"from homomorphisms (a full count the direct search has not "
+                     f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
+                     f"graph has vertex labels and it projects under {HOM_BUDGET_S:g} s): the "
+                     f"sum over the query's {n:,} partitions into same-label independent sets "
+                     f"of +-hom(quotient), each by variable elimination")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)

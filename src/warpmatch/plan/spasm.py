@@ -18,8 +18,8 @@ inj(Q/σ)``, and Möbius inversion on the partition lattice gives::
 A block whose vertices carry two labels, or holds both ends of a query edge, makes
 ``hom(Q/σ)`` zero (no data vertex has two labels; the data graph has no self-loop):
 only partitions into *same-label independent* sets remain, which is what keeps this
-practical on labeled queries (human's 20-vertex queries have a median of a few hundred
-to a few thousand such partitions).
+practical on labeled queries (human's 1,200 shipped queries: a median of 679 such
+partitions, 52% at most 1,000, 81% at most 10^5).
 
 How it differs from the paper:
 
@@ -39,12 +39,17 @@ from typing import Iterator
 import numpy as np
 
 from ..query.model import ANY, Query
+from .plan import Plan
 
-__all__ = ["Quotient", "spasm_applies", "term_count", "quotients", "CLASS_MAX", "MAX_TERMS"]
+__all__ = ["Quotient", "spasm_applies", "plan_spasm", "term_count", "quotients", "CLASS_MAX",
+           "MAX_TERMS", "HOM_BUDGET_S"]
 
 #: the most quotients a count sums (each costs an elimination, ~0.2-10 ms on human's
 #: queries, :mod:`warpmatch._hombasis`)
 MAX_TERMS = 200_000
+#: the most seconds a count from homomorphisms is expected to take: past that (projected
+#: from its first quotients) it gives the count back to the search (:mod:`warpmatch._hombasis`)
+HOM_BUDGET_S = 30.0
 #: the most query vertices of one label counted (:func:`term_count`): 12 independent
 #: vertices alike have 4,213,597 partitions (the Bell number), and counting them is slow
 CLASS_MAX = 12
@@ -91,6 +96,20 @@ def spasm_applies(q: Query, induced: bool) -> str | None:
     return None
 
 
+def plan_spasm(plan: Plan) -> int | None:
+    """The number of quotients where a full count of ``plan`` may be summed from them (a
+    whole count's plan, not anchored, not cut by parts, not proved empty, a query that
+    :func:`spasm_applies` accepts, at most :data:`MAX_TERMS` quotients), else ``None``.
+    What ``explain`` shows; :func:`warpmatch._hombasis.plan_hombasis` adds the graph's
+    conditions."""
+    q = plan.query
+    if (q is None or plan.anchors or plan.empty_reason is not None
+            or plan.cut_part is not None or spasm_applies(q, plan.induced) is not None):
+        return None
+    n = term_count(q, MAX_TERMS)
+    return n if n <= MAX_TERMS else None
+
+
 def _neighbours(q: Query) -> list[set[int]]:
     nb: list[set[int]] = [set() for _ in range(q.k)]
     for a, b in np.asarray(q.edges).tolist():
@@ -122,8 +141,9 @@ def _class_partitions(vs: list[int], nb: list[set[int]]) -> Iterator[list[tuple[
                 yield [(first,) + extra] + part
 
 
-def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict) -> int:
-    """How many partitions :func:`_class_partitions` yields, without listing them."""
+def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict, cap: int) -> int:
+    """How many partitions :func:`_class_partitions` yields, without listing them, or
+    ``cap + 1`` as soon as there are more than ``cap``."""
     if not vs:
         return 1
     if vs in memo:
@@ -135,7 +155,9 @@ def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict) -> int:
         for extra in itertools.combinations(free, r):
             if any(b in nb[a] for a, b in itertools.combinations(extra, 2)):
                 continue
-            n += _class_count(tuple(x for x in rest if x not in extra), nb, memo)
+            n += _class_count(tuple(x for x in rest if x not in extra), nb, memo, cap)
+            if n > cap:
+                return cap + 1           # not kept in memo: a bound, not the count
     memo[vs] = n
     return n
 
@@ -149,7 +171,7 @@ def term_count(q: Query, cap: int = 1 << 62) -> int:
         if len(vs) > CLASS_MAX:
             return cap + 1
         if len(vs) > 1:
-            total *= _class_count(tuple(vs), nb, {})
+            total *= _class_count(tuple(vs), nb, {}, cap // total)
             if total > cap:
                 return cap + 1
     return total
