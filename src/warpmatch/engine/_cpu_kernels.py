@@ -94,38 +94,10 @@ from ._cpu_prog import (  # noqa: F401  (the layout's names, also for importers 
     S_VLABEL, S_MIN_OUT, S_MIN_IN, S_BN_PTR, S_BN_POS, S_BN_DIR, S_BN_ELABEL, S_NA_PTR,
     S_NA_POS, S_NA_DIR, S_RES_PTR, S_RES_POS, S_RES_SIGN, S_CAND_PTR, S_CAND_RESTRICTED,
     S_FAST_LAST, S_INJ_PTR, S_INJ_POS, S_ANC, S_FAILX, S_LEAFX, NSEG, FS_MAX_K, FS_PRUNED,
-    ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop)
+    ST_D, ST_W, ST_HEAD, state_width, LEAF_W, ST_PRUNES, _lower_bound, _gallop,
+    _intersect_count)
 from ._cpu_leaves import _choices, _leaf_count, _leaf_group, _leaf_worth
 from ._watchdog import STOP_NOW
-
-
-@njit(cache=True, nogil=True)
-def _intersect_count(A, i, ie, B, j, je):
-    """Size of the intersection of sorted ``A[i:ie]`` and ``B[j:je]``.
-
-    A branch-free merge when the lengths are comparable; when ``B`` is much
-    longer, a galloping search in it per element of ``A``.
-    """
-    if ie <= i or je <= j:
-        return np.int64(0)
-    j = _lower_bound(B, j, je, A[i])
-    n = np.int64(0)
-    if (je - j) > 16 * (ie - i):
-        for z in range(i, ie):
-            j = _gallop(B, j, je, A[z])
-            if j == je:
-                break
-            if B[j] == A[z]:
-                n += 1
-        return n
-    while i < ie and j < je:
-        x = A[i]
-        y = B[j]
-        # advance whichever is smaller (both when equal) without branching
-        i += x <= y
-        j += y <= x
-        n += x == y
-    return n
 
 
 @njit(cache=True, nogil=True)

@@ -1,7 +1,8 @@
 """The CPU engine's program and state layout, and its sorted-list primitives.
 
 Map: the program array's header and segments (``HEAD``, ``H_*``, ``S_*``) < the lanes'
-state row (``ST_*``, :func:`state_width`) < :func:`_lower_bound` and :func:`_gallop`.
+state row (``ST_*``, :func:`state_width`) < :func:`_lower_bound`, :func:`_gallop` and
+:func:`_intersect_count`.
 Shared by the search (:mod:`._cpu_kernels`), the counted leaves (:mod:`._cpu_leaves`)
 and the program's builder (:mod:`.cpu`); the stream engines use the binary search too.
 """
@@ -132,3 +133,32 @@ def _gallop(arr, lo, hi, x):
             return _lower_bound(arr, prev + 1, nxt, x)
         prev = nxt
         step <<= 1
+
+
+@njit(cache=True, nogil=True)
+def _intersect_count(A, i, ie, B, j, je):
+    """Size of the intersection of sorted ``A[i:ie]`` and ``B[j:je]``.
+
+    A branch-free merge when the lengths are comparable; when ``B`` is much
+    longer, a galloping search in it per element of ``A``.
+    """
+    if ie <= i or je <= j:
+        return np.int64(0)
+    j = _lower_bound(B, j, je, A[i])
+    n = np.int64(0)
+    if (je - j) > 16 * (ie - i):
+        for z in range(i, ie):
+            j = _gallop(B, j, je, A[z])
+            if j == je:
+                break
+            if B[j] == A[z]:
+                n += 1
+        return n
+    while i < ie and j < je:
+        x = A[i]
+        y = B[j]
+        # advance whichever is smaller (both when equal) without branching
+        i += x <= y
+        j += y <= x
+        n += x == y
+    return n
