@@ -205,7 +205,8 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         # projection from them runs high)
         got = count_hombasis(g, q, stop=None if stop is None else (lambda: bool(stop(0))),
                              progress=progress,
-                             budget_s=HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S)
+                             budget_s=HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S,
+                             device=getattr(engine, "name", None) == "gpu")
         if got is not None:
             emb, hinfo = got
             hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]

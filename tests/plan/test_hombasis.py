@@ -53,6 +53,18 @@ def test_quotients_are_the_same_label_independent_partitions():
     assert term_count(Query.parse("a:0-b:0, b:0-c:0, c:0-d:0")) == 5
 
 
+def test_partitions_whose_blocks_cannot_meet_are_left_out():
+    # a path x0 - y - z - x1 labeled 0, 1, 2, 0: the query's two ends (label 0) need a
+    # neighbour labeled 1 and 2, which no data vertex of label 0 has both of, so the
+    # partition that merges them is left out (its hom is zero)
+    g = with_labels(Graph.from_edges([0, 1, 2], [1, 2, 3], n=4),
+                    vertex_labels=np.array([0, 1, 2, 0]))
+    q = Query.parse("a:0-b:1, b:1-w:2, w:2-c:0")
+    assert term_count(q) == 2
+    got, info = count_hombasis(g, q)
+    assert got == 1 and info["quotients"] == 1
+
+
 def test_applies_to_labeled_non_induced_queries_only():
     g = with_labels(erdos_renyi(20, p=0.3, seed=1), vertex_labels=random_labels(20, 2, seed=1))
     q = Query.parse("a:0-b:1, b:1-c:0")
@@ -102,9 +114,16 @@ def test_counts_equal_the_reference(case):
     assert hombasis_applies(g, q, False) is None
     plan = build_plan(g, q, purpose="count")
     want = REF.count(g, plan) * plan.multiplier
-    got = count_hombasis(g, q)
-    assert got is not None
-    assert got[0] == want
+    # numpy's eliminations one by one, and the compiled kernel (with a scratch too small
+    # for some tables, whose quotients go back to numpy)
+    for kernel, pool in ((False, H.KERNEL_POOL), (True, H.KERNEL_POOL), (True, 24)):
+        old, H.KERNEL_POOL = H.KERNEL_POOL, pool
+        try:
+            got = count_hombasis(g, q, kernel=kernel)
+        finally:
+            H.KERNEL_POOL = old
+        assert got is not None
+        assert got[0] == want, (kernel, pool)
 
 
 def test_tables_split_and_several_primes_stay_exact(monkeypatch):
@@ -119,6 +138,20 @@ def test_tables_split_and_several_primes_stay_exact(monkeypatch):
     monkeypatch.setattr(H, "PRIME_BITS", 8)          # residues below 2^8: many primes
     got, info = count_hombasis(g, q)
     assert got == want and info["primes"] >= 4
+
+
+def test_the_kernel_counts_every_quotient_or_leaves_it_to_numpy(monkeypatch):
+    g = with_labels(erdos_renyi(50, p=0.2, seed=5), vertex_labels=random_labels(50, 2, seed=5))
+    # leaves alike around a square: 52 quotients, tables of two and three vertices
+    q = Query.parse("a:0-b:1, b:1-c:0, c:0-d:1, d:1-a:0, a:0-e:1, c:0-f:1, b:1-g:0")
+    plan = build_plan(g, q, purpose="count")
+    want = REF.count(g, plan) * plan.multiplier
+    got, info = count_hombasis(g, q, kernel=True)
+    assert got == want and info["numpy"] == 0 and info["quotients"] == term_count(q) > 16
+    # a scratch of 8 entries holds no table of two domains of ~25: all go to numpy
+    monkeypatch.setattr(H, "KERNEL_POOL", 8)
+    got, info = count_hombasis(g, q, kernel=True)
+    assert got == want and info["numpy"] == info["quotients"]
 
 
 def test_declines_past_its_limits(monkeypatch):

@@ -236,7 +236,8 @@ def explain_plan(plan: Plan) -> str:
                      f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
                      f"graph has vertex labels and it projects under {HOM_BUDGET_S:g} s): the "
                      f"sum over the query's {n:,} partitions into same-label independent sets "
-                     f"of +-hom(quotient), each by variable elimination")
+                     f"(less those with a block whose members share no candidate) of "
+                     f"+-hom(quotient), each by variable elimination")
     if plan.empty_reason:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)

@@ -34,25 +34,31 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
 from ..query.model import ANY, Query
 from .plan import Plan
 
-__all__ = ["Quotient", "spasm_applies", "plan_spasm", "term_count", "quotients", "CLASS_MAX",
-           "MAX_TERMS", "HOM_BUDGET_S"]
+__all__ = ["Quotient", "spasm_applies", "plan_spasm", "term_count", "quotients",
+           "class_partitions", "quotient_of", "block_coef", "CLASS_MAX",
+           "MAX_TERMS", "PARTITIONS_MAX", "HOM_BUDGET_S"]
 
 #: the most quotients a count sums (each costs an elimination, ~0.2-10 ms on human's
-#: queries, :mod:`warpmatch._hombasis`)
+#: queries, :mod:`warpmatch._hombasis`), after those with a block that cannot map to one
+#: data vertex are left out
 MAX_TERMS = 200_000
+#: the most partitions (none left out) of a query that a count from homomorphisms tries:
+#: the graph leaves out most of them (:func:`quotients`' ``fits``), which only the count
+#: itself finds
+PARTITIONS_MAX = 10**12
 #: the most seconds a count from homomorphisms is expected to take: past that (projected
 #: from its first quotients) it gives the count back to the search (:mod:`warpmatch._hombasis`)
 HOM_BUDGET_S = 30.0
-#: the most query vertices of one label counted (:func:`term_count`): 12 independent
-#: vertices alike have 4,213,597 partitions (the Bell number), and counting them is slow
-CLASS_MAX = 12
+#: the most query vertices of one label counted (:func:`term_count`): 16 independent
+#: vertices alike have 10^10 partitions (the Bell number), and counting them is slow
+CLASS_MAX = 16
 
 
 @dataclass(frozen=True)
@@ -99,15 +105,15 @@ def spasm_applies(q: Query, induced: bool) -> str | None:
 def plan_spasm(plan: Plan) -> int | None:
     """The number of quotients where a full count of ``plan`` may be summed from them (a
     whole count's plan, not anchored, not cut by parts, not proved empty, a query that
-    :func:`spasm_applies` accepts, at most :data:`MAX_TERMS` quotients), else ``None``.
+    :func:`spasm_applies` accepts, at most :data:`PARTITIONS_MAX` partitions), else ``None``.
     What ``explain`` shows; :func:`warpmatch._hombasis.plan_hombasis` adds the graph's
     conditions."""
     q = plan.query
     if (q is None or plan.anchors or plan.empty_reason is not None
             or plan.cut_part is not None or spasm_applies(q, plan.induced) is not None):
         return None
-    n = term_count(q, MAX_TERMS)
-    return n if n <= MAX_TERMS else None
+    n = term_count(q, PARTITIONS_MAX)
+    return n if n <= PARTITIONS_MAX else None
 
 
 def _neighbours(q: Query) -> list[set[int]]:
@@ -125,23 +131,46 @@ def _classes(q: Query) -> list[list[int]]:
     return list(by.values())
 
 
-def _class_partitions(vs: list[int], nb: list[set[int]]) -> Iterator[list[tuple[int, ...]]]:
-    """The partitions of ``vs`` into independent blocks (the first vertex's block first)."""
+#: a monotone test of one block (a tuple of same-label query vertices): False where no
+#: homomorphism maps them all to one data vertex, and then for every block that holds them
+Fits = Callable[[tuple[int, ...]], bool]
+
+
+def _blocks_of(first: int, free: list[int], nb: list[set[int]], fits: Fits | None
+               ) -> Iterator[tuple[int, ...]]:
+    """The vertices joining ``first``'s block: independent subsets of ``free`` (in order,
+    the empty one first) whose block ``fits``; a prefix that does not fit is not
+    extended (``fits`` is monotone)."""
+    def grow(i: int, cur: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+        yield cur
+        for j in range(i, len(free)):
+            x = free[j]
+            if any(x in nb[y] for y in cur):
+                continue
+            nxt = cur + (x,)
+            if fits is not None and not fits((first,) + nxt):
+                continue
+            yield from grow(j + 1, nxt)
+    yield from grow(0, ())
+
+
+def _class_partitions(vs: list[int], nb: list[set[int]], fits: Fits | None = None
+                      ) -> Iterator[list[tuple[int, ...]]]:
+    """The partitions of ``vs`` into independent blocks that ``fits`` (the first vertex's
+    block first; the identity partition first)."""
     if not vs:
         yield []
         return
     first, rest = vs[0], vs[1:]
     free = [x for x in rest if x not in nb[first]]
-    for r in range(len(free) + 1):
-        for extra in itertools.combinations(free, r):
-            if any(b in nb[a] for a, b in itertools.combinations(extra, 2)):
-                continue
-            left = [x for x in rest if x not in extra]
-            for part in _class_partitions(left, nb):
-                yield [(first,) + extra] + part
+    for extra in _blocks_of(first, free, nb, fits):
+        left = [x for x in rest if x not in extra]
+        for part in _class_partitions(left, nb, fits):
+            yield [(first,) + extra] + part
 
 
-def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict, cap: int) -> int:
+def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict, cap: int,
+                 fits: Fits | None = None) -> int:
     """How many partitions :func:`_class_partitions` yields, without listing them, or
     ``cap + 1`` as soon as there are more than ``cap``."""
     if not vs:
@@ -151,33 +180,33 @@ def _class_count(vs: tuple[int, ...], nb: list[set[int]], memo: dict, cap: int) 
     first, rest = vs[0], vs[1:]
     free = [x for x in rest if x not in nb[first]]
     n = 0
-    for r in range(len(free) + 1):
-        for extra in itertools.combinations(free, r):
-            if any(b in nb[a] for a, b in itertools.combinations(extra, 2)):
-                continue
-            n += _class_count(tuple(x for x in rest if x not in extra), nb, memo, cap)
-            if n > cap:
-                return cap + 1           # not kept in memo: a bound, not the count
+    for extra in _blocks_of(first, free, nb, fits):
+        n += _class_count(tuple(x for x in rest if x not in extra), nb, memo, cap, fits)
+        if n > cap:
+            return cap + 1               # not kept in memo: a bound, not the count
     memo[vs] = n
     return n
 
 
-def term_count(q: Query, cap: int = 1 << 62) -> int:
-    """The number of terms of the sum (same-label independent partitions), or more than
-    ``cap`` (counting stops there: a class of many alike vertices has Bell-many)."""
+def term_count(q: Query, cap: int = 1 << 62, fits: Fits | None = None) -> int:
+    """The number of terms of the sum (same-label independent partitions whose blocks all
+    ``fits``), or more than ``cap`` (counting stops there: a class of many alike vertices
+    has Bell-many)."""
     nb = _neighbours(q)
     total = 1
     for vs in _classes(q):
         if len(vs) > CLASS_MAX:
             return cap + 1
         if len(vs) > 1:
-            total *= _class_count(tuple(vs), nb, {}, cap // total)
+            total *= _class_count(tuple(vs), nb, {}, cap // max(total, 1), fits)
             if total > cap:
                 return cap + 1
+        if total == 0:
+            return 0
     return total
 
 
-def quotients(q: Query) -> Iterator[Quotient]:
+def quotients(q: Query, fits: Fits | None = None) -> Iterator[Quotient]:
     """Every term of the sum, the identity partition (``hom(q)`` itself, coefficient 1)
     first.
 
@@ -185,31 +214,50 @@ def quotients(q: Query) -> Iterator[Quotient]:
     ----------
     q : Query
         A query that :func:`spasm_applies` accepts.
+    fits : callable, optional
+        Leaves out the partitions with a block that does not fit (their ``hom`` is zero):
+        ``fits(block)`` is False where no homomorphism maps the block's query vertices
+        to one data vertex, and so for every block that holds them.
 
     Yields
     ------
     Quotient
     """
+    for combo in itertools.product(*class_partitions(q, fits)):
+        yield quotient_of(q, combo)
+
+
+def class_partitions(q: Query, fits: Fits | None = None
+                     ) -> list[list[list[tuple[int, ...]]]]:
+    """Each label class's partitions into independent blocks that ``fits`` (classes in
+    the order of their first vertex; each class's identity partition first): the sum's
+    terms are one partition of each class (:func:`quotient_of`)."""
     nb = _neighbours(q)
-    per_class = [list(_class_partitions(vs, nb)) for vs in _classes(q)]
+    return [list(_class_partitions(vs, nb, fits)) for vs in _classes(q)]
+
+
+def block_coef(blk: tuple[int, ...]) -> int:
+    """A block's factor of the Möbius coefficient: ``(-1)^(n-1) (n-1)!``."""
+    coef = 1
+    for t in range(1, len(blk)):
+        coef *= -t
+    return coef
+
+
+def quotient_of(q: Query, combo: tuple[list[tuple[int, ...]], ...] | list) -> Quotient:
+    """The term of one partition of each class (:func:`class_partitions`)."""
     labels = np.asarray(q.vertex_labels).tolist()
-    edges = np.asarray(q.edges).tolist()
-    elabels = np.asarray(q.edge_labels).tolist()
-    for combo in itertools.product(*per_class):
-        blocks = tuple(b for part in combo for b in part)
-        rep = [0] * q.k
-        coef = 1
-        for i, blk in enumerate(blocks):
-            for v in blk:
-                rep[v] = i
-            n = len(blk)
-            for t in range(1, n):
-                coef *= -t
-        seen: dict[tuple[int, int, int], None] = {}
-        for (a, b), el in zip(edges, elabels):
-            x, y = rep[a], rep[b]
-            if not q.directed and x > y:
-                x, y = y, x
-            seen[(x, y, int(el))] = None
-        yield Quotient(coef, tuple(int(labels[blk[0]]) for blk in blocks), tuple(seen),
-                       blocks)
+    blocks = tuple(b for part in combo for b in part)
+    rep = [0] * q.k
+    coef = 1
+    for i, blk in enumerate(blocks):
+        for v in blk:
+            rep[v] = i
+        coef *= block_coef(blk)
+    seen: dict[tuple[int, int, int], None] = {}
+    for (a, b), el in zip(np.asarray(q.edges).tolist(), np.asarray(q.edge_labels).tolist()):
+        x, y = rep[a], rep[b]
+        if not q.directed and x > y:
+            x, y = y, x
+        seen[(x, y, int(el))] = None
+    return Quotient(coef, tuple(int(labels[blk[0]]) for blk in blocks), tuple(seen), blocks)

@@ -1,0 +1,373 @@
+"""The sum over a query's quotients in compiled code (issue 23, full counts): every
+quotient's ``hom`` by variable elimination of width two, modulo a few primes, on every
+core (:mod:`warpmatch._hombasis` is the same sum quotient by quotient in numpy, and the
+way for the quotients this one cannot take).
+
+Map: :class:`QuotientTable` (the quotients as a mixed-radix number over the query's label
+classes: each class's partitions, their blocks' domains and Möbius coefficients modulo
+each prime; the 0/1 blocks of arcs between two label classes, flat) < :func:`sum_range`
+(the quotients numbered ``lo`` to ``hi``, split over the cores: the sum of ``coef *
+hom`` modulo each prime, and which quotients it could not count) < :func:`_hom_one` (one
+quotient) < :func:`_eliminate_one` (one vertex).
+
+Why width two: the quotients of a sparse query are sparse (a tree, or a tree with a few
+cycles), and a graph of treewidth at most two always has a vertex with at most two
+neighbours, which stays so after it is summed out (its two neighbours get one table
+between them). So every table is a vector or a matrix over two quotient vertices' domains
+(tens to hundreds of data vertices each after arc consistency), and one quotient costs
+microseconds, where numpy's calls cost about a millisecond (human's and yeast's queries
+have 10^4-10^6 quotients left). A quotient with no such vertex at some point (a dense
+query's) is left to :meth:`warpmatch._hombasis.HomCounter.hom_split`.
+
+How it differs from :mod:`warpmatch._hombasis`: the elimination order is the least
+neighbours first (ties: the smallest domain), not the least work; residues are int64
+(below 2^26: a product is below 2^52, and a sum of residues times 0/1 entries is reduced
+once), not float64; a table that would not fit the thread's scratch
+(:data:`POOL_ENTRIES`) also leaves its quotient to numpy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+__all__ = ["QuotientTable", "sum_range", "POOL_ENTRIES"]
+
+#: int64 entries of one thread's scratch for a quotient's tables (8 MiB)
+POOL_ENTRIES = 1 << 20
+
+
+@dataclass
+class QuotientTable:
+    """The quotients of one query, numbered: quotient ``t`` takes, for each label class
+    ``c`` in turn, partition ``t // prod(radix[:c]) % radix[c]`` of that class.
+
+    Attributes
+    ----------
+    radix : int64 array (classes,)
+        Each class's number of partitions.
+    part_base : int64 array (classes,)
+        The row of each class's first partition in the ``cp_*`` arrays.
+    cls_of, pos_of : int64 arrays (k,)
+        Each query vertex's class and its position in the class.
+    cp_block : int64 array (partitions, widest class)
+        Each partition's block (its index among the partition's blocks) of each of the
+        class's vertices.
+    cp_nblk : int64 array (partitions,)
+    cp_bid : int64 array (partitions, widest class)
+        The id of each of a partition's blocks (one per distinct set of query vertices),
+        for the domains.
+    cp_coef : int64 array (partitions, primes)
+        Each partition's Möbius coefficient modulo each prime (the product over classes is
+        the quotient's).
+    dom_off, dom_len : int64 arrays (blocks,)
+        Each block's domain in ``dom_pool``: positions in its label class.
+    dom_pool : int64 array
+    arc_a, arc_b, arc_blk : int64 arrays (arcs,)
+        The query's arcs (``a -> b``) and the 0/1 block of each (rows ``a``'s label class,
+        columns ``b``'s).
+    blk_off, blk_ncol : int64 arrays (blocks of arcs,)
+    blk_pool : uint8 array
+        The 0/1 blocks, row-major, one after another.
+    mods : int64 array (primes,)
+    """
+
+    radix: np.ndarray
+    part_base: np.ndarray
+    cls_of: np.ndarray
+    pos_of: np.ndarray
+    cp_block: np.ndarray
+    cp_nblk: np.ndarray
+    cp_bid: np.ndarray
+    cp_coef: np.ndarray
+    dom_off: np.ndarray
+    dom_len: np.ndarray
+    dom_pool: np.ndarray
+    arc_a: np.ndarray
+    arc_b: np.ndarray
+    arc_blk: np.ndarray
+    blk_off: np.ndarray
+    blk_ncol: np.ndarray
+    blk_pool: np.ndarray
+    mods: np.ndarray
+
+    @property
+    def total(self) -> int:
+        """The number of quotients."""
+        return int(np.prod([int(r) for r in self.radix], dtype=object)) if self.radix.size else 1
+
+
+def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENTRIES
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The quotients ``lo`` to ``hi - 1`` of ``tab``, over the cores, each thread's tables
+    in ``pool_entries`` int64.
+
+    Returns
+    -------
+    (int64 array (primes,), int64 array)
+        The sum of ``coef * hom`` modulo each prime over the quotients counted, and the
+        numbers of those not counted (no vertex of at most two neighbours at some step,
+        or a table past the scratch): the caller counts them another way.
+    """
+    n = hi - lo
+    if n <= 0:
+        return np.zeros(tab.mods.size, np.int64), np.zeros(0, np.int64)
+    chunks = max(1, min(n, 4 * get_num_threads()))
+    sums = np.zeros((chunks, tab.mods.size), np.int64)
+    failed = np.zeros(n, np.uint8)
+    _sum_chunks(lo, hi, chunks, tab.radix, tab.part_base, tab.cls_of, tab.pos_of,
+                tab.cp_block, tab.cp_nblk, tab.cp_bid, tab.cp_coef, tab.dom_off,
+                tab.dom_len, tab.dom_pool, tab.arc_a, tab.arc_b, tab.arc_blk, tab.blk_off,
+                tab.blk_ncol, tab.blk_pool, tab.mods, pool_entries, sums, failed)
+    total = np.zeros(tab.mods.size, np.int64)
+    for row in sums:
+        total = (total + row) % tab.mods
+    return total, lo + np.flatnonzero(failed).astype(np.int64)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sum_chunks(lo, hi, chunks, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid,
+                cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
+                blk_pool, mods, pool_entries, sums, failed):  # pragma: no cover - compiled
+    n = hi - lo
+    k = cls_of.size
+    P = mods.size
+    nt = arc_a.size + k + 1
+    for ch in prange(chunks):
+        a = lo + n * ch // chunks
+        b = lo + n * (ch + 1) // chunks
+        # the thread's scratch, reused by every quotient of its chunk
+        rep = np.empty(k, np.int64)
+        qb = np.empty(k, np.int64)
+        sel = np.empty(radix.size, np.int64)
+        tscope = np.empty((nt, k), np.int64)
+        tlen = np.empty(nt, np.int64)
+        toff = np.empty(nt, np.int64)
+        talive = np.empty(nt, np.bool_)
+        tbin = np.empty(nt, np.bool_)
+        pool = np.empty(pool_entries, np.int64)
+        res = np.empty(P, np.int64)
+        coef = np.empty(P, np.int64)
+        acc = np.zeros(P, np.int64)
+        for t in range(a, b):
+            ok = _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid,
+                          cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk,
+                          blk_off, blk_ncol, blk_pool, mods, rep, qb, sel, tscope, tlen,
+                          toff, talive, tbin, pool, res, coef)
+            if not ok:
+                failed[t - lo] = 1
+                continue
+            for p in range(P):
+                acc[p] = (acc[p] + coef[p] * res[p]) % mods[p]
+        for p in range(P):
+            sums[ch, p] = acc[p]
+
+
+@njit(cache=True, nogil=True)
+def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_coef,
+             dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
+             mods, rep, qb, sel, tscope, tlen, toff, talive, tbin, pool, res,
+             coef):  # pragma: no cover - compiled
+    """Quotient ``t``'s ``hom`` modulo each prime into ``res`` and its coefficient into
+    ``coef``; False where it has to be counted another way."""
+    P = mods.size
+    k = cls_of.size
+    # the quotient: each class's partition, its vertices' blocks and their domains
+    rem = t
+    K = 0
+    for c in range(radix.size):
+        sel[c] = part_base[c] + rem % radix[c]
+        rem //= radix[c]
+    for p in range(P):
+        coef[p] = 1
+        res[p] = 1
+    offs = np.empty(radix.size, np.int64)
+    for c in range(radix.size):
+        offs[c] = K
+        K += cp_nblk[sel[c]]
+        for p in range(P):
+            coef[p] = coef[p] * cp_coef[sel[c], p] % mods[p]
+    for v in range(k):
+        c = cls_of[v]
+        lb = cp_block[sel[c], pos_of[v]]
+        rep[v] = offs[c] + lb
+        qb[offs[c] + lb] = cp_bid[sel[c], lb]
+    dom = np.empty(K, np.int64)
+    for x in range(K):
+        dom[x] = dom_len[qb[x]]
+    # one 0/1 table per pair of quotient vertices with arcs: the product of their blocks
+    nt = 0
+    top = 0
+    for e in range(arc_a.size):
+        x = rep[arc_a[e]]
+        y = rep[arc_b[e]]
+        at = -1
+        for i in range(nt):
+            if (tscope[i, 0] == x and tscope[i, 1] == y) or (tscope[i, 0] == y
+                                                             and tscope[i, 1] == x):
+                at = i
+                break
+        if at < 0:
+            size = dom[x] * dom[y] * P
+            if top + size > pool.size:
+                return False
+            at = nt
+            nt += 1
+            tscope[at, 0] = x
+            tscope[at, 1] = y
+            tlen[at] = 2
+            toff[at] = top
+            talive[at] = True
+            tbin[at] = True
+            for i in range(size):
+                pool[top + i] = 1
+            top += size
+        # rows of the table's first vertex
+        r0, c0 = (x, y) if tscope[at, 0] == x else (y, x)
+        ncol = blk_ncol[arc_blk[e]]
+        boff = blk_off[arc_blk[e]]
+        for i in range(dom[x]):
+            r = dom_pool[dom_off[qb[x]] + i]
+            for j in range(dom[y]):
+                if blk_pool[boff + r * ncol + dom_pool[dom_off[qb[y]] + j]] == 0:
+                    ii, jj = (i, j) if r0 == x else (j, i)
+                    base = toff[at] + (ii * dom[c0] + jj) * P
+                    for p in range(P):
+                        pool[base + p] = 0
+    # variable elimination, least work first among the tables that fit the pool
+    alive = np.ones(K, np.bool_)
+    inu = np.zeros(K, np.bool_)
+    scope = np.empty(K, np.int64)
+    digit = np.empty(K, np.int64)
+    mine = np.empty(nt + K, np.int64)
+    stride = np.zeros((nt + K, K), np.int64)
+    for _ in range(K):
+        best, best_work = -1, np.inf
+        for v in range(K):
+            if not alive[v]:
+                continue
+            for u in range(K):
+                inu[u] = False
+            for i in range(nt):
+                if talive[i]:
+                    has = False
+                    for j in range(tlen[i]):
+                        if tscope[i, j] == v:
+                            has = True
+                    if has:
+                        for j in range(tlen[i]):
+                            inu[tscope[i, j]] = True
+            out = 1.0
+            for u in range(K):
+                if inu[u] and u != v:
+                    out *= dom[u]
+            work = out * dom[v]
+            if work < best_work and top + out * P <= pool.size:
+                best, best_work = v, work
+        if best < 0:
+            return False
+        top, nt = _sum_out(best, K, nt, dom, tscope, tlen, toff, talive, tbin, pool, top,
+                           mods, res, inu, scope, digit, mine, stride)
+        if top < 0:
+            return False
+        alive[best] = False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _sum_out(v, K, nt, dom, tscope, tlen, toff, talive, tbin, pool, top, mods, res, inu,
+             scope, digit, mine, stride):  # pragma: no cover - compiled
+    """Sum quotient vertex ``v`` out of the product of the tables that hold it: one new
+    table over their other vertices (ascending), or a factor of ``res`` where they hold no
+    other. The pool's new top and the number of tables, or ``(-1, nt)`` where the new
+    table does not fit."""
+    P = mods.size
+    m = 0
+    for i in range(nt):
+        if talive[i]:
+            for j in range(tlen[i]):
+                if tscope[i, j] == v:
+                    mine[m] = i
+                    m += 1
+                    break
+    for u in range(K):
+        inu[u] = False
+    for a in range(m):
+        i = mine[a]
+        for j in range(tlen[i]):
+            inu[tscope[i, j]] = True
+    inu[v] = False
+    r = 0
+    for u in range(K):
+        if inu[u]:
+            scope[r] = u
+            r += 1
+    # each table's strides over the quotient's vertices (0 where it does not hold one),
+    # the last of its scope fastest, residues innermost
+    for a in range(m):
+        i = mine[a]
+        for u in range(K):
+            stride[a, u] = 0
+        st = P
+        for j in range(tlen[i] - 1, -1, -1):
+            stride[a, tscope[i, j]] = st
+            st *= dom[tscope[i, j]]
+    size = 1
+    for j in range(r):
+        size *= dom[scope[j]]
+    if top + size * P > pool.size:
+        return -1, nt
+    out = top
+    base = np.empty(m, np.int64)
+    sacc = np.empty(P, np.int64)
+    for j in range(r):
+        digit[j] = 0
+    dv = dom[v]
+    for cell in range(size):
+        for a in range(m):
+            b = toff[mine[a]]
+            for j in range(r):
+                b += digit[j] * stride[a, scope[j]]
+            base[a] = b
+        for p in range(P):
+            sacc[p] = 0
+        for x in range(dv):
+            # the 0/1 tables of arcs first (the same in every residue): most products stop
+            # at one of them
+            zero = False
+            for a in range(m):
+                if tbin[mine[a]] and pool[base[a] + x * stride[a, v]] == 0:
+                    zero = True
+                    break
+            if zero:
+                continue
+            for p in range(P):
+                prod = 1
+                for a in range(m):
+                    if not tbin[mine[a]]:
+                        prod = prod * pool[base[a] + p + x * stride[a, v]] % mods[p]
+                sacc[p] += prod
+        for p in range(P):
+            pool[out + cell * P + p] = sacc[p] % mods[p]
+        # the next cell: the last vertex of the scope fastest
+        j = r - 1
+        while j >= 0:
+            digit[j] += 1
+            if digit[j] < dom[scope[j]]:
+                break
+            digit[j] = 0
+            j -= 1
+    for a in range(m):
+        talive[mine[a]] = False
+    if r == 0:
+        for p in range(P):
+            res[p] = res[p] * pool[out + p] % mods[p]
+        return top, nt
+    for j in range(r):
+        tscope[nt, j] = scope[j]
+    tlen[nt] = r
+    toff[nt] = out
+    talive[nt] = True
+    tbin[nt] = False
+    return out + size * P, nt + 1
