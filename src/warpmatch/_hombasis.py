@@ -72,6 +72,10 @@ KERNEL_MIN = 16
 #: int64 entries of each thread's scratch for the kernel's tables (a quotient whose tables
 #: do not fit goes to numpy)
 KERNEL_POOL = POOL_ENTRIES
+#: the fewest multiply-adds (times the primes) of a quotient's elimination on the GPU where
+#: the count may use it: below, its kernel launches (a few per vertex, ~10 µs each) cost
+#: more than numpy's work on the host
+DEVICE_MIN_FLOPS = 4e6
 
 
 def _is_prime(n: int) -> bool:
@@ -115,12 +119,13 @@ class HomCounter:
     ----------
     g : Graph
         A graph with vertex labels and no self-loop.
-    xp : module, optional
-        The array module of the eliminations: numpy (the default) or CuPy (the tables on
-        the GPU; the blocks are built on the host and copied once).
+    device : module, optional
+        CuPy, for the eliminations of at least :data:`DEVICE_MIN_FLOPS` multiply-adds (the
+        tables on the GPU; the blocks built on the host and copied once); ``None``: all
+        with numpy on the host.
     """
 
-    def __init__(self, g: Graph, xp: Any = None) -> None:
+    def __init__(self, g: Graph, device: Any = None) -> None:
         if g.vertex_labels is None:
             raise ValueError("counting from homomorphisms needs vertex labels")
         self.g = g
@@ -137,8 +142,10 @@ class HomCounter:
         self._subs: dict[tuple[Any, ...], np.ndarray] = {}
         self._doms_of: list[np.ndarray] | None = None
         self._doms: dict[tuple[int, ...], np.ndarray] = {}
-        self.xp = np if xp is None else xp
+        self.device = device
         self._dev: dict[Any, Any] = {}
+        self._flops = 0.0               # the last plan's multiply-adds
+        self.on_device = 0              # eliminations run on the device
 
     def size(self, label: int) -> int:
         """How many data vertices carry ``label``."""
@@ -234,6 +241,7 @@ class HomCounter:
             flops += best_cost * width
             if flops > MAX_FLOPS:
                 return None
+            self._flops = flops
             order.append(best)
             alive.discard(best)
             mine = holds[best]
@@ -356,19 +364,19 @@ class HomCounter:
             blk_pool=np.concatenate(pieces) if pieces else np.zeros(0, np.uint8),
             mods=np.array(primes, np.int64))
 
-    def sub_block(self, quo: Quotient, a: int, b: int, el: int, doms: list[np.ndarray]
-                  ) -> np.ndarray:
+    def sub_block(self, quo: Quotient, a: int, b: int, el: int, doms: list[np.ndarray],
+                  xp: Any = np) -> Any:
         """:meth:`block` of the arc ``a -> b`` of ``quo`` cut to the two domains (kept per
-        pair of blocks: the quotients share most of them)."""
+        pair of blocks: the quotients share most of them), an array of ``xp``."""
         # a domain is its blocks' masks' (the same for every quotient), or one vertex
         # where hom_split fixed it
         key = (quo.blocks[a], quo.blocks[b], el,
                int(doms[a][0]) if doms[a].size == 1 else -1,
                int(doms[b][0]) if doms[b].size == 1 else -1)
+        key = key + (xp is not np,)
         got = self._subs.get(key)
         if got is None:
             full = self.block(quo.labels[a], quo.labels[b], el)
-            xp = self.xp
             if xp is np:
                 got = np.ascontiguousarray(full[np.ix_(doms[a], doms[b])])
             else:
@@ -399,7 +407,9 @@ class HomCounter:
         if budget[0] < 0:
             return None
         if order is not None:
-            return self.hom(quo, order, mods, doms)
+            heavy = self.device is not None and self._flops >= DEVICE_MIN_FLOPS
+            self.on_device += heavy
+            return self.hom(quo, order, mods, doms, self.device if heavy else np)
         deg = [0] * len(doms)
         for a, b, _ in quo.arcs:
             deg[a] += 1
@@ -424,14 +434,14 @@ class HomCounter:
         return total
 
     def hom(self, quo: Quotient, order: list[int], mods: np.ndarray | None,
-            doms: list[np.ndarray]) -> np.ndarray:
+            doms: list[np.ndarray], xp: Any = np) -> np.ndarray:
         """``hom(quo)`` modulo each of ``mods`` (float64 residues), or in floating point
         (``mods`` ``None``: one approximate value, for a bound); ``doms`` as in
-        :meth:`plan`."""
+        :meth:`plan`; the tables arrays of ``xp`` (numpy, or CuPy: the result comes back
+        to the host)."""
         width = 1 if mods is None else int(mods.size)
         if any(d.size == 0 for d in doms):
             return np.zeros(width)
-        xp = self.xp
         if mods is not None and xp is not np:
             dm = self._dev.get(mods.tobytes())
             if dm is None:
@@ -440,7 +450,7 @@ class HomCounter:
         # factors: (scope, array, has the primes' axis)
         factors: list[tuple[list[int], Any, bool]] = []
         for a, b, el in quo.arcs:
-            factors.append(([a, b], self.sub_block(quo, a, b, el, doms), False))
+            factors.append(([a, b], self.sub_block(quo, a, b, el, doms, xp), False))
         for x in order:
             mine = [f for f in factors if x in f[0]]
             factors = [f for f in factors if x not in f[0]]
@@ -632,7 +642,7 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
         return ((asked is not None and asked())
                 or time.perf_counter() - t0 > 2 * budget_s)
 
-    hc = HomCounter(g, xp=_cupy() if device else None)
+    hc = HomCounter(g, device=_cupy() if device else None)
     labels = np.asarray(q.vertex_labels).tolist()
     for a, b in np.asarray(q.edges).tolist():
         # every block is dense: a graph whose label classes are large declines here,
@@ -728,7 +738,7 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
                 progress(done, n_terms)
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
     return count, {"quotients": done, "primes": len(primes), "numpy": slow[0],
-                   "device": hc.xp is not np, "seconds": time.perf_counter() - t0}
+                   "device": hc.on_device, "seconds": time.perf_counter() - t0}
 
 
 def _cupy() -> Any:
