@@ -29,15 +29,17 @@ How it differs from the papers: none of the subgraph-matching papers (GENEVA, gM
 EGSM, RapidFlow) counts this way. It pays where labels keep the classes and the number of
 quotients small and the embeddings are many: there its cost is the quotients' eliminations,
 not the embeddings'. From :data:`KERNEL_MIN` quotients on, compiled code sums them on
-every core (about 100 times numpy's speed on yeast's 24-vertex queries, whose eliminations
-are 10^4 multiply-adds: numpy's calls were the cost); numpy takes the quotients whose
-tables do not fit its scratch. Not here: quotients merged up to isomorphism, arc
-consistency per quotient (the domains are the whole query's, intersected over a block;
-tried per pair of vertices on yeast's queries, it emptied no domain the intersection had
-not), the GPU.
+every core (9x numpy's speed and more on yeast's 24-vertex queries, whose eliminations
+are about 10^4 multiply-adds: numpy's calls were the cost); numpy takes the quotients whose
+tables do not fit its scratch, on the GPU (CuPy) for those of at least
+:data:`DEVICE_MIN_FLOPS` where the caller asks. Not here: quotients merged up to
+isomorphism, arc consistency per quotient (the domains are the whole query's, intersected
+over a block; tried per pair of vertices on yeast's queries, it emptied no domain the
+intersection had not), messages shared between quotients.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Any, Callable
@@ -47,7 +49,7 @@ import numpy as np
 from ._homkernel import POOL_ENTRIES, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
-                         plan_spasm, quotient_of, quotients, spasm_applies, term_count)
+                         plan_spasm, quotient_of, spasm_applies, term_count)
 from .query.model import ANY, Query
 
 __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "warm_kernel", "MAX_TERMS",
@@ -268,10 +270,7 @@ class HomCounter:
         for blk in quo.blocks:
             got = self._doms.get(blk)
             if got is None:
-                m = masks[blk[0]]
-                for v in blk[1:]:
-                    m = m * masks[v]
-                got = self._doms[blk] = np.flatnonzero(m)
+                got = self._doms[blk] = np.flatnonzero(_block_mask(masks, blk))
             out.append(got)
         return out
 
@@ -284,10 +283,7 @@ class HomCounter:
         def fits(blk: tuple[int, ...]) -> bool:
             got = seen.get(blk)
             if got is None:
-                m = masks[blk[0]]
-                for v in blk[1:]:
-                    m = m * masks[v]
-                got = seen[blk] = bool(m.any())
+                got = seen[blk] = bool(_block_mask(masks, blk).any())
             return got
         return fits
 
@@ -297,8 +293,7 @@ class HomCounter:
         ``per_class`` from :func:`~warpmatch.plan.spasm.class_partitions`, ``masks`` from
         :meth:`consistent`."""
         k = q.k
-        widest = max(len(parts[0][0]) if False else sum(len(b) for b in parts[0])
-                     for parts in per_class)
+        widest = max(sum(len(b) for b in parts[0]) for parts in per_class)
         cls_of = np.empty(k, np.int64)
         pos_of = np.empty(k, np.int64)
         radix, base, rows = [], [], 0
@@ -323,11 +318,8 @@ class HomCounter:
                         cp_block[row, pos_of[v]] = j
                     got = bid.get(blk)
                     if got is None:
-                        m = masks[blk[0]]
-                        for v in blk[1:]:
-                            m = m * masks[v]
                         got = bid[blk] = len(doms)
-                        doms.append(np.flatnonzero(m).astype(np.int64))
+                        doms.append(np.flatnonzero(_block_mask(masks, blk)).astype(np.int64))
                     cp_bid[row, j] = got
                     coef *= block_coef(blk)
                 cp_nblk[row] = len(part)
@@ -372,8 +364,7 @@ class HomCounter:
         # where hom_split fixed it
         key = (quo.blocks[a], quo.blocks[b], el,
                int(doms[a][0]) if doms[a].size == 1 else -1,
-               int(doms[b][0]) if doms[b].size == 1 else -1)
-        key = key + (xp is not np,)
+               int(doms[b][0]) if doms[b].size == 1 else -1, xp is not np)
         got = self._subs.get(key)
         if got is None:
             full = self.block(quo.labels[a], quo.labels[b], el)
@@ -461,6 +452,14 @@ class HomCounter:
             if mods is not None:
                 total = xp.fmod(total, mods)
         return total if xp is np else xp.asnumpy(total)
+
+
+def _block_mask(masks: list[np.ndarray], blk: tuple[int, ...]) -> np.ndarray:
+    """The data vertices (a 0/1 mask over their label class) in every member's mask."""
+    m = masks[blk[0]]
+    for v in blk[1:]:
+        m = m * masks[v]
+    return m
 
 
 def _aligned(arr: np.ndarray, scope: list[int], target: list[int], p_axis: bool,
@@ -688,7 +687,8 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     if not kernel:
         done = 0
         t1 = time.perf_counter()
-        for quo in quotients(q, fits):
+        for combo in itertools.product(*per_class):
+            quo = quotient_of(q, combo)
             if stop():
                 return None
             spent = time.perf_counter() - t1
