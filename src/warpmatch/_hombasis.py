@@ -49,7 +49,7 @@ import numpy as np
 from ._homkernel import POOL_ENTRIES, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
-                         plan_spasm, quotient_of, spasm_applies, term_count)
+                         quotient_of, spasm_applies, spasm_plan_applies, term_count)
 from .query.model import ANY, Query
 
 __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "warm_kernel", "MAX_TERMS",
@@ -587,9 +587,9 @@ def hombasis_applies(g: Graph, q: Query, induced: bool, loops: bool = True) -> s
 
 def plan_hombasis(plan: Any, g: Graph) -> bool:
     """Whether a full count of ``plan`` may be summed over its query's quotients:
-    :func:`~warpmatch.plan.spasm.plan_spasm`, and the graph's conditions of
+    :func:`~warpmatch.plan.spasm.spasm_plan_applies`, and the graph's conditions of
     :func:`hombasis_applies` but the self-loops (read after the head start)."""
-    return (plan_spasm(plan) is not None
+    return (spasm_plan_applies(plan)
             and hombasis_applies(g, plan.query, plan.induced, loops=False) is None)
 
 

@@ -65,6 +65,19 @@ def test_partitions_whose_blocks_cannot_meet_are_left_out():
     assert got == 1 and info["quotients"] == 1
 
 
+def test_the_gate_before_every_full_count_reads_class_sizes_only():
+    # a star with 12 leaves alike has 4,213,597 partitions, counted only by the count
+    # itself (after the direct search's head start, and stopped at its cap); 13 are
+    # declined outright
+    from warpmatch._hombasis import plan_hombasis
+    g = with_labels(erdos_renyi(40, p=0.8, seed=3), vertex_labels=random_labels(40, 2, seed=3))
+    for n, ok in ((12, True), (13, False)):
+        q = Query.parse(", ".join(f"c:0-x{i}:1" for i in range(n)))
+        assert plan_hombasis(build_plan(g, q, purpose="count"), g) is ok
+    q = Query.parse(", ".join(f"c:0-x{i}:1" for i in range(12)))
+    assert count_hombasis(g, q, max_terms=1000) is None      # more than 1,000: declined
+
+
 def test_applies_to_labeled_non_induced_queries_only():
     g = with_labels(erdos_renyi(20, p=0.3, seed=1), vertex_labels=random_labels(20, 2, seed=1))
     q = Query.parse("a:0-b:1, b:1-c:0")
