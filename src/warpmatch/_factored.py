@@ -151,7 +151,8 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
 
 def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring | None,
                          progress: Callable[[int, int], None] | None = None,
-                         stop: Callable[[int], bool] | None = None, hom: bool = False
+                         stop: Callable[[int], bool] | None = None, hom: bool = False,
+                         deadline: float | None = None
                          ) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
     """A full count of ``plan`` (the whole query's, mode embeddings or subgraphs): the
     direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished, the
@@ -171,6 +172,11 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     stop : callable, optional
         The caller's ``stop(raw)`` (a time limit): True ends either count, the result then
         a lower bound.
+    deadline : float, optional
+        Where the caller's time limit ends (``time.perf_counter()``): with no factoring,
+        the count from homomorphisms may then project up to the time left, where that is
+        more than :data:`~warpmatch._hombasis.HOM_BUDGET_S` (the direct search is unlikely
+        to finish sooner what it has not finished in its head start).
 
     Returns
     -------
@@ -203,9 +209,11 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         # the quotients, and its factored count did not end in 10 s (with 2 s or 5 s here
         # it was factored: the first quotients, least merged, are the costliest, so the
         # projection from them runs high)
+        budget = HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S
+        if fac is None and deadline is not None:
+            budget = max(budget, deadline - time.perf_counter())
         got = count_hombasis(g, q, stop=None if stop is None else (lambda: bool(stop(0))),
-                             progress=progress,
-                             budget_s=HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S,
+                             progress=progress, budget_s=budget,
                              device=getattr(engine, "name", None) == "gpu")
         if got is not None:
             emb, hinfo = got

@@ -339,8 +339,9 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
         elif fac is not None or hom:
-            count, factored, hombasis = direct_then_factored(engine, g, q, plan, fac, callback,
-                                                             stop, hom)
+            count, factored, hombasis = direct_then_factored(
+                engine, g, q, plan, fac, callback, stop, hom,
+                deadline=None if time_limit is None else t2 + float(time_limit))
         else:
             raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:

@@ -205,6 +205,20 @@ def test_api_sums_a_full_count_over_the_quotients(monkeypatch):
     assert wm.count_result(g, q, backend="cpu").hombasis is None
 
 
+def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
+    """With no time budget of its own, the sum declines a plain count (the search
+    answers), and is used where the caller's time limit leaves it the time."""
+    monkeypatch.setenv("WARPMATCH_FACTOR_AFTER", "0")
+    monkeypatch.setattr(H, "HOM_BUDGET_S", 0.0)
+    g = with_labels(erdos_renyi(50, p=0.2, seed=5), vertex_labels=random_labels(50, 3, seed=5))
+    q = "a:0-b:1, b:1-c:2, c:2-a:0, c:2-d:1, d:1-e:0"
+    want = wm.count_result(g, q, backend="reference").count
+    plain = wm.count_result(g, q, backend="cpu")
+    assert plain.count == want and plain.hombasis is None
+    timed = wm.count_result(g, q, backend="cpu", time_limit=600)
+    assert timed.count == want and timed.hombasis is not None and not timed.partial
+
+
 @pytest.fixture(scope="module")
 def human(data_path):
     base = data_path("labeled", "human")          # skips where the data is absent
