@@ -1,29 +1,30 @@
 """The sum over a query's quotients in compiled code (issue 23, full counts): every
-quotient's ``hom`` by variable elimination of width two, modulo a few primes, on every
-core (:mod:`warpmatch._hombasis` is the same sum quotient by quotient in numpy, and the
-way for the quotients this one cannot take).
+quotient's ``hom`` by variable elimination, modulo a few primes, on every core
+(:mod:`warpmatch._hombasis` is the same sum quotient by quotient in numpy, and the way
+for the quotients this one cannot take).
 
 Map: :class:`QuotientTable` (the quotients as a mixed-radix number over the query's label
 classes: each class's partitions, their blocks' domains and Möbius coefficients modulo
 each prime; the 0/1 blocks of arcs between two label classes, flat) < :func:`sum_range`
 (the quotients numbered ``lo`` to ``hi``, split over the cores: the sum of ``coef *
-hom`` modulo each prime, and which quotients it could not count) < :func:`_hom_one` (one
-quotient) < :func:`_eliminate_one` (one vertex).
+hom`` modulo each prime, and which quotients it could not count) < :func:`_sum_chunks`
+(one chunk a thread) < :func:`_hom_one` (one quotient: its blocks, its 0/1 tables per pair
+of quotient vertices with arcs, the elimination order) < :func:`_sum_out` (one vertex
+summed out of the tables that hold it).
 
-Why width two: the quotients of a sparse query are sparse (a tree, or a tree with a few
-cycles), and a graph of treewidth at most two always has a vertex with at most two
-neighbours, which stays so after it is summed out (its two neighbours get one table
-between them). So every table is a vector or a matrix over two quotient vertices' domains
-(tens to hundreds of data vertices each after arc consistency), and one quotient costs
-microseconds, where numpy's calls cost about a millisecond (human's and yeast's queries
-have 10^4-10^6 quotients left). A quotient with no such vertex at some point (a dense
-query's) is left to :meth:`warpmatch._hombasis.HomCounter.hom_split`.
+Why: yeast's 24-vertex quotients cost about 10^4 multiply-adds each (domains of tens of
+data vertices after arc consistency) and there are 10^3-10^6 of them, where numpy's calls
+cost about a millisecond a quotient: compiled, a quotient costs microseconds to a
+millisecond, on every core. Human's quotients have tables of 10^7 entries and more: those
+that do not fit a thread's scratch (:data:`POOL_ENTRIES`) go back to numpy (and from there
+to the GPU where the count asks).
 
-How it differs from :mod:`warpmatch._hombasis`: the elimination order is the least
-neighbours first (ties: the smallest domain), not the least work; residues are int64
-(below 2^26: a product is below 2^52, and a sum of residues times 0/1 entries is reduced
-once), not float64; a table that would not fit the thread's scratch
-(:data:`POOL_ENTRIES`) also leaves its quotient to numpy.
+How it differs from :mod:`warpmatch._hombasis`: the tables are plain loops over every
+cell (numpy contracts the last 0/1 block with BLAS); the order is the least work first
+among the tables that fit the scratch (numpy's: among those under
+:data:`~warpmatch._hombasis.MAX_TABLE`), and no vertex is fixed to split a quotient;
+residues are int64 below 2^26 (a product below 2^52; the 0/1 tables of arcs are read
+first, one residue for all primes, and most products stop there), not float64.
 """
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENT
     -------
     (int64 array (primes,), int64 array)
         The sum of ``coef * hom`` modulo each prime over the quotients counted, and the
-        numbers of those not counted (no vertex of at most two neighbours at some step,
-        or a table past the scratch): the caller counts them another way.
+        numbers of those not counted (a table past the scratch): the caller counts them
+        another way.
     """
     n = hi - lo
     if n <= 0:
