@@ -206,8 +206,8 @@ def test_api_sums_a_full_count_over_the_quotients(monkeypatch):
 
 
 def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
-    """With no time budget of its own, the sum declines a plain count (the search
-    answers), and is used where the caller's time limit leaves it the time."""
+    """With no time budget of its own, the sum declines a plain count (the search or the
+    factoring answers), and is used where the caller's time limit leaves it the time."""
     monkeypatch.setenv("WARPMATCH_FACTOR_AFTER", "0")
     monkeypatch.setattr(H, "HOM_BUDGET_S", 0.0)
     g = with_labels(erdos_renyi(50, p=0.2, seed=5), vertex_labels=random_labels(50, 3, seed=5))
@@ -217,6 +217,16 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     assert plain.count == want and plain.hombasis is None
     timed = wm.count_result(g, q, backend="cpu", time_limit=600)
     assert timed.count == want and timed.hombasis is not None and not timed.partial
+    # beside a factoring (a cut vertex s whose sides share no label), half the time left
+    from warpmatch import _factored
+    monkeypatch.setattr(_factored, "HOM_BESIDE_FACTOR_S", 0.0)
+    q = "s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:4"
+    g = with_labels(erdos_renyi(60, p=0.15, seed=2), vertex_labels=random_labels(60, 5, seed=2))
+    want = wm.count_result(g, q, backend="reference").count
+    plain = wm.count_result(g, q, backend="cpu")
+    assert plain.count == want and plain.hombasis is None and plain.factored is not None
+    timed = wm.count_result(g, q, backend="cpu", time_limit=600)
+    assert timed.count == want and timed.hombasis is not None and timed.factored is None
 
 
 @pytest.fixture(scope="module")

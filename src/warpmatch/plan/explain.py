@@ -235,7 +235,8 @@ def explain_plan(plan: Plan) -> str:
         lines.append(f"from homomorphisms (a full count the direct search has not "
                      f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
                      f"graph has vertex labels and it projects under {HOM_BUDGET_S:g} s, or "
-                     f"under the time left of a longer time limit): the "
+                     f"under the time left of a longer time limit, half of it beside a "
+                     f"factoring): the "
                      f"sum over the query's {n:,} partitions into same-label independent sets "
                      f"(less those with a block whose members share no candidate) of "
                      f"+-hom(quotient), each by variable elimination")
