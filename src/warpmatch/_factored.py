@@ -27,13 +27,11 @@ from .graph.csr import Graph
 from .plan import build_plan
 from .plan.factor import FACTOR_AFTER, Factoring, rooted
 from .plan.plan import Plan
+from .plan.spasm import HOM_BESIDE_FACTOR_S
 from .query.model import Query
 
 __all__ = ["count_factored", "direct_then_factored", "FACTOR_AFTER", "FACTOR_MAX_CALLS"]
 
-#: seconds the count from homomorphisms may project where a factoring applies too (which
-#: then comes next): :data:`~warpmatch._hombasis.HOM_BUDGET_S` where none does
-HOM_BESIDE_FACTOR_S = 10.0
 #: the most engine calls (candidates of the cut vertex x groups) a factored count makes:
 #: past that the calls' fixed cost (a few ms each on the GPU) outweighs the search saved
 FACTOR_MAX_CALLS = 200_000

@@ -229,14 +229,15 @@ def explain_plan(plan: Plan) -> str:
                      f"{FACTOR_AFTER:g} s): at {fac.describe(q)}; the groups share no vertex "
                      f"label, so the count is the sum over {cut}'s candidates of the product "
                      f"of each group's count with {cut} fixed, each group searched alone")
-    from .spasm import HOM_BUDGET_S, plan_spasm
+    from .spasm import HOM_BESIDE_FACTOR_S, HOM_BUDGET_S, plan_spasm
     n = plan_spasm(plan)
     if n is not None:
+        budget = HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S
+        left = "the time left" if fac is None else "half the time left"
         lines.append(f"from homomorphisms (a full count the direct search has not "
                      f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
-                     f"graph has vertex labels and it projects under {HOM_BUDGET_S:g} s, or "
-                     f"under the time left of a longer time limit, half of it beside a "
-                     f"factoring): the "
+                     f"graph has vertex labels and it projects under {budget:g} s, or "
+                     f"under {left} of a longer time limit): the "
                      f"sum over the query's {n:,} partitions into same-label independent sets "
                      f"(less those with a block whose members share no candidate) of "
                      f"+-hom(quotient), each by variable elimination")

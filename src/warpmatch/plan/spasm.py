@@ -44,7 +44,7 @@ from .plan import Plan
 __all__ = ["Quotient", "spasm_applies", "spasm_plan_applies", "plan_spasm", "term_count",
            "quotients",
            "class_partitions", "quotient_of", "block_coef", "CLASS_MAX",
-           "MAX_TERMS", "PARTITIONS_MAX", "HOM_BUDGET_S"]
+           "MAX_TERMS", "PARTITIONS_MAX", "HOM_BUDGET_S", "HOM_BESIDE_FACTOR_S"]
 
 #: the most quotients a count sums (each costs an elimination, ~0.2-10 ms on human's
 #: queries, :mod:`warpmatch._hombasis`), after those with a block that cannot map to one
@@ -57,6 +57,8 @@ PARTITIONS_MAX = 10**12
 #: the most seconds a count from homomorphisms is expected to take: past that (projected
 #: from its first quotients) it gives the count back to the search (:mod:`warpmatch._hombasis`)
 HOM_BUDGET_S = 30.0
+#: the same where a factoring applies too (which then comes next; :mod:`warpmatch._factored`)
+HOM_BESIDE_FACTOR_S = 10.0
 #: the most query vertices of one label counted (:func:`term_count`): 12 independent
 #: vertices alike have 4,213,597 partitions (the Bell number), and counting them all takes
 #: 0.2 s (a count stops at its cap sooner)
