@@ -39,7 +39,6 @@ intersection had not), messages shared between quotients.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from typing import Any, Callable
@@ -684,58 +683,46 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
         return True
     if kernel is None:
         kernel = n_terms >= KERNEL_MIN
-    if not kernel:
-        done = 0
-        t1 = time.perf_counter()
-        for combo in itertools.product(*per_class):
-            quo = quotient_of(q, combo)
-            if stop():
-                return None
-            spent = time.perf_counter() - t1
-            if spent > 0.25 and spent / done * n_terms > budget_s:
-                return None              # would take too long: the search goes on
-            if not add_numpy(quo):
-                return None
-            done += 1
-            if progress is not None and (done % 64 == 0 or done == n_terms):
-                progress(done, n_terms)
-    else:
-        tab = hc.table(q, per_class, masks, primes)
-        n_terms = tab.total
+    tab = hc.table(q, per_class, masks, primes) if kernel else None
 
-        def add_range(lo: int, hi: int) -> bool:
+    def add_range(lo: int, hi: int) -> bool:
+        """Quotients ``lo`` to ``hi - 1``: by the kernel, numpy taking those it hands
+        back (tables past its scratch), or all by numpy."""
+        rest: Any = range(lo, hi)
+        if tab is not None:
             part, failed = sum_range(tab, lo, hi, KERNEL_POOL)
             for i, v in enumerate(part.tolist()):
                 sums[i] += v
-            for t in failed.tolist():    # a quotient of width three or more: numpy's way
-                combo = []
-                for parts in per_class:
-                    combo.append(parts[t % len(parts)])
-                    t //= len(parts)
-                if stop() or not add_numpy(quotient_of(q, combo)):
-                    return False
-            return True
-        # the first call loads the compiled kernel (or compiles it, once per machine):
-        # not part of the projection
-        if not add_range(0, 1):
+            rest = failed.tolist()
+        for t in rest:
+            combo = []
+            for parts in per_class:          # quotient t's partition of each class
+                combo.append(parts[t % len(parts)])
+                t //= len(parts)
+            if stop() or not add_numpy(quotient_of(q, combo)):
+                return False
+        return True
+    # the first quotient alone: the kernel's first call loads it (or compiles it, once per
+    # machine), which is not part of the projection
+    if not add_range(0, 1):
+        return None
+    done, step = 1, 64
+    t1 = time.perf_counter()
+    while done < n_terms:
+        if stop():
             return None
-        done, step = 1, 64
-        t1 = time.perf_counter()
-        while done < n_terms:
-            if stop():
-                return None
-            spent = time.perf_counter() - t1
-            if spent > 0.25 and spent / (done - 1) * (n_terms - 1) > budget_s:
-                return None              # would take too long: the search goes on
-            hi = min(n_terms, done + step)
-            c0 = time.perf_counter()
-            if not add_range(done, hi):
-                return None
-            if time.perf_counter() - c0 < 0.1:
-                step *= 2                # calls of about a tenth of a second at most
-            done = hi
-            if progress is not None:
-                progress(done, n_terms)
+        spent = time.perf_counter() - t1
+        if spent > 0.25 and spent / (done - 1) * (n_terms - 1) > budget_s:
+            return None                  # would take too long: the search goes on
+        hi = min(n_terms, done + step)
+        c0 = time.perf_counter()
+        if not add_range(done, hi):
+            return None
+        if time.perf_counter() - c0 < 0.1:
+            step *= 2                    # calls of about a tenth of a second at most
+        done = hi
+        if progress is not None:
+            progress(done, n_terms)
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
     return count, {"quotients": done, "primes": len(primes), "numpy": slow[0],
                    "device": hc.on_device, "seconds": time.perf_counter() - t0}
