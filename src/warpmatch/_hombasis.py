@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._homkernel import POOL_ENTRIES, QuotientTable, sum_range
+from ._homkernel import POOL_ENTRIES, SPLIT_WORK, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
                          quotient_of, spasm_applies, spasm_plan_applies, term_count)
@@ -65,6 +65,11 @@ MAX_BLOCK = 1 << 24
 SPLIT_BUDGET = 50_000
 #: the most eliminations one quotient is split into
 SPLIT_MAX = 2_000
+#: the multiply-adds (times the primes) of a quotient's elimination above which fixing a
+#: vertex is weighed against it (:meth:`HomCounter._split_pays`, from ``SPLIT_PROBES`` of
+#: the vertex's data vertices; tests: negative, always split)
+SPLIT_ABOVE = 1e7
+SPLIT_PROBES = 4
 #: the primes' size: residues below 2^26, so that a product of two is exact in float64
 PRIME_BITS = 26
 #: the fewest quotients summed by the compiled kernel (:mod:`warpmatch._homkernel`); fewer
@@ -73,6 +78,8 @@ KERNEL_MIN = 16
 #: int64 entries of each thread's scratch for the kernel's tables (a quotient whose tables
 #: do not fit goes to numpy)
 KERNEL_POOL = POOL_ENTRIES
+#: the kernel's work per quotient above which it weighs a split (tests: negative, always)
+KERNEL_SPLIT_WORK = SPLIT_WORK
 #: the fewest multiply-adds (times the primes) of a quotient's elimination on the GPU where
 #: the count may use it: below, its kernel launches (a few per vertex, ~10 µs each) cost
 #: more than numpy's work on the host
@@ -161,7 +168,7 @@ class HomCounter:
         if got is not None:
             return got
         g = self.g
-        rows_ids = self.members[la]
+        rows_ids = self.members.get(la, np.zeros(0, dtype=np.int64))
         out = np.zeros((rows_ids.size, self.size(lb)), dtype=np.float64)
         indptr = np.asarray(g.indptr, dtype=np.int64)
         starts = indptr[rows_ids]
@@ -359,11 +366,10 @@ class HomCounter:
                   xp: Any = np) -> Any:
         """:meth:`block` of the arc ``a -> b`` of ``quo`` cut to the two domains (kept per
         pair of blocks: the quotients share most of them), an array of ``xp``."""
-        # a domain is its blocks' masks' (the same for every quotient), or one vertex
-        # where hom_split fixed it
-        key = (quo.blocks[a], quo.blocks[b], el,
-               int(doms[a][0]) if doms[a].size == 1 else -1,
-               int(doms[b][0]) if doms[b].size == 1 else -1, xp is not np)
+        # a domain is its blocks' masks' (the same for every quotient), or what
+        # hom_split left of it after fixing vertices (narrow)
+        key = (quo.blocks[a], quo.blocks[b], el, _dom_key(doms[a]), _dom_key(doms[b]),
+               xp is not np)
         got = self._subs.get(key)
         if got is None:
             full = self.block(quo.labels[a], quo.labels[b], el)
@@ -383,12 +389,14 @@ class HomCounter:
 
     def hom_split(self, quo: Quotient, doms: list[np.ndarray], mods: np.ndarray | None,
                   budget: list[int], room: int = SPLIT_MAX,
-                  stop: Callable[[], bool] | None = None) -> np.ndarray | None:
+                  stop: Callable[[], bool] | None = None, top: bool = True
+                  ) -> np.ndarray | None:
         """:meth:`hom` where an elimination order fits (:meth:`plan`), else the sum over
         the data vertices of the quotient vertex with the most arcs (fixed to each one
         in turn, which cuts its tables), and so on; ``None`` where that would make more
         than ``room`` eliminations of this quotient, or more than ``budget[0]`` in all
-        (the budget is spent in place), or once ``stop()`` says so."""
+        (the budget is spent in place), or once ``stop()`` says so. ``top``: the
+        quotient itself, not a part of its split."""
         width = 1 if mods is None else int(mods.size)
         if any(d.size == 0 for d in doms):
             return np.zeros(width)
@@ -396,32 +404,89 @@ class HomCounter:
         budget[0] -= 1
         if budget[0] < 0:
             return None
-        if order is not None:
-            heavy = self.device is not None and self._flops >= DEVICE_MIN_FLOPS
-            self.on_device += heavy
-            return self.hom(quo, order, mods, doms, self.device if heavy else np)
+        flops = self._flops
         deg = [0] * len(doms)
         for a, b, _ in quo.arcs:
             deg[a] += 1
             deg[b] += 1
         free = [v for v in range(len(doms)) if doms[v].size > 1]
-        if not free:
-            return None
-        v = max(free, key=lambda u: (deg[u], -doms[u].size))
-        if doms[v].size > room:
+        v = max(free, key=lambda u: (deg[u], -doms[u].size)) if free else -1
+        can = v >= 0 and doms[v].size <= room
+        if order is not None and not (can and ((top and SPLIT_ABOVE < 0) or (
+                0 <= SPLIT_ABOVE <= flops and self._split_pays(quo, doms, v, width, flops)))):
+            heavy = self.device is not None and flops >= DEVICE_MIN_FLOPS
+            self.on_device += heavy
+            return self.hom(quo, order, mods, doms, self.device if heavy else np)
+        if v < 0 or doms[v].size > room:
             return None
         total = np.zeros(width)
         for x in doms[v].tolist():
             if stop is not None and stop():
                 return None
-            part = self.hom_split(quo, doms[:v] + [np.array([x])] + doms[v + 1:], mods,
-                                  budget, room // doms[v].size, stop)
+            fixed = self.narrow(quo, doms, v, x)
+            if fixed is None:
+                continue                 # a neighbour with no data vertex left: hom 0
+            part = self.hom_split(quo, fixed, mods, budget, room // doms[v].size, stop,
+                                  top=False)
             if part is None:
                 return None
             total = total + part
             if mods is not None:
                 total = np.fmod(total, mods)
         return total
+
+    def _split_pays(self, quo: Quotient, doms: list[np.ndarray], v: int, width: int,
+                    flops: float) -> bool:
+        """Whether fixing ``v`` to each of its data vertices in turn projects under half
+        the ``flops`` of eliminating the quotient as it is: the plans of a few of them
+        (:meth:`narrow` cuts the neighbours' domains), scaled to all."""
+        xs = doms[v].tolist()
+        picks = xs[::max(1, len(xs) // SPLIT_PROBES)][:SPLIT_PROBES]
+        est = 0.0
+        for x in picks:
+            fixed = self.narrow(quo, doms, v, x)
+            if fixed is None:
+                continue
+            if self.plan(quo, width, fixed) is None:
+                return False
+            est += self._flops + 64.0 * len(quo.arcs)   # the calls' own cost, roughly
+        self._flops = flops
+        return est * len(xs) / max(1, len(picks)) < flops / 2
+
+    def narrow(self, quo: Quotient, doms: list[np.ndarray], v: int, x: int
+               ) -> list[np.ndarray] | None:
+        """``doms`` with quotient vertex ``v`` fixed to position ``x`` of its class, and
+        each neighbour of ``v`` cut to the data vertices ``x`` has the arc to (a
+        homomorphism maps it there), then arc consistency among the vertices whose
+        domains changed, to its fixed point; ``None`` where a domain empties (no
+        homomorphism maps ``v`` to ``x``). On human's dense queries a label class of 562
+        vertices shrinks to a data vertex's few neighbours of that label, and the tables
+        with it."""
+        out = list(doms)
+        out[v] = np.array([x], dtype=np.int64)
+        arcs = quo.arcs
+        queue = [v]
+        seen = 0
+        while queue:
+            u = queue.pop()
+            seen += 1
+            if seen > 4 * len(doms):
+                break                    # enough: the rest is the elimination's work
+            for a, b, el in arcs:
+                if u not in (a, b) or a == b:
+                    continue
+                w = b if a == u else a
+                blk = self.block(quo.labels[a], quo.labels[b], el)
+                if a == u:
+                    reach = blk[np.ix_(out[u], out[w])].any(axis=0)
+                else:
+                    reach = blk[np.ix_(out[w], out[u])].any(axis=1)
+                if not reach.all():
+                    out[w] = out[w][reach]
+                    if out[w].size == 0:
+                        return None
+                    queue.append(w)
+        return out
 
     def hom(self, quo: Quotient, order: list[int], mods: np.ndarray | None,
             doms: list[np.ndarray], xp: Any = np) -> np.ndarray:
@@ -451,6 +516,12 @@ class HomCounter:
             if mods is not None:
                 total = xp.fmod(total, mods)
         return total if xp is np else xp.asnumpy(total)
+
+
+def _dom_key(dom: np.ndarray) -> Any:
+    """A domain's part of a cached block's key: its contents (fixed vertices and the
+    domains :meth:`HomCounter.narrow` cut differ from the masks' per quotient)."""
+    return dom.tobytes()
 
 
 def _block_mask(masks: list[np.ndarray], blk: tuple[int, ...]) -> np.ndarray:
@@ -690,7 +761,7 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
         back (tables past its scratch), or all by numpy."""
         rest: Any = range(lo, hi)
         if tab is not None:
-            part, failed = sum_range(tab, lo, hi, KERNEL_POOL)
+            part, failed = sum_range(tab, lo, hi, KERNEL_POOL, KERNEL_SPLIT_WORK)
             for i, v in enumerate(part.tolist()):
                 sums[i] += v
             rest = failed.tolist()

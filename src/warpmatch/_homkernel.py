@@ -37,6 +37,9 @@ __all__ = ["QuotientTable", "sum_range", "POOL_ENTRIES"]
 
 #: int64 entries of one thread's scratch for a quotient's tables (8 MiB)
 POOL_ENTRIES = 1 << 20
+#: multiply-adds of a quotient's elimination above which fixing its vertex with the most
+#: arcs to each of its data vertices in turn is weighed against it (:func:`_hom_one`)
+SPLIT_WORK = 1e6
 
 
 @dataclass
@@ -99,10 +102,11 @@ class QuotientTable:
         return int(np.prod([int(r) for r in self.radix], dtype=object)) if self.radix.size else 1
 
 
-def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENTRIES
-              ) -> tuple[np.ndarray, np.ndarray]:
+def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENTRIES,
+              split_work: float = SPLIT_WORK) -> tuple[np.ndarray, np.ndarray]:
     """The quotients ``lo`` to ``hi - 1`` of ``tab``, over the cores, each thread's tables
-    in ``pool_entries`` int64.
+    in ``pool_entries`` int64; a quotient whose elimination passes ``split_work``
+    multiply-adds is split where that projects less work (negative: wherever it can be).
 
     Returns
     -------
@@ -120,7 +124,8 @@ def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENT
     _sum_chunks(lo, hi, chunks, tab.radix, tab.part_base, tab.cls_of, tab.pos_of,
                 tab.cp_block, tab.cp_nblk, tab.cp_bid, tab.cp_coef, tab.dom_off,
                 tab.dom_len, tab.dom_pool, tab.arc_a, tab.arc_b, tab.arc_blk, tab.blk_off,
-                tab.blk_ncol, tab.blk_pool, tab.mods, pool_entries, sums, failed)
+                tab.blk_ncol, tab.blk_pool, tab.mods, pool_entries, float(split_work), sums,
+                failed)
     total = np.zeros(tab.mods.size, np.int64)
     for row in sums:
         total = (total + row) % tab.mods
@@ -130,11 +135,17 @@ def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENT
 @njit(cache=True, nogil=True, parallel=True)
 def _sum_chunks(lo, hi, chunks, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid,
                 cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
-                blk_pool, mods, pool_entries, sums, failed):  # pragma: no cover - compiled
+                blk_pool, mods, pool_entries, split_work, sums,
+                failed):  # pragma: no cover - compiled
     n = hi - lo
     k = cls_of.size
     P = mods.size
     nt = arc_a.size + k + 1
+    maxdom = 1
+    for i in range(dom_len.size):
+        maxdom = max(maxdom, dom_len[i])
+    # the domains a split's level cuts: a fixed vertex, then a copy per arc of it
+    rsz = (arc_a.size + 1) * maxdom + 1
     for ch in prange(chunks):
         a = lo + n * ch // chunks
         b = lo + n * (ch + 1) // chunks
@@ -151,11 +162,17 @@ def _sum_chunks(lo, hi, chunks, radix, part_base, cls_of, pos_of, cp_block, cp_n
         res = np.empty(P, np.int64)
         coef = np.empty(P, np.int64)
         acc = np.zeros(P, np.int64)
+        lpool = np.empty(k * maxdom + rsz, np.int64)
+        doff = np.empty(k, np.int64)
+        dcnt = np.empty(k, np.int64)
+        order = np.empty(k, np.int64)
+        rsum = np.empty(P, np.int64)
         for t in range(a, b):
             ok = _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid,
                           cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk,
                           blk_off, blk_ncol, blk_pool, mods, rep, qb, sel, tscope, tlen,
-                          toff, talive, tbin, pool, res, coef)
+                          toff, talive, tbin, pool, res, coef, lpool, doff, dcnt, order,
+                          rsum, split_work)
             if not ok:
                 failed[t - lo] = 1
                 continue
@@ -169,7 +186,8 @@ def _sum_chunks(lo, hi, chunks, radix, part_base, cls_of, pos_of, cp_block, cp_n
 def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_coef,
              dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
              mods, rep, qb, sel, tscope, tlen, toff, talive, tbin, pool, res,
-             coef):  # pragma: no cover - compiled
+             coef, lpool, doff, dcnt, order, rsum,
+             split_work):  # pragma: no cover - compiled
     """Quotient ``t``'s ``hom`` modulo each prime into ``res`` and its coefficient into
     ``coef``; False where it has to be counted another way."""
     P = mods.size
@@ -182,21 +200,209 @@ def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_
         rem //= radix[c]
     for p in range(P):
         coef[p] = 1
-        res[p] = 1
     offs = np.empty(radix.size, np.int64)
     for c in range(radix.size):
         offs[c] = K
         K += cp_nblk[sel[c]]
         for p in range(P):
             coef[p] = coef[p] * cp_coef[sel[c], p] % mods[p]
+    if K > 62:
+        return False                 # the planner's scopes are bit masks
     for v in range(k):
         c = cls_of[v]
         lb = cp_block[sel[c], pos_of[v]]
         rep[v] = offs[c] + lb
         qb[offs[c] + lb] = cp_bid[sel[c], lb]
-    dom = np.empty(K, np.int64)
+    # the domains, copied: a split cuts the neighbours' of the vertex it fixes
+    top = 0
     for x in range(K):
-        dom[x] = dom_len[qb[x]]
+        n = dom_len[qb[x]]
+        doff[x] = top
+        dcnt[x] = n
+        for i in range(n):
+            lpool[top + i] = dom_pool[dom_off[qb[x]] + i]
+        top += n
+    free = top
+    w0 = _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
+    if w0 >= 0 and w0 <= split_work:
+        for p in range(P):
+            res[p] = 1
+        return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
+                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
+    # fix the vertex with the most arcs to each of its data vertices in turn, where the
+    # plans of what that leaves (its neighbours' domains cut to the data vertex's
+    # neighbours) add up to less work
+    deg = np.zeros(K, np.int64)
+    for e in range(arc_a.size):
+        deg[rep[arc_a[e]]] += 1
+        deg[rep[arc_b[e]]] += 1
+    v = -1
+    for u in range(K):
+        if dcnt[u] > 1 and (v < 0 or deg[u] > deg[v]):
+            v = u
+    if v < 0:
+        if w0 < 0:
+            return False
+        for p in range(P):
+            res[p] = 1
+        return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
+                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
+    base_off = doff[:K].copy()
+    base_cnt = dcnt[:K].copy()
+    wsplit = 0.0
+    for i in range(base_cnt[v]):
+        x = lpool[base_off[v] + i]
+        if _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
+                   lpool, doff, dcnt, free):
+            w = _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
+            if w < 0:
+                wsplit = -1.0
+            else:
+                wsplit += w + K * K
+        for u in range(K):
+            doff[u] = base_off[u]
+            dcnt[u] = base_cnt[u]
+        if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
+            break
+    if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
+        if w0 < 0:
+            return False
+        _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
+        for p in range(P):
+            res[p] = 1
+        return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
+                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
+    for p in range(P):
+        rsum[p] = 0
+    for i in range(base_cnt[v]):
+        x = lpool[base_off[v] + i]
+        if _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
+                   lpool, doff, dcnt, free):
+            if _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order) >= 0:
+                for p in range(P):
+                    res[p] = 1
+                if not _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off,
+                            blk_ncol, blk_pool, mods, order, tscope, tlen, toff, talive,
+                            tbin, pool, res):
+                    return False
+                for p in range(P):
+                    rsum[p] = (rsum[p] + res[p]) % mods[p]
+            else:
+                return False             # (the plans above all fitted)
+        for u in range(K):
+            doff[u] = base_off[u]
+            dcnt[u] = base_cnt[u]
+    for p in range(P):
+        res[p] = rsum[p]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool, lpool, doff,
+            dcnt, free):  # pragma: no cover - compiled
+    """Fix quotient vertex ``v`` to ``x`` (a position in its class) and cut each
+    neighbour's domain to the positions ``x`` has the arc with (copies from ``free`` on
+    in ``lpool``); False where one empties (no homomorphism maps ``v`` to ``x``)."""
+    top = free
+    lpool[top] = x
+    doff[v] = top
+    dcnt[v] = 1
+    top += 1
+    for e in range(arc_a.size):
+        a = rep[arc_a[e]]
+        b = rep[arc_b[e]]
+        if a != v and b != v:
+            continue
+        w = b if a == v else a
+        ncol = blk_ncol[arc_blk[e]]
+        boff = blk_off[arc_blk[e]]
+        n = 0
+        for i in range(dcnt[w]):
+            y = lpool[doff[w] + i]
+            if a == v:
+                ok = blk_pool[boff + x * ncol + y] != 0
+            else:
+                ok = blk_pool[boff + y * ncol + x] != 0
+            if ok:
+                lpool[top + n] = y
+                n += 1
+        if n == 0:
+            return False
+        doff[w] = top
+        dcnt[w] = n
+        top += n
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _plan(K, dom, rep, arc_a, arc_b, P, pool_size, order):  # pragma: no cover - compiled
+    """The elimination order into ``order`` (least work first among the tables that fit
+    the pool, as :func:`_run` builds them) and its multiply-adds, or -1 where no order
+    fits. Scopes are bit masks over the quotient's vertices."""
+    nt = 0
+    tm = np.empty(arc_a.size + K + 1, np.int64)
+    talive = np.empty(arc_a.size + K + 1, np.bool_)
+    top = 0
+    for e in range(arc_a.size):
+        m = (np.int64(1) << rep[arc_a[e]]) | (np.int64(1) << rep[arc_b[e]])
+        seen = False
+        for i in range(nt):
+            if tm[i] == m:
+                seen = True
+                break
+        if not seen:
+            tm[nt] = m
+            talive[nt] = True
+            nt += 1
+            top += dom[rep[arc_a[e]]] * dom[rep[arc_b[e]]] * P
+    if top > pool_size:
+        return -1.0
+    alive = np.int64(0)
+    for v in range(K):
+        alive |= np.int64(1) << v
+    total = 0.0
+    for step in range(K):
+        best, best_work, best_out, best_u = -1, np.inf, 0.0, np.int64(0)
+        for v in range(K):
+            bit = np.int64(1) << v
+            if alive & bit == 0:
+                continue
+            u = np.int64(0)
+            for i in range(nt):
+                if talive[i] and tm[i] & bit != 0:
+                    u |= tm[i]
+            u &= ~bit
+            out = 1.0
+            for w in range(K):
+                if u & (np.int64(1) << w) != 0:
+                    out *= dom[w]
+            work = out * dom[v]
+            if work < best_work and top + out * P <= pool_size:
+                best, best_work, best_out, best_u = v, work, out, u
+        if best < 0:
+            return -1.0
+        order[step] = best
+        total += best_work
+        bit = np.int64(1) << best
+        for i in range(nt):
+            if talive[i] and tm[i] & bit != 0:
+                talive[i] = False
+        if best_u != 0:
+            tm[nt] = best_u
+            talive[nt] = True
+            nt += 1
+            top += np.int64(best_out) * P
+        alive &= ~bit
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _run(K, dom, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool, mods,
+         order, tscope, tlen, toff, talive, tbin, pool, res):  # pragma: no cover - compiled
+    """Build the quotient's 0/1 tables over the domains ``lpool[doff[x]:][:dom[x]]`` and
+    sum its vertices out in ``order``, the product into ``res``; False where a table does
+    not fit the pool."""
+    P = mods.size
     # one 0/1 table per pair of quotient vertices with arcs: the product of their blocks
     nt = 0
     top = 0
@@ -229,50 +435,23 @@ def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_
         ncol = blk_ncol[arc_blk[e]]
         boff = blk_off[arc_blk[e]]
         for i in range(dom[x]):
-            r = dom_pool[dom_off[qb[x]] + i]
+            r = lpool[doff[x] + i]
             for j in range(dom[y]):
-                if blk_pool[boff + r * ncol + dom_pool[dom_off[qb[y]] + j]] == 0:
+                if blk_pool[boff + r * ncol + lpool[doff[y] + j]] == 0:
                     ii, jj = (i, j) if r0 == x else (j, i)
                     base = toff[at] + (ii * dom[c0] + jj) * P
                     for p in range(P):
                         pool[base + p] = 0
-    # variable elimination, least work first among the tables that fit the pool
-    alive = np.ones(K, np.bool_)
     inu = np.zeros(K, np.bool_)
     scope = np.empty(K, np.int64)
     digit = np.empty(K, np.int64)
     mine = np.empty(nt + K, np.int64)
     stride = np.zeros((nt + K, K), np.int64)
-    for _ in range(K):
-        best, best_work = -1, np.inf
-        for v in range(K):
-            if not alive[v]:
-                continue
-            for u in range(K):
-                inu[u] = False
-            for i in range(nt):
-                if talive[i]:
-                    has = False
-                    for j in range(tlen[i]):
-                        if tscope[i, j] == v:
-                            has = True
-                    if has:
-                        for j in range(tlen[i]):
-                            inu[tscope[i, j]] = True
-            out = 1.0
-            for u in range(K):
-                if inu[u] and u != v:
-                    out *= dom[u]
-            work = out * dom[v]
-            if work < best_work and top + out * P <= pool.size:
-                best, best_work = v, work
-        if best < 0:
-            return False
-        top, nt = _sum_out(best, K, nt, dom, tscope, tlen, toff, talive, tbin, pool, top,
-                           mods, res, inu, scope, digit, mine, stride)
+    for step in range(K):
+        top, nt = _sum_out(order[step], K, nt, dom, tscope, tlen, toff, talive, tbin, pool,
+                           top, mods, res, inu, scope, digit, mine, stride)
         if top < 0:
             return False
-        alive[best] = False
     return True
 
 

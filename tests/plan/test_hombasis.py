@@ -128,15 +128,21 @@ def test_counts_equal_the_reference(case):
     plan = build_plan(g, q, purpose="count")
     want = REF.count(g, plan) * plan.multiplier
     # numpy's eliminations one by one, and the compiled kernel (with a scratch too small
-    # for some tables, whose quotients go back to numpy)
-    for kernel, pool in ((False, H.KERNEL_POOL), (True, H.KERNEL_POOL), (True, 24)):
-        old, H.KERNEL_POOL = H.KERNEL_POOL, pool
+    # for some tables, whose quotients go back to numpy); each also with every quotient
+    # split by fixing a vertex (its neighbours' domains cut to the data vertex's)
+    for kernel, pool, split in ((False, H.KERNEL_POOL, False), (False, H.KERNEL_POOL, True),
+                                (True, H.KERNEL_POOL, False), (True, 24, False),
+                                (True, H.KERNEL_POOL, True)):
+        saved = H.KERNEL_POOL, H.KERNEL_SPLIT_WORK, H.SPLIT_ABOVE
+        H.KERNEL_POOL = pool
+        if split:
+            H.KERNEL_SPLIT_WORK = H.SPLIT_ABOVE = -1
         try:
             got = count_hombasis(g, q, kernel=kernel)
         finally:
-            H.KERNEL_POOL = old
+            H.KERNEL_POOL, H.KERNEL_SPLIT_WORK, H.SPLIT_ABOVE = saved
         assert got is not None
-        assert got[0] == want, (kernel, pool)
+        assert got[0] == want, (kernel, pool, split)
 
 
 def test_tables_split_and_several_primes_stay_exact(monkeypatch):
