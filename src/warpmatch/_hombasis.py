@@ -8,7 +8,9 @@ its arcs between two classes, built on first use; :meth:`~HomCounter.consistent`
 query's arc-consistent domains) < :meth:`HomCounter.plan` (an elimination order) <
 :meth:`HomCounter.hom` (one quotient's homomorphisms by variable elimination, modulo each
 prime, or in floating point for a bound) < :meth:`HomCounter.hom_split` (a quotient whose
-tables would be too large, split by fixing a vertex) < :meth:`HomCounter.table` (the
+tables would be too large, or whose elimination costs more than fixing a vertex projects,
+split by fixing a vertex to each of its data vertices; :meth:`HomCounter.narrow` cuts
+its neighbours' domains to the data vertex's neighbours) < :meth:`HomCounter.table` (the
 quotients numbered for the compiled sum, :mod:`warpmatch._homkernel`) <
 :func:`count_hombasis` (the whole sum: the partitions whose blocks' members share no
 data vertex left out, the number of primes from a bound, every quotient by the compiled
@@ -44,6 +46,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+from numba import get_num_threads
 
 from ._homkernel import POOL_ENTRIES, SPLIT_WORK, QuotientTable, sum_range
 from .graph.csr import Graph
@@ -777,7 +780,9 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     # machine), which is not part of the projection
     if not add_range(0, 1):
         return None
-    done, step = 1, 64
+    # calls grow from one quotient a thread (a call cannot be stopped; human's quotients
+    # take up to seconds each): doubled while they take under a tenth of a second
+    done, step = 1, get_num_threads()
     t1 = time.perf_counter()
     while done < n_terms:
         if stop():

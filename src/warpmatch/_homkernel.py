@@ -8,9 +8,12 @@ classes: each class's partitions, their blocks' domains and Möbius coefficients
 each prime; the 0/1 blocks of arcs between two label classes, flat) < :func:`sum_range`
 (the quotients numbered ``lo`` to ``hi``, split over the cores: the sum of ``coef *
 hom`` modulo each prime, and which quotients it could not count) < :func:`_sum_chunks`
-(one chunk a thread) < :func:`_hom_one` (one quotient: its blocks, its 0/1 tables per pair
-of quotient vertices with arcs, the elimination order) < :func:`_sum_out` (one vertex
-summed out of the tables that hold it).
+(one chunk a thread) < :func:`_hom_one` (one quotient: its blocks and domains; eliminated
+whole, or split by fixing its vertex with the most arcs where that projects less work or
+the whole does not fit) < :func:`_narrow` (a fixed vertex's neighbours' domains cut to
+the data vertex's neighbours), :func:`_plan` (the elimination order and its work, on bit
+masks) < :func:`_run` (the 0/1 tables per pair of quotient vertices with arcs, eliminated
+in order) < :func:`_sum_out` (one vertex summed out of the tables that hold it).
 
 Why: yeast's 24-vertex quotients cost about 10^4 multiply-adds each (domains of tens of
 data vertices after arc consistency) and there are 10^3-10^6 of them, where numpy's calls
@@ -22,7 +25,9 @@ to the GPU where the count asks).
 How it differs from :mod:`warpmatch._hombasis`: the tables are plain loops over every
 cell (numpy contracts the last 0/1 block with BLAS); the order is the least work first
 among the tables that fit the scratch (numpy's: among those under
-:data:`~warpmatch._hombasis.MAX_TABLE`), and no vertex is fixed to split a quotient;
+:data:`~warpmatch._hombasis.MAX_TABLE`); a quotient is split at one level only, and only
+where every part fits (and, where the whole fits too, the parts' plans add up to less work;
+where it does not, up to :data:`SPLIT_CAP`), else numpy takes it;
 residues are int64 below 2^26 (a product below 2^52; the 0/1 tables of arcs are read
 first, one residue for all primes, and most products stop there), not float64.
 """
@@ -40,6 +45,9 @@ POOL_ENTRIES = 1 << 20
 #: multiply-adds of a quotient's elimination above which fixing its vertex with the most
 #: arcs to each of its data vertices in turn is weighed against it (:func:`_hom_one`)
 SPLIT_WORK = 1e6
+#: the most multiply-adds of a split the kernel makes where the quotient's tables do not
+#: fit unsplit (about a second): a call cannot be stopped, numpy's split can
+SPLIT_CAP = 3e8
 
 
 @dataclass
@@ -264,6 +272,8 @@ def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_
             dcnt[u] = base_cnt[u]
         if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
             break
+        if w0 < 0 and wsplit > SPLIT_CAP:
+            return False                 # numpy's split asks the caller's stop meanwhile
     if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
         if w0 < 0:
             return False
