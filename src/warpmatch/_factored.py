@@ -150,11 +150,13 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
 def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring | None,
                          progress: Callable[[int, int], None] | None = None,
                          stop: Callable[[int], bool] | None = None, hom: bool = False,
-                         deadline: float | None = None
-                         ) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
+                         deadline: float | None = None, cliques: bool = False
+                         ) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None,
+                                    dict[str, Any] | None]:
     """A full count of ``plan`` (the whole query's, mode embeddings or subgraphs): the
     direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished, the
-    sum over the query's quotients (``hom``: :func:`warpmatch._hombasis.count_hombasis`,
+    count of a complete query's data cliques (``cliques``:
+    :func:`warpmatch._cliques.count_cliques`), then the sum over the query's quotients (``hom``: :func:`warpmatch._hombasis.count_hombasis`,
     where it expects to end within :data:`~warpmatch._hombasis.HOM_BUDGET_S`, or
     :data:`HOM_BESIDE_FACTOR_S` where ``fac`` is given), then
     :func:`count_factored` (``fac``), then the direct search again, to its end, where
@@ -178,9 +180,10 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
 
     Returns
     -------
-    (int, dict or None, dict or None)
-        The count in ``plan.mode``, and what ``CountResult.factored`` and
-        ``CountResult.hombasis`` report (``None`` where another way answered).
+    (int, dict or None, dict or None, dict or None)
+        The count in ``plan.mode``, and what ``CountResult.factored``,
+        ``CountResult.hombasis`` and ``CountResult.cliques`` report (``None`` where another
+        way answered).
     """
     t0 = time.perf_counter()
     ours: list[bool] = []
@@ -197,8 +200,16 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     if after > 0:
         raw = int(engine.count(g, plan, progress=progress, stop=first))
         if not ours or (stop is not None and stop(raw)):
-            return raw * int(plan.multiplier), None, None   # finished, or the caller's stop
+            return raw * int(plan.multiplier), None, None, None   # finished, or a stop
         direct = raw * int(plan.multiplier)
+    if cliques:
+        from ._cliques import count_cliques
+        got = count_cliques(g, q, stop=None if stop is None else (lambda: bool(stop(0))))
+        if got is not None:
+            emb, cinfo = got
+            cinfo["direct_s"] = time.perf_counter() - t0 - cinfo["seconds"]
+            return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None, \
+                None, cinfo
     if hom:
         from ._hombasis import HOM_BUDGET_S, count_hombasis
         # beside a factoring, only where it projects to end within 10 s: the factored count was
@@ -220,17 +231,18 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         if got is not None:
             emb, hinfo = got
             hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]
-            return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None, hinfo
+            return ((emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None,
+                    hinfo, None)
     res = None if fac is None else count_factored(
         g, q, fac, plan, engine, stop=None if stop is None else (lambda: bool(stop(0))),
         progress=progress)
     if res is None:
         kw = {} if stop is None else {"stop": stop}
         return (int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier),
-                None, None)
+                None, None, None)
     emb, finished, info = res
     info["direct_s"] = time.perf_counter() - t0 - info["seconds"]
     count = emb if plan.mode == "embeddings" else emb // int(plan.aut_size)
     # cut by the caller's stop: both are lower bounds, the factored one may be 0 (a group's
     # count cut before the first root was added)
-    return (count if finished else max(count, direct)), info, None
+    return (count if finished else max(count, direct)), info, None, None

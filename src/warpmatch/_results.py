@@ -131,6 +131,12 @@ class CountResult:
         (:func:`warpmatch._hombasis.count_hombasis`): the quotients, the primes and the
         seconds of that sum (``seconds``) and of the direct search before it
         (``direct_s``). ``None`` (the default) where another way answered.
+    cliques : dict or None
+        For a full count of a complete labeled query from the data's cliques
+        (:func:`warpmatch._cliques.count_cliques`): the cliques, the pivoting tree's
+        leaves, the data vertices kept, the seconds of that count (``seconds``) and of the
+        direct search before it (``direct_s``). ``None`` (the default) where another way
+        answered.
     """
 
     count: int
@@ -154,6 +160,7 @@ class CountResult:
     raced_on: str | None = None
     factored: dict | None = None
     hombasis: dict | None = None
+    cliques: dict | None = None
 
     def describe(self) -> str:
         """``"triangle: 1,234 embeddings (non-induced)"`` (``"at least ..."`` when partial)."""
@@ -196,6 +203,7 @@ class CountResult:
             "order_raced_on": self.raced_on,
             **({"factored": self.factored} if self.factored is not None else {}),
             **({"hombasis": self.hombasis} if self.hombasis is not None else {}),
+            **({"cliques": self.cliques} if self.cliques is not None else {}),
             **({"partition": self.partition} if self.partition is not None else {}),
             **({"edge_label_partitions": self.edge_labels}
                if self.edge_labels is not None else {}),

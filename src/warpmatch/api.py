@@ -267,6 +267,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     from ._factored import direct_then_factored
     from .engine import resolve_backend
     from .engine.race import can_race, count_beside, count_race, races_beside, warm_racers
+    from ._cliques import clique_applies
     from ._hombasis import plan_hombasis
     from .plan.factor import plan_factoring
     from .plan.rival import race_applies
@@ -327,7 +328,10 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
     # or from the quotients' homomorphisms (warpmatch._hombasis), where labels allow it
     hom = (whole_count and os.environ.get("WARPMATCH_HOMBASIS", "1") != "0"
            and plan_hombasis(plan, g))
-    raced, count, factored, hombasis = False, None, None, None
+    # or from a complete labeled query's data cliques (warpmatch._cliques)
+    cliq = (whole_count and not anchors and os.environ.get("WARPMATCH_CLIQUES", "1") != "0"
+            and clique_applies(g, q, bool(induced)) is None)
+    raced, count, factored, hombasis, cliques = False, None, None, None, None
     try:
         # only for the first `limit` matches: on full counts RI's order answered every
         # shipped labeled query GraphQL's did, and racing made them up to 1.7x slower
@@ -338,10 +342,11 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
             # the GPU engine: the CPU engine races RI's order and the rivals beside it
             raw, plan = count_beside(engine, g, plan, callback, extra.get("stop"))
             raced = bool((getattr(engine, "last_stats", None) or {}).get("raced"))
-        elif fac is not None or hom:
-            count, factored, hombasis = direct_then_factored(
+        elif fac is not None or hom or cliq:
+            count, factored, hombasis, cliques = direct_then_factored(
                 engine, g, q, plan, fac, callback, stop, hom,
-                deadline=None if time_limit is None else t2 + float(time_limit))
+                deadline=None if time_limit is None else t2 + float(time_limit),
+                cliques=cliq)
         else:
             raw = int(engine.count(g, plan, progress=callback, **extra))
     finally:
@@ -358,7 +363,7 @@ def count_result(graph: Any, query: Any, mode: str = "embeddings", induced: bool
                        gpu_module=stats.get("module"), edge_labels=by_label,
                        vertex_order="degree" if by_degree else "given", raced=raced,
                        raced_on=stats.get("raced_on") if raced else None,
-                       factored=factored, hombasis=hombasis)
+                       factored=factored, hombasis=hombasis, cliques=cliques)
 
 
 def _can_stop(engine: Any) -> bool:

@@ -136,7 +136,9 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                           f" groups, {res.factored['roots']:,} roots)"
                           if getattr(res, "factored", None) else "")
                        + (f"; from the homomorphisms of {res.hombasis['quotients']:,} quotients"
-                          if getattr(res, "hombasis", None) else ""))
+                          if getattr(res, "hombasis", None) else "")
+                       + (f"; from {res.cliques['cliques']:,} data cliques"
+                          if getattr(res, "cliques", None) else ""))
             if res.partition is not None:
                 click.echo(partition_line(res.partition))
             if as_json:
