@@ -8,13 +8,13 @@ classes: each class's partitions, their blocks' domains and Möbius coefficients
 each prime; the 0/1 blocks of arcs between two label classes, flat) < :func:`sum_range`
 (the quotients at positions ``lo`` to ``hi`` of a spread order, :func:`spread`, split over
 the cores: the sum of ``coef * hom`` modulo each prime, and which quotients it could not
-count) < :func:`_sum_chunks`
-(one chunk a thread) < :func:`_hom_one` (one quotient: its blocks and domains; eliminated
-whole, or split by fixing its vertex with the most arcs where that projects less work or
-the whole does not fit) < :func:`_narrow` (a fixed vertex's neighbours' domains cut to
-the data vertex's neighbours), :func:`_plan` (the elimination order and its work, on bit
-masks) < :func:`_run` (the 0/1 tables per pair of quotient vertices with arcs, eliminated
-in order) < :func:`_sum_out` (one vertex summed out of the tables that hold it).
+count) < :func:`_sum_chunks` (one chunk a thread) < :func:`_hom_one` (one quotient: its
+blocks and domains; eliminated whole, or split by fixing its vertex with the most arcs
+where that projects less work or the whole does not fit) < :func:`_narrow` (a fixed
+vertex's neighbours' domains cut to the data vertex's neighbours), :func:`_plan` (the
+elimination order and its work, on bit masks) < :func:`_run` (the 0/1 tables per pair of
+quotient vertices with arcs, eliminated in order) < :func:`_sum_out` (one vertex summed out
+of the tables that hold it).
 
 Why: yeast's 24-vertex quotients cost about 10^4 multiply-adds each (domains of tens of
 data vertices after arc consistency) and there are 10^3-10^6 of them, where numpy's calls
@@ -116,8 +116,7 @@ def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENT
               split_work: float = SPLIT_WORK) -> tuple[np.ndarray, np.ndarray]:
     """The quotients at positions ``lo`` to ``hi - 1`` of ``tab``'s visiting order
     (:func:`spread`: position ``i`` is quotient ``i * m mod n``), over the cores, each
-    thread's tables
-    in ``pool_entries`` int64; a quotient whose elimination passes ``split_work``
+    thread's tables in ``pool_entries`` int64; a quotient whose elimination passes ``split_work``
     multiply-adds is split where that projects less work (negative: wherever it can be).
 
     Returns
@@ -135,8 +134,8 @@ def sum_range(tab: QuotientTable, lo: int, hi: int, pool_entries: int = POOL_ENT
     failed = np.zeros(n, np.uint8)
     total_n = tab.total
     mult = spread(total_n)
-    _sum_chunks(lo, hi, total_n, mult, chunks, tab.radix, tab.part_base, tab.cls_of, tab.pos_of,
-                tab.cp_block, tab.cp_nblk, tab.cp_bid, tab.cp_coef, tab.dom_off,
+    _sum_chunks(lo, hi, total_n, mult, chunks, tab.radix, tab.part_base, tab.cls_of,
+                tab.pos_of, tab.cp_block, tab.cp_nblk, tab.cp_bid, tab.cp_coef, tab.dom_off,
                 tab.dom_len, tab.dom_pool, tab.arc_a, tab.arc_b, tab.arc_blk, tab.blk_off,
                 tab.blk_ncol, tab.blk_pool, tab.mods, pool_entries, float(split_work), sums,
                 failed)
@@ -162,9 +161,9 @@ def spread(n: int) -> int:
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _sum_chunks(lo, hi, total_n, mult, chunks, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid,
-                cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
-                blk_pool, mods, pool_entries, split_work, sums,
+def _sum_chunks(lo, hi, total_n, mult, chunks, radix, part_base, cls_of, pos_of, cp_block,
+                cp_nblk, cp_bid, cp_coef, dom_off, dom_len, dom_pool, arc_a, arc_b, arc_blk,
+                blk_off, blk_ncol, blk_pool, mods, pool_entries, split_work, sums,
                 failed):  # pragma: no cover - compiled
     n = hi - lo
     k = cls_of.size
@@ -254,87 +253,73 @@ def _hom_one(t, radix, part_base, cls_of, pos_of, cp_block, cp_nblk, cp_bid, cp_
         top += n
     free = top
     w0 = _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
-    if w0 >= 0 and w0 <= split_work:
-        for p in range(P):
-            res[p] = 1
-        return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
-                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
     # fix the vertex with the most arcs to each of its data vertices in turn, where the
     # plans of what that leaves (its neighbours' domains cut to the data vertex's
-    # neighbours) add up to less work
-    deg = np.zeros(K, np.int64)
-    for e in range(arc_a.size):
-        deg[rep[arc_a[e]]] += 1
-        deg[rep[arc_b[e]]] += 1
+    # neighbours) add up to less work, or where the whole does not fit
     v = -1
-    for u in range(K):
-        if dcnt[u] > 1 and (v < 0 or deg[u] > deg[v]):
-            v = u
-    if v < 0:
-        if w0 < 0:
-            return False
-        for p in range(P):
-            res[p] = 1
-        return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
-                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
+    if w0 < 0 or w0 > split_work:
+        deg = np.zeros(K, np.int64)
+        for e in range(arc_a.size):
+            deg[rep[arc_a[e]]] += 1
+            deg[rep[arc_b[e]]] += 1
+        for u in range(K):
+            if dcnt[u] > 1 and (v < 0 or deg[u] > deg[v]):
+                v = u
     base_off = doff[:K].copy()
     base_cnt = dcnt[:K].copy()
+    split = v >= 0
     wsplit = 0.0
-    for i in range(base_cnt[v]):
-        x = lpool[base_off[v] + i]
-        if _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
-                   lpool, doff, dcnt, free):
+    for i in range(base_cnt[v] if split else 0):
+        if _narrow(K, v, lpool[base_off[v] + i], rep, arc_a, arc_b, arc_blk, blk_off,
+                   blk_ncol, blk_pool, lpool, base_off, base_cnt, doff, dcnt, free):
             w = _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
             if w < 0:
-                wsplit = -1.0
-            else:
-                wsplit += w + K * K
-        for u in range(K):
-            doff[u] = base_off[u]
-            dcnt[u] = base_cnt[u]
-        if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
+                split = False            # a part does not fit either
+                break
+            wsplit += w + K * K
+        if w0 >= 0 and wsplit >= w0 and split_work >= 0:
+            split = False                # no less work than the whole
             break
         if w0 < 0 and wsplit > SPLIT_CAP:
             return False                 # numpy's split asks the caller's stop meanwhile
-    if wsplit < 0 or (w0 >= 0 and wsplit >= w0 and split_work >= 0):
+    if not split:
         if w0 < 0:
             return False
-        _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
-        for p in range(P):
-            res[p] = 1
+        if v >= 0:                       # the probes cut the domains and took the order
+            for u in range(K):
+                doff[u] = base_off[u]
+                dcnt[u] = base_cnt[u]
+            _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
         return _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
                     blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res)
     for p in range(P):
         rsum[p] = 0
     for i in range(base_cnt[v]):
-        x = lpool[base_off[v] + i]
-        if _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool,
-                   lpool, doff, dcnt, free):
-            if _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order) >= 0:
-                for p in range(P):
-                    res[p] = 1
-                if not _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off,
-                            blk_ncol, blk_pool, mods, order, tscope, tlen, toff, talive,
-                            tbin, pool, res):
-                    return False
-                for p in range(P):
-                    rsum[p] = (rsum[p] + res[p]) % mods[p]
-            else:
-                return False             # (the plans above all fitted)
-        for u in range(K):
-            doff[u] = base_off[u]
-            dcnt[u] = base_cnt[u]
+        if not _narrow(K, v, lpool[base_off[v] + i], rep, arc_a, arc_b, arc_blk, blk_off,
+                       blk_ncol, blk_pool, lpool, base_off, base_cnt, doff, dcnt, free):
+            continue                     # a neighbour with no data vertex left: hom 0
+        # every part's plan fitted above
+        _plan(K, dcnt, rep, arc_a, arc_b, P, pool.size, order)
+        if not _run(K, dcnt, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol,
+                    blk_pool, mods, order, tscope, tlen, toff, talive, tbin, pool, res):
+            return False
+        for p in range(P):
+            rsum[p] = (rsum[p] + res[p]) % mods[p]
     for p in range(P):
         res[p] = rsum[p]
     return True
 
 
 @njit(cache=True, nogil=True)
-def _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool, lpool, doff,
-            dcnt, free):  # pragma: no cover - compiled
-    """Fix quotient vertex ``v`` to ``x`` (a position in its class) and cut each
-    neighbour's domain to the positions ``x`` has the arc with (copies from ``free`` on
-    in ``lpool``); False where one empties (no homomorphism maps ``v`` to ``x``)."""
+def _narrow(K, v, x, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk_pool, lpool,
+            base_off, base_cnt, doff, dcnt, free):  # pragma: no cover - compiled
+    """The domains ``base_*`` into ``doff``/``dcnt`` with quotient vertex ``v`` fixed to
+    ``x`` (a position in its class) and each neighbour's domain cut to the positions ``x``
+    has the arc with (copies from ``free`` on in ``lpool``); False where one empties (no
+    homomorphism maps ``v`` to ``x``)."""
+    for u in range(K):
+        doff[u] = base_off[u]
+        dcnt[u] = base_cnt[u]
     top = free
     lpool[top] = x
     doff[v] = top
@@ -435,6 +420,8 @@ def _run(K, dom, doff, lpool, rep, arc_a, arc_b, arc_blk, blk_off, blk_ncol, blk
     sum its vertices out in ``order``, the product into ``res``; False where a table does
     not fit the pool."""
     P = mods.size
+    for p in range(P):
+        res[p] = 1
     # one 0/1 table per pair of quotient vertices with arcs: the product of their blocks
     nt = 0
     top = 0
