@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .graph.csr import Graph
-from .query.model import ANY, Query
+from .query.model import ANY, Query, labeled_clique_reason
 
 __all__ = ["clique_applies", "count_cliques", "WORK_MAX"]
 
@@ -49,23 +49,16 @@ WORK_MAX = 2e8
 
 
 def clique_applies(g: Graph, q: Query, induced: bool) -> str | None:
-    """Why :func:`count_cliques` does not count ``q`` in ``g`` (``None``: it does). A
-    complete query is the same induced or not."""
-    k = int(q.k)
-    if k < 3:
-        return "fewer than three query vertices"
-    if q.directed or g.directed:
+    """Why :func:`count_cliques` does not count ``q`` in ``g`` (``None``: it does): the
+    query's conditions (:func:`~warpmatch.query.model.labeled_clique_reason`), an
+    undirected graph with vertex labels. A complete query is the same induced or not."""
+    why = labeled_clique_reason(q)
+    if why is not None:
+        return why
+    if g.directed:
         return "directed"
     if g.vertex_labels is None:
         return "the graph has no vertex labels"
-    labels = np.asarray(q.vertex_labels)
-    if (labels == ANY).any():
-        return "a query vertex without a label"
-    if len(set(np.asarray(q.edge_labels).tolist())) > 1:
-        return "edges of several labels"
-    pairs = {(min(int(a), int(b)), max(int(a), int(b))) for a, b in np.asarray(q.edges)}
-    if len({p for p in pairs if p[0] != p[1]}) != k * (k - 1) // 2:
-        return "not a complete graph"
     return None
 
 

@@ -16,11 +16,7 @@ query 'query': 0-1, 1-2  (3 vertices, 2 edges, undirected)
 """
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from ..query.model import ANY
+from ..query.model import labeled_clique_reason
 from .plan import Plan
 
 
@@ -234,7 +230,7 @@ def explain_plan(plan: Plan) -> str:
                      f"{FACTOR_AFTER:g} s): at {fac.describe(q)}; the groups share no vertex "
                      f"label, so the count is the sum over {cut}'s candidates of the product "
                      f"of each group's count with {cut} fixed, each group searched alone")
-    if _complete_labeled(q):
+    if labeled_clique_reason(q) is None:
         lines.append(f"from the data's cliques (a full count the direct search has not "
                      f"finished in {FACTOR_AFTER:g} s, tried first): a complete query whose "
                      f"vertices all have labels, counted as the data cliques with its label "
@@ -256,15 +252,3 @@ def explain_plan(plan: Plan) -> str:
         lines.append(f"empty: {plan.empty_reason}")
     return "\n".join(lines)
 
-
-def _complete_labeled(q: Any) -> bool:
-    """Whether ``q`` is what :func:`warpmatch._cliques.clique_applies` takes, as far as the
-    query alone says (the plan layer does not import the api layer's helpers)."""
-    k = int(q.k)
-    if k < 3 or q.directed or (np.asarray(q.vertex_labels) == ANY).any():
-        return False
-    if len(set(np.asarray(q.edge_labels).tolist())) > 1:
-        return False
-    pairs = {(min(int(a), int(b)), max(int(a), int(b))) for a, b in np.asarray(q.edges)
-             if int(a) != int(b)}
-    return len(pairs) == k * (k - 1) // 2

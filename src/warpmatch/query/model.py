@@ -332,3 +332,23 @@ class Query:
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"<Query {self.name!r}: {self.k} vertices, {self.m} edges, {kind}: {self.to_dsl()}>"
+
+
+def labeled_clique_reason(q: Query) -> str | None:
+    """Why ``q`` is not a labeled clique query (``None``: it is): undirected, three or more
+    vertices, every pair adjacent, every vertex labeled, its edges of one label at most.
+    What :func:`warpmatch._cliques.count_cliques` counts, as far as the query says."""
+    k = int(q.k)
+    if k < 3:
+        return "fewer than three query vertices"
+    if q.directed:
+        return "directed"
+    if (np.asarray(q.vertex_labels) == ANY).any():
+        return "a query vertex without a label"
+    if len(set(np.asarray(q.edge_labels).tolist())) > 1:
+        return "edges of several labels"
+    pairs = {(min(int(a), int(b)), max(int(a), int(b))) for a, b in np.asarray(q.edges)
+             if int(a) != int(b)}
+    if len(pairs) != k * (k - 1) // 2:
+        return "not a complete graph"
+    return None
