@@ -15,7 +15,8 @@ quotients numbered for the compiled sum, :mod:`warpmatch._homkernel`) <
 :func:`count_hombasis` (the whole sum: the partitions whose blocks' members share no
 data vertex left out, the number of primes from a bound, every quotient by the compiled
 kernel or numpy, the Chinese remainder of the sums) < :func:`hombasis_applies`,
-:func:`plan_hombasis`, :func:`warm_kernel`.
+:func:`plan_hombasis`, :func:`warm_kernel`. One vertex's elimination over numpy or CuPy
+tables is :mod:`warpmatch._homelim`'s.
 
 Variable elimination (a sum of products over a tree decomposition, as in counting
 homomorphisms of bounded treewidth, Díaz, Serna and Thilikos 2002): a query vertex ``x``
@@ -48,6 +49,7 @@ from typing import Any, Callable
 import numpy as np
 from numba import get_num_threads
 
+from ._homelim import eliminate, last_block
 from ._homkernel import POOL_ENTRIES, SPLIT_WORK, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
@@ -242,7 +244,7 @@ class HomCounter:
             ranked.sort()
             best, best_cost = -1, math.inf
             for work, v in ranked:
-                _, acc = _last_block(v, [(sorted(scopes[i][0]), scopes[i][1])
+                _, acc = last_block(v, [(sorted(scopes[i][0]), scopes[i][1])
                                          for i in holds[v]], dom)
                 if max(acc, work / max(dom[v], 1)) * width <= MAX_TABLE:
                     best, best_cost = v, work
@@ -512,7 +514,7 @@ class HomCounter:
         for x in order:
             mine = [f for f in factors if x in f[0]]
             factors = [f for f in factors if x not in f[0]]
-            factors.append(_eliminate(x, mine, mods, width, xp))
+            factors.append(eliminate(x, mine, mods, width, xp))
         total = xp.ones(width)
         for _, arr, _ in factors:
             total = total * arr
@@ -533,107 +535,6 @@ def _block_mask(masks: list[np.ndarray], blk: tuple[int, ...]) -> np.ndarray:
     for v in blk[1:]:
         m = m * masks[v]
     return m
-
-
-def _aligned(arr: np.ndarray, scope: list[int], target: list[int], p_axis: bool,
-             want_p: bool) -> np.ndarray:
-    """``arr`` (axes ``scope``, then the primes' axis if ``p_axis``) transposed and expanded
-    to broadcast over ``target`` (then a primes' axis if ``want_p``)."""
-    perm = [scope.index(v) for v in target if v in scope]
-    if p_axis:
-        perm.append(len(scope))
-    out = arr.transpose(perm) if perm != list(range(arr.ndim)) else arr
-    shape = []
-    it = iter(out.shape)
-    for v in target:
-        shape.append(next(it) if v in scope else 1)
-    if want_p:
-        shape.append(next(it) if p_axis else 1)
-    return out.reshape(shape)
-
-
-def _last_block(x: int, mine: list[tuple[list[int], bool]], dom: Any
-                ) -> tuple[int | None, float]:
-    """Which of the factors ``mine`` (scope, is a 0/1 block) holding ``x`` is contracted
-    last, by a matrix product (:func:`_eliminate`): a block whose other end no other
-    factor holds, the largest such; and the entries of the product of the others, which
-    is built in full (the whole product where no block qualifies)."""
-    union: set[int] = set()
-    for sc, _ in mine:
-        union |= set(sc)
-    best, best_dom = None, -1
-    for i, (sc, is_block) in enumerate(mine):
-        if not is_block:
-            continue
-        y = sc[1] if sc[0] == x else sc[0]
-        if any(y in sc2 for j, (sc2, _) in enumerate(mine) if j != i):
-            continue
-        if dom[y] > best_dom:
-            best, best_dom = i, dom[y]
-    size = math.prod(float(dom[v]) for v in union)
-    return best, size if best is None else size / max(best_dom, 1)
-
-
-def _eliminate(x: int, mine: list[tuple[list[int], Any, bool]], mods: Any, width: int,
-               xp: Any = np) -> tuple[list[int], Any, bool]:
-    """Sum ``x`` out of the product of the factors ``mine`` (all hold ``x``), arrays of
-    ``xp`` (numpy or CuPy)."""
-    tables = [f for f in mine if f[2]]
-    blocks = [f for f in mine if not f[2]]
-    # the product of the counted tables (residues: reduced after each product)
-    scope: list[int] = []
-    acc: np.ndarray | None = None
-    for s, arr, _ in tables:
-        union = scope + [v for v in s if v not in scope]
-        nxt = _aligned(arr, s, union, True, True)
-        acc = nxt if acc is None else _aligned(acc, scope, union, True, True) * nxt
-        if mods is not None and acc is not nxt:
-            acc = xp.fmod(acc, mods)
-        scope = union
-    # the 0/1 blocks but the last: their products stay 0/1, nothing to reduce
-    has_p = bool(tables)
-    at, _ = _last_block(x, [(f[0], f[2] is False) for f in mine],
-                        {v: n for f in mine for v, n in zip(f[0], f[1].shape)})
-    last = None
-    if at is not None:
-        last = mine[at]
-        blocks = [f for f in blocks if f is not last]
-    for s, arr, _ in blocks:
-        union = scope + [v for v in s if v not in scope]
-        nxt = _aligned(arr, s, union, False, has_p)
-        acc = nxt if acc is None else _aligned(acc, scope, union, has_p, has_p) * nxt
-        scope = union
-    if last is None:
-        assert acc is not None
-        out = acc.sum(axis=scope.index(x))
-        scope = [v for v in scope if v != x]
-    else:
-        s, arr, _ = last
-        y = s[1] if s[0] == x else s[0]
-        if acc is None:
-            # a vertex with one arc and nothing else: its block's sums
-            out = arr.sum(axis=s.index(x))
-            scope = [y]
-        elif y in scope:
-            union = scope
-            prod = _aligned(acc, scope, union, has_p, has_p) * _aligned(arr, s, union, False,
-                                                                        has_p)
-            out = prod.sum(axis=scope.index(x))
-            scope = [v for v in scope if v != x]
-        else:
-            # a matrix product: sum over x of acc[x, ...] * block[x, y]
-            blk = arr if s[0] == x else arr.T
-            out = xp.tensordot(acc, blk, axes=([scope.index(x)], [0]))
-            # axes now: scope less x (and the primes' axis if any), then y
-            rest = [v for v in scope if v != x]
-            if has_p:
-                out = xp.moveaxis(out, -1, len(rest))     # y before the primes' axis
-            scope = rest + [y]
-    if not has_p:
-        out = out[..., None] * xp.ones(width)
-    if mods is not None:
-        out = xp.fmod(out, mods)
-    return scope, out, True
 
 
 def hombasis_applies(g: Graph, q: Query, induced: bool, loops: bool = True) -> str | None:
