@@ -4,9 +4,11 @@ counts, each group searched alone with the cut vertex anchored.
 
 Map: :func:`direct_then_factored` (what :func:`warpmatch.api.count_result` calls for a full
 count that :func:`~warpmatch.plan.factor.factoring` can factor: the direct search for
-:data:`~warpmatch.plan.factor.FACTOR_AFTER` seconds, then the factored count) <
-:func:`count_factored` (the count, or ``None`` where a group's plan cannot root at the cut
-vertex) < :func:`_group_plans` (one anchored plan per group, built once; each candidate of
+:data:`~warpmatch.plan.factor.FACTOR_AFTER` seconds, then the data's cliques, the quotients
+or the factored count, whichever projects to end first) < :class:`FactoredCount` (the
+count, stopped and resumed; candidates of the cut vertex in a pseudo-random order so that
+its pace projects its end) and :func:`count_factored` (the same in one call, or ``None``
+where a group's plan cannot root at the cut vertex) < :func:`_group_plans` (one anchored plan per group, built once; each candidate of
 the cut vertex then cuts its root to one vertex, :func:`warpmatch.plan.factor.rooted`).
 ``WARPMATCH_FACTOR=0`` turns it off; ``WARPMATCH_FACTOR_AFTER`` sets the seconds.
 
@@ -18,6 +20,7 @@ direct search finishes first.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable
 
@@ -30,11 +33,16 @@ from .plan.plan import Plan
 from .plan.spasm import HOM_BESIDE_FACTOR_S
 from .query.model import Query
 
-__all__ = ["count_factored", "direct_then_factored", "FACTOR_AFTER", "FACTOR_MAX_CALLS"]
+__all__ = ["FactoredCount", "count_factored", "direct_then_factored", "FACTOR_AFTER",
+           "FACTOR_MAX_CALLS", "FACTOR_PROBE_S"]
 
 #: the most engine calls (candidates of the cut vertex x groups) a factored count makes:
 #: past that the calls' fixed cost (a few ms each on the GPU) outweighs the search saved
 FACTOR_MAX_CALLS = 200_000
+#: seconds a factored count runs before a count from homomorphisms is weighed against it
+#: (:func:`direct_then_factored`): what share of the cut vertex's candidates it added in
+#: that time projects its end
+FACTOR_PROBE_S = 1.0
 
 
 def factor_after() -> float:
@@ -71,6 +79,104 @@ def _group_plans(g: Graph, q: Query, fac: Factoring, roots: np.ndarray
     return plans
 
 
+class FactoredCount:
+    """A factored count that can stop and go on where it stopped.
+
+    The cut vertex's candidates are visited in a fixed pseudo-random order, so that the
+    share done after a short while projects the whole (:meth:`projected_left`): in
+    ascending id order the costliest candidates bunch together. Build it with
+    :meth:`make`; each :meth:`run` goes on from the first candidate not yet added.
+    """
+
+    def __init__(self, g: Graph, q: Query, fac: Factoring, plans: list[Plan],
+                 keep: np.ndarray, engine: Any,
+                 progress: Callable[[int, int], None] | None) -> None:
+        self.g, self.q, self.fac, self.plans, self.engine = g, q, fac, plans, engine
+        self.keep = keep.tolist()
+        self.progress = progress
+        self.done = 0              # candidates added to total
+        self.total = 0
+        self.calls = 0
+        self.seconds = 0.0         # time spent in run(), apart from anything between
+
+    @classmethod
+    def make(cls, g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
+             progress: Callable[[int, int], None] | None = None) -> "FactoredCount | None":
+        """The count ready to run, or ``None`` where it cannot be factored this way (a
+        group's plan does not start at the cut vertex, or more than
+        :data:`FACTOR_MAX_CALLS` calls)."""
+        t0 = time.perf_counter()
+        roots = _roots(g, q, fac, whole)
+        if roots.size * len(fac.groups) > FACTOR_MAX_CALLS:
+            return None
+        plans = _group_plans(g, q, fac, roots)
+        if plans is None:
+            return None
+        # a root must be a candidate of every group (each plan filtered it for its group)
+        keep = None
+        for p in plans:
+            r = np.asarray(p.roots)
+            keep = r if keep is None else np.intersect1d(keep, r, assume_unique=True)
+        if any(p.empty_reason is not None for p in plans):
+            keep = keep[:0]
+        keep = keep[np.random.default_rng(0).permutation(keep.size)]
+        # the smallest group first: a root where it has no match costs one small search
+        plans.sort(key=lambda p: p.k)
+        fc = cls(g, q, fac, plans, keep, engine, progress)
+        fc.seconds = time.perf_counter() - t0
+        return fc
+
+    @property
+    def finished(self) -> bool:
+        return self.done == len(self.keep)
+
+    def run(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Go on until every candidate is added or ``stop()`` (asked between engine calls
+        and given to each) says True; a candidate whose count it cut is not added, and the
+        next run starts it again. Returns :attr:`finished`."""
+        t0 = time.perf_counter()
+        inner = None if stop is None else (lambda raw: bool(stop()))
+        try:
+            while self.done < len(self.keep):
+                if stop is not None and stop():
+                    return False
+                v = self.keep[self.done]
+                prod = 1
+                for p in self.plans:
+                    self.calls += 1
+                    raw = int(self.engine.count(self.g, rooted(p, v)) if inner is None
+                              else self.engine.count(self.g, rooted(p, v), stop=inner))
+                    if stop is not None and stop():
+                        return False      # this group's count may be cut: not added
+                    prod *= raw * int(p.multiplier)
+                    if prod == 0:
+                        break
+                self.total += prod
+                self.done += 1
+                if self.progress is not None:
+                    self.progress(self.done, len(self.keep))
+            return True
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def projected_left(self) -> float:
+        """Seconds the candidates not yet added would take at the pace so far (infinite
+        before the first is added)."""
+        if self.finished:
+            return 0.0
+        if self.done == 0:
+            return math.inf
+        return self.seconds * (len(self.keep) - self.done) / self.done
+
+    def info(self) -> dict[str, Any]:
+        """What ``CountResult.factored`` reports."""
+        q = self.q
+        return {"cut": q.names[self.fac.cut] if q.names else str(self.fac.cut),
+                "groups": [[q.names[u] if q.names else str(u) for u in grp]
+                           for grp in self.fac.groups],
+                "roots": len(self.keep), "calls": self.calls, "seconds": self.seconds}
+
+
 def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
                    stop: Callable[[], bool] | None = None,
                    progress: Callable[[int, int], None] | None = None
@@ -102,49 +208,11 @@ def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
         where the count cannot be factored this way (a group's plan does not start at the
         cut vertex, or more than :data:`FACTOR_MAX_CALLS` calls).
     """
-    t0 = time.perf_counter()
-    roots = _roots(g, q, fac, whole)
-    if roots.size * len(fac.groups) > FACTOR_MAX_CALLS:
+    fc = FactoredCount.make(g, q, fac, whole, engine, progress)
+    if fc is None:
         return None
-    plans = _group_plans(g, q, fac, roots)
-    if plans is None:
-        return None
-    # a root must be a candidate of every group (each plan filtered it for its group)
-    keep = None
-    for p in plans:
-        r = np.asarray(p.roots)
-        keep = r if keep is None else np.intersect1d(keep, r, assume_unique=True)
-    if any(p.empty_reason is not None for p in plans):
-        keep = keep[:0]
-    # the smallest group first: a root where it has no match costs one small search
-    plans.sort(key=lambda p: p.k)
-    total, calls, finished = 0, 0, True
-    inner = None if stop is None else (lambda raw: bool(stop()))
-    for i, v in enumerate(keep.tolist()):
-        if stop is not None and stop():
-            finished = False
-            break
-        prod = 1
-        for p in plans:
-            calls += 1
-            raw = int(engine.count(g, rooted(p, v)) if inner is None
-                      else engine.count(g, rooted(p, v), stop=inner))
-            if stop is not None and stop():
-                finished = False          # this group's count may be cut: not added
-                break
-            prod *= raw * int(p.multiplier)
-            if prod == 0:
-                break
-        if not finished:
-            break
-        total += prod
-        if progress is not None:
-            progress(i + 1, int(keep.size))
-    info = {"cut": q.names[fac.cut] if q.names else str(fac.cut),
-            "groups": [[q.names[u] if q.names else str(u) for u in grp] for grp in fac.groups],
-            "roots": int(keep.size), "calls": calls,
-            "seconds": time.perf_counter() - t0}
-    return total, finished, info
+    finished = fc.run(stop)
+    return fc.total, finished, fc.info()
 
 
 def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Factoring | None,
@@ -156,11 +224,18 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     """A full count of ``plan`` (the whole query's, mode embeddings or subgraphs): the
     direct search for :data:`FACTOR_AFTER` seconds, then, if it has not finished, the
     count of a complete query's data cliques (``cliques``:
-    :func:`warpmatch._cliques.count_cliques`), then the sum over the query's quotients (``hom``: :func:`warpmatch._hombasis.count_hombasis`,
-    where it expects to end within :data:`~warpmatch._hombasis.HOM_BUDGET_S`, or
-    :data:`HOM_BESIDE_FACTOR_S` where ``fac`` is given), then
-    :func:`count_factored` (``fac``), then the direct search again, to its end, where
+    :func:`warpmatch._cliques.count_cliques`), then the sum over the query's quotients
+    (``hom``: :func:`warpmatch._hombasis.count_hombasis`) or the factored count
+    (``fac``: :class:`FactoredCount`), then the direct search again, to its end, where
     those decline.
+
+    Where both the quotients and a factoring apply, the factored count runs
+    :data:`FACTOR_PROBE_S` seconds first; the quotients then take the count only where they
+    project to end before the factored count's projected end, and the factored count
+    otherwise goes on from where it stopped. The quotients' budget is otherwise
+    :data:`~warpmatch._hombasis.HOM_BUDGET_S` (:data:`HOM_BESIDE_FACTOR_S` beside a
+    factoring whose pace the probe did not show), or up to the time left where the
+    caller has a time limit.
 
     Parameters
     ----------
@@ -174,9 +249,8 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         a lower bound.
     deadline : float, optional
         Where the caller's time limit ends (``time.perf_counter()``): the count from
-        homomorphisms may then project up to the time left (half of it where a factoring
-        would come next), where that is more than its own budget (the direct search is
-        unlikely to finish soon what it has not finished in its head start).
+        homomorphisms may then project up to the time left (half of it beside a factoring
+        of unknown pace), where that is more than its own budget.
 
     Returns
     -------
@@ -210,37 +284,45 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
             cinfo["direct_s"] = time.perf_counter() - t0 - cinfo["seconds"]
             return (emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None, \
                 None, cinfo
-    if hom:
+    cstop = None if stop is None else (lambda: bool(stop(0)))
+    fc = None if fac is None else FactoredCount.make(g, q, fac, plan, engine, progress)
+    if fc is not None and hom:
+        # the factored count first for a moment: its pace projects its end, and the
+        # quotients below take the count only where they project to end sooner (human's
+        # query_sparse_16_8: 43 s from its quotients on 2 cores, where the factored
+        # count had counted 6x10^-7 of the count in 60 s)
+        probe_end = time.perf_counter() + FACTOR_PROBE_S
+        fc.run(lambda: (cstop is not None and cstop()) or time.perf_counter() > probe_end)
+    if hom and not (fc is not None and fc.finished) and not (cstop is not None and cstop()):
         from ._hombasis import HOM_BUDGET_S, count_hombasis
-        # beside a factoring, only where it projects to end within 10 s: the factored count was
-        # 1.7 s for human's query_sparse_16_3 where the quotients took 9.3 s, 0.6 s for
-        # query_dense_16_7 where they took 465 s; but query_sparse_20_5 took 2.5 s from
-        # the quotients, and its factored count did not end in 10 s (with 2 s or 5 s here
-        # it was factored: the first quotients, least merged, are the costliest, so the
-        # projection from them runs high)
-        budget = HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S
-        if deadline is not None:
-            # a time limit: the quotients may take the time left, or half of it where a
-            # factoring would come next (yeast's query_sparse_24_8: 6 s from its quotients,
-            # not factored in 60 s; query_sparse_24_6: 8 s against 45 s factored)
-            left = deadline - time.perf_counter()
-            budget = max(budget, left if fac is None else left / 2)
-        got = count_hombasis(g, q, stop=None if stop is None else (lambda: bool(stop(0))),
-                             progress=progress, budget_s=budget,
+        left = None if deadline is None else deadline - time.perf_counter()
+        if fc is None:
+            # a time limit: the quotients may take the time left (the direct search is
+            # unlikely to finish soon what it has not finished in its head start)
+            budget = HOM_BUDGET_S if left is None else max(HOM_BUDGET_S, left)
+        elif math.isfinite(fc.projected_left()):
+            budget = fc.projected_left() if left is None else min(fc.projected_left(), left)
+        else:
+            # no candidate of the cut vertex done in the probe: its pace is unknown. Beside
+            # a factoring, the quotients had 10 s: the factored count was 1.7 s for human's
+            # query_sparse_16_3 where the quotients took 9.3 s, 0.6 s for
+            # query_dense_16_7 where they took 465 s; with a time limit, half the time left
+            # (yeast's query_sparse_24_6: 8 s from its quotients against 45 s factored)
+            budget = HOM_BESIDE_FACTOR_S if left is None else max(HOM_BESIDE_FACTOR_S,
+                                                                     left / 2)
+        got = count_hombasis(g, q, stop=cstop, progress=progress, budget_s=budget,
                              device=getattr(engine, "name", None) == "gpu")
         if got is not None:
             emb, hinfo = got
             hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]
             return ((emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None,
                     hinfo, None)
-    res = None if fac is None else count_factored(
-        g, q, fac, plan, engine, stop=None if stop is None else (lambda: bool(stop(0))),
-        progress=progress)
-    if res is None:
+    if fc is None:
         kw = {} if stop is None else {"stop": stop}
         return (int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier),
                 None, None, None)
-    emb, finished, info = res
+    finished = fc.finished or fc.run(cstop)
+    emb, info = fc.total, fc.info()
     info["direct_s"] = time.perf_counter() - t0 - info["seconds"]
     count = emb if plan.mode == "embeddings" else emb // int(plan.aut_size)
     # cut by the caller's stop: both are lower bounds, the factored one may be 0 (a group's

@@ -194,3 +194,27 @@ def test_a_factored_count_cut_by_its_stop_is_a_lower_bound():
         return asked[0] > 4          # a few roots in
     emb, finished, info = count_factored(g, q, fac, plan, CPU, stop=stop)
     assert not finished and 0 <= emb <= want and info["calls"] < full[2]["calls"]
+
+
+def test_a_factored_count_goes_on_where_it_stopped():
+    """FactoredCount.run, stopped a few roots in and run again (as direct_then_factored does
+    after its probe), adds every root once; the pace projects the rest."""
+    from warpmatch._factored import FactoredCount
+    g = with_labels(erdos_renyi(300, p=0.05, seed=2), vertex_labels=random_labels(300, 5, seed=2))
+    q = Query.parse("s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:4, d:4-e:3, e:3-s:0")
+    plan = build_plan(g, q, purpose="count")
+    want = REF.count(g, plan) * plan.multiplier
+    fc = FactoredCount.make(g, q, factoring(q), plan, CPU)
+    assert fc.projected_left() == float("inf")       # nothing done: pace unknown
+    for cut in (3, 9, 1):
+        asked = [0]
+
+        def stop():
+            asked[0] += 1
+            return asked[0] > cut
+        assert not fc.run(stop) and 0 < fc.done < len(fc.keep)
+        assert 0 < fc.projected_left() < float("inf")
+    assert fc.run() and fc.finished and fc.projected_left() == 0.0
+    assert fc.total == want and fc.info()["roots"] == len(fc.keep)
+    # the roots are visited in a pseudo-random order, each once
+    assert sorted(fc.keep) == sorted(set(fc.keep)) and fc.keep != sorted(fc.keep)

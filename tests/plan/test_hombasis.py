@@ -213,7 +213,8 @@ def test_api_sums_a_full_count_over_the_quotients(monkeypatch):
 
 def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     """With no time budget of its own, the sum declines a plain count (the search or the
-    factoring answers), and is used where the caller's time limit leaves it the time."""
+    factoring answers), and is used where the caller's time limit leaves it the time;
+    beside a factoring, it is used where it projects to end before the factored count."""
     monkeypatch.setenv("WARPMATCH_FACTOR_AFTER", "0")
     monkeypatch.setattr(H, "HOM_BUDGET_S", 0.0)
     g = with_labels(erdos_renyi(50, p=0.2, seed=5), vertex_labels=random_labels(50, 3, seed=5))
@@ -223,8 +224,10 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     assert plain.count == want and plain.hombasis is None
     timed = wm.count_result(g, q, backend="cpu", time_limit=600)
     assert timed.count == want and timed.hombasis is not None and not timed.partial
-    # beside a factoring (a cut vertex s whose sides share no label), half the time left
+    # beside a factoring (a cut vertex s whose sides share no label) whose pace is unknown
+    # (no probe here), half the time left
     from warpmatch import _factored
+    monkeypatch.setattr(_factored, "FACTOR_PROBE_S", 0.0)
     monkeypatch.setattr(_factored, "HOM_BESIDE_FACTOR_S", 0.0)
     q = "s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:4"
     g = with_labels(erdos_renyi(60, p=0.15, seed=2), vertex_labels=random_labels(60, 5, seed=2))
@@ -233,6 +236,17 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     assert plain.count == want and plain.hombasis is None and plain.factored is not None
     timed = wm.count_result(g, q, backend="cpu", time_limit=600)
     assert timed.count == want and timed.hombasis is not None and timed.factored is None
+    # a factored count projected to end first keeps the count, even with time to spare; one
+    # projected to end later gives it to the sum, with or without a time limit
+    cls = _factored.FactoredCount
+    monkeypatch.setattr(cls, "projected_left", lambda self: 0.0 if self.finished else 1e-9)
+    for tl in (None, 600):
+        res = wm.count_result(g, q, backend="cpu", time_limit=tl)
+        assert res.count == want and res.hombasis is None and res.factored is not None
+    monkeypatch.setattr(cls, "projected_left", lambda self: 0.0 if self.finished else 1e9)
+    for tl in (None, 600):
+        res = wm.count_result(g, q, backend="cpu", time_limit=tl)
+        assert res.count == want and res.hombasis is not None and res.factored is None
 
 
 @pytest.fixture(scope="module")

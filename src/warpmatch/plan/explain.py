@@ -236,15 +236,16 @@ def explain_plan(plan: Plan) -> str:
                      f"vertices all have labels, counted as the data cliques with its label "
                      f"counts, found by pivoting (Pivoter), times the bijections that keep "
                      f"the labels")
-    from .spasm import HOM_BESIDE_FACTOR_S, HOM_BUDGET_S, plan_spasm
+    from .spasm import HOM_BUDGET_S, plan_spasm
     n = plan_spasm(plan)
     if n is not None:
-        budget = HOM_BUDGET_S if fac is None else HOM_BESIDE_FACTOR_S
-        left = "the time left" if fac is None else "half the time left"
+        when = (f"where it projects under {HOM_BUDGET_S:g} s, or under the time left of a "
+                f"longer time limit" if fac is None else
+                "where it projects to end before the factored count, whose pace its "
+                "first second shows")
         lines.append(f"from homomorphisms (a full count the direct search has not "
-                     f"finished in {FACTOR_AFTER:g} s, tried before factoring, where the "
-                     f"graph has vertex labels and it projects under {budget:g} s, or "
-                     f"under {left} of a longer time limit): the "
+                     f"finished in {FACTOR_AFTER:g} s, where the graph has vertex labels, "
+                     f"{when}): the "
                      f"sum over the query's {n:,} partitions into same-label independent sets "
                      f"(less those with a block whose members share no candidate) of "
                      f"+-hom(quotient), each by variable elimination")
