@@ -234,8 +234,8 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     project to end before the factored count's projected end, and the factored count
     otherwise goes on from where it stopped. The quotients' budget is otherwise
     :data:`~warpmatch._hombasis.HOM_BUDGET_S` (:data:`HOM_BESIDE_FACTOR_S` beside a
-    factoring whose pace the probe did not show), or up to the time left where the
-    caller has a time limit.
+    factoring whose pace the probe did not show), or the time left where the caller has a
+    longer time limit.
 
     Parameters
     ----------
@@ -249,8 +249,8 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         a lower bound.
     deadline : float, optional
         Where the caller's time limit ends (``time.perf_counter()``): the count from
-        homomorphisms may then project up to the time left (half of it beside a factoring
-        of unknown pace), where that is more than its own budget.
+        homomorphisms may then project up to the time left, where that is more than its
+        own budget.
 
     Returns
     -------
@@ -304,12 +304,12 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
             budget = fc.projected_left() if left is None else min(fc.projected_left(), left)
         else:
             # no candidate of the cut vertex done in the probe: its pace is unknown. Beside
-            # a factoring, the quotients had 10 s: the factored count was 1.7 s for human's
+            # a factoring, the quotients get 10 s (the factored count was 1.7 s for human's
             # query_sparse_16_3 where the quotients took 9.3 s, 0.6 s for
-            # query_dense_16_7 where they took 465 s; with a time limit, half the time left
-            # (yeast's query_sparse_24_6: 8 s from its quotients against 45 s factored)
-            budget = HOM_BESIDE_FACTOR_S if left is None else max(HOM_BESIDE_FACTOR_S,
-                                                                     left / 2)
+            # query_dense_16_7 where they took 465 s); with a time limit, the time left
+            # (human's query_sparse_16_8 has one candidate of its cut vertex, not done in
+            # 60 s; its quotients take 43 s on 2 cores)
+            budget = HOM_BESIDE_FACTOR_S if left is None else max(HOM_BESIDE_FACTOR_S, left)
         got = count_hombasis(g, q, stop=cstop, progress=progress, budget_s=budget,
                              device=getattr(engine, "name", None) == "gpu")
         if got is not None:

@@ -225,7 +225,7 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     timed = wm.count_result(g, q, backend="cpu", time_limit=600)
     assert timed.count == want and timed.hombasis is not None and not timed.partial
     # beside a factoring (a cut vertex s whose sides share no label) whose pace is unknown
-    # (no probe here), half the time left
+    # (no probe here), the time left
     from warpmatch import _factored
     monkeypatch.setattr(_factored, "FACTOR_PROBE_S", 0.0)
     monkeypatch.setattr(_factored, "HOM_BESIDE_FACTOR_S", 0.0)
