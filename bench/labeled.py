@@ -151,8 +151,8 @@ def child(spec_path: str) -> None:
                        module=r.gpu_module, search_s=r.seconds - r.compile_seconds,
                        raced_on=r.raced_on,
                        # how a full count past the direct search's head start was answered
-                       answered_by=("hombasis" if r.hombasis else "factored" if r.factored
-                                    else "search"))
+                       answered_by=("cliques" if r.cliques else "hombasis" if r.hombasis
+                                    else "factored" if r.factored else "search"))
             if engine.startswith("gpu-specialised"):
                 # the same query again: its module is cached, the search alone
                 t = time.perf_counter()
@@ -289,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first", type=int, default=100_000,
                     help="a query is answered at its first FIRST embeddings (default 10^5)")
     ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per query")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated query names (e.g. dense_12_5,sparse_16_8): of the "
+                         "sets chosen, run these alone (a rerun of a previous run's misses)")
     ap.add_argument("--out", default=None, help="folder for labeled.json")
     ap.add_argument("--background-compile", action="store_true",
                     help="gpu-auto also compiles specialised modules in the background")
@@ -316,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             queries = query_files(gname, sizes, dens, args.per_set, args.with_twins,
                                   args.with_table)
+            if args.only:
+                only = {f"query_{x.strip().removeprefix('query_')}.graph"
+                        for x in args.only.split(",") if x.strip()}
+                queries = [p for p in queries if p.name in only]
             if args.sampled > 0:
                 queries += sampled_queries(gpath, args.sampled, args.sampled_size, work)
             per = {}
