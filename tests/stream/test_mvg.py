@@ -1,4 +1,5 @@
-"""The multi-version graph (``warpmatch.stream.mvg``, DCSM §1.4-1.6) against a plain model.
+"""The multi-version graph (``warpmatch.stream.mvg``, DCSM §1.4-1.6) against a plain model,
+and its array form (``warpmatch.stream.mvg_device``, numpy here; CuPy in tests/gpu).
 
 Random graphs, random valid update streams, random batch cuts and random completion orders:
 every update sees, at any moment before it is finished, exactly the snapshot before it
@@ -14,6 +15,25 @@ from hypothesis import strategies as st
 
 from warpmatch.errors import InputFormatError
 from warpmatch.stream.mvg import MultiVersionGraph
+from warpmatch.stream.mvg_device import ArrayMultiVersionGraph
+
+# the host reference, and the array store on numpy (the GPU tests run it on CuPy)
+def _eager(*a, **k):
+    g = ArrayMultiVersionGraph(*a, xp=np, **k)
+    g.compact_fraction = -1.0            # compacted at every finish, readers pending
+    return g
+
+
+STORES = {"reference": MultiVersionGraph,
+          "arrays": lambda *a, **k: ArrayMultiVersionGraph(*a, xp=np, **k),
+          "arrays-eager": _eager}
+
+
+def _drained_entries(g):
+    """Entries held once drained: the array store compacts its pool first."""
+    if hasattr(g, "compact"):
+        g.compact()
+    return g.entries()
 
 
 def _key(a, b, directed):
@@ -55,12 +75,20 @@ def scenario(draw):
     return n, directed, g0, ups, cuts, seed
 
 
+@pytest.mark.parametrize("store", sorted(STORES))
 @settings(max_examples=200, deadline=None)
-@given(scenario())
-def test_every_update_sees_its_own_snapshot(case):
+@given(case=scenario())
+def test_every_update_sees_its_own_snapshot(store, case):
+    run_scenario(STORES[store], case)
+
+
+def run_scenario(make, case):
+    """Apply ``case``'s batches to ``make(n, src, dst, directed=...)``, finishing random
+    parts as it goes, and check every readable time against the model (also run on the
+    GPU by tests/gpu/test_gpu_mvg.py)."""
     n, directed, g0, ups, cuts, seed = case
     rng = np.random.default_rng(seed)
-    g = MultiVersionGraph(n, [a for a, _ in g0], [b for _, b in g0], directed=directed)
+    g = make(n, [a for a, _ in g0], [b for _, b in g0], directed=directed)
     # the model: the edge set before each update (before[t - 1] is what update t sees)
     edges = {_key(a, b, directed) for a, b in g0}
     before = []
@@ -92,7 +120,7 @@ def test_every_update_sees_its_own_snapshot(case):
     assert g.finished == len(ups)
     rows = n if not directed else 2 * n
     assert g.versions() == rows                 # drained: one version a vertex
-    assert g.entries() == 2 * len(final)        # and the live edges only
+    assert _drained_entries(g) == 2 * len(final)    # and the live edges only
     _check(g, len(ups) + 1, final, n, directed)
 
 
@@ -104,13 +132,14 @@ def _check(g, t, edges, n, directed):
             assert g.neighbors(v, t, "in").tolist() == inn[v], (v, t)
 
 
-def test_memory_stays_bounded_on_a_long_stream():
+@pytest.mark.parametrize("store", sorted(STORES))
+def test_memory_stays_bounded_on_a_long_stream(store):
     # an endless insert/delete churn on a small graph, every update finished as it goes:
     # the versions held do not grow with the stream
-    g = MultiVersionGraph(50, np.arange(49), np.arange(1, 50))
+    g = STORES[store](50, np.arange(49), np.arange(1, 50))
     rng = np.random.default_rng(0)
     live = {(i, i + 1) for i in range(49)}
-    held = []
+    held, held_bytes = [], []
     for step in range(300):
         a, b = sorted(rng.choice(50, 2, replace=False).tolist())
         op = -1 if (a, b) in live else 1
@@ -118,11 +147,17 @@ def test_memory_stays_bounded_on_a_long_stream():
         g.apply([a], [b], [op])
         g.finish([g.time])
         held.append(g.versions())
-    assert max(held) <= 50 and g.entries() == 2 * len(live)
+        if store != "reference":
+            # the pool is compacted as it goes: its allocation follows the live edges
+            held_bytes.append(g.pool_bytes() / (2 * len(live) + 49))
+    assert max(held) <= 50 and _drained_entries(g) == 2 * len(live)
+    if store != "reference":
+        assert max(held_bytes) <= 2 * held_bytes[0], (held_bytes[0], max(held_bytes))
 
 
-def test_bad_updates_change_nothing():
-    g = MultiVersionGraph(3, [0], [1])
+@pytest.mark.parametrize("store", sorted(STORES))
+def test_bad_updates_change_nothing(store):
+    g = STORES[store](3, [0], [1])
     for src, dst, op, what in (([0], [1], [1], "inserts a live"),
                                ([1], [2], [-1], "deletes a missing"),
                                ([1], [1], [1], "self-loop"),

@@ -40,6 +40,8 @@ How it differs from DCSM:
   until the vertex's next version): a vertex that only loses edges does not keep them.
 - The engines do not read this store yet: matching still runs batch after batch on
   :class:`~warpmatch.stream.dynamic.DynamicGraph` (issue 17's pipelined executor is not built).
+  :mod:`warpmatch.stream.mvg_device` holds the same store in flat arrays, updated on the
+  GPU; this one is the reference it is tested against.
 """
 from __future__ import annotations
 
