@@ -34,7 +34,7 @@ from .plan.spasm import HOM_BESIDE_FACTOR_S
 from .query.model import Query
 
 __all__ = ["FactoredCount", "count_factored", "direct_then_factored", "FACTOR_AFTER",
-           "FACTOR_MAX_CALLS", "FACTOR_PROBE_S"]
+           "FACTOR_MAX_CALLS", "FACTOR_PROBE_S", "HOM_QUICK_S"]
 
 #: the most engine calls (candidates of the cut vertex x groups) a factored count makes:
 #: past that the calls' fixed cost (a few ms each on the GPU) outweighs the search saved
@@ -43,6 +43,9 @@ FACTOR_MAX_CALLS = 200_000
 #: (:func:`direct_then_factored`): what share of the cut vertex's candidates it added in
 #: that time projects its end
 FACTOR_PROBE_S = 1.0
+#: the budget of a first try of the quotients beside a factoring, before the probe
+#: (:func:`direct_then_factored`): the quotients' stop ends it after twice this
+HOM_QUICK_S = 0.5
 
 
 def factor_after() -> float:
@@ -229,10 +232,10 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     (``fac``: :class:`FactoredCount`), then the direct search again, to its end, where
     those decline.
 
-    Where both the quotients and a factoring apply, the factored count runs
-    :data:`FACTOR_PROBE_S` seconds first; the quotients then take the count only where they
-    project to end before the factored count's projected end, and the factored count
-    otherwise goes on from where it stopped. The quotients' budget is otherwise
+    Where both the quotients and a factoring apply, the quotients first get
+    :data:`HOM_QUICK_S`; then the factored count runs :data:`FACTOR_PROBE_S` seconds, the
+    quotients take the count only where they project to end before the factored count's
+    projected end, and the factored count otherwise goes on from where it stopped. The quotients' budget is otherwise
     :data:`~warpmatch._hombasis.HOM_BUDGET_S` (:data:`HOM_BESIDE_FACTOR_S` beside a
     factoring whose pace the probe did not show), or the time left where the caller has a
     longer time limit.
@@ -286,15 +289,32 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
                 None, cinfo
     cstop = None if stop is None else (lambda: bool(stop(0)))
     fc = None if fac is None else FactoredCount.make(g, q, fac, plan, engine, progress)
+
+    def from_quotients(budget: float) -> tuple | None:
+        from ._hombasis import count_hombasis
+        got = count_hombasis(g, q, stop=cstop, progress=progress, budget_s=budget,
+                             device=getattr(engine, "name", None) == "gpu")
+        if got is None:
+            return None
+        emb, hinfo = got
+        hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]
+        return ((emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None,
+                hinfo, None)
     if fc is not None and hom:
-        # the factored count first for a moment: its pace projects its end, and the
-        # quotients below take the count only where they project to end sooner (human's
-        # query_sparse_16_8: 43 s from its quotients on 2 cores, where the factored
-        # count had counted 6x10^-7 of the count in 60 s)
+        # the quotients at once where they end within HOM_QUICK_S (8 of the 19 yeast and
+        # human queries they answered beside a factoring in session 39's 60 s sample took
+        # 0.3-0.65 s end to end, which a probe first would have doubled), then the factored
+        # count for a moment: its pace projects its end, and the quotients below take the
+        # count only where they project to end sooner (human's query_sparse_16_8: 43 s
+        # from its quotients on 2 cores, where the factored count had counted 6x10^-7 of
+        # the count in 60 s)
+        got = from_quotients(HOM_QUICK_S)
+        if got is not None:
+            return got
         probe_end = time.perf_counter() + FACTOR_PROBE_S
         fc.run(lambda: (cstop is not None and cstop()) or time.perf_counter() > probe_end)
     if hom and not (fc is not None and fc.finished) and not (cstop is not None and cstop()):
-        from ._hombasis import HOM_BUDGET_S, count_hombasis
+        from ._hombasis import HOM_BUDGET_S
         left = None if deadline is None else deadline - time.perf_counter()
         if fc is None:
             # a time limit: the quotients may take the time left (the direct search is
@@ -310,13 +330,9 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
             # (human's query_sparse_16_8 has one candidate of its cut vertex, not done in
             # 60 s; its quotients take 43 s on 2 cores)
             budget = HOM_BESIDE_FACTOR_S if left is None else max(HOM_BESIDE_FACTOR_S, left)
-        got = count_hombasis(g, q, stop=cstop, progress=progress, budget_s=budget,
-                             device=getattr(engine, "name", None) == "gpu")
+        got = from_quotients(budget)
         if got is not None:
-            emb, hinfo = got
-            hinfo["direct_s"] = time.perf_counter() - t0 - hinfo["seconds"]
-            return ((emb if plan.mode == "embeddings" else emb // int(plan.aut_size)), None,
-                    hinfo, None)
+            return got
     if fc is None:
         kw = {} if stop is None else {"stop": stop}
         return (int(engine.count(g, plan, progress=progress, **kw)) * int(plan.multiplier),

@@ -227,6 +227,7 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     # beside a factoring (a cut vertex s whose sides share no label) whose pace is unknown
     # (no probe here), the time left
     from warpmatch import _factored
+    monkeypatch.setattr(_factored, "HOM_QUICK_S", 0.0)
     monkeypatch.setattr(_factored, "FACTOR_PROBE_S", 0.0)
     monkeypatch.setattr(_factored, "HOM_BESIDE_FACTOR_S", 0.0)
     q = "s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:4"
@@ -247,6 +248,11 @@ def test_a_time_limit_lets_the_sum_project_up_to_the_time_left(monkeypatch):
     for tl in (None, 600):
         res = wm.count_result(g, q, backend="cpu", time_limit=tl)
         assert res.count == want and res.hombasis is not None and res.factored is None
+    # a quick first try of the quotients answers before any probe where it can
+    monkeypatch.setattr(_factored, "HOM_QUICK_S", 60.0)
+    monkeypatch.setattr(cls, "projected_left", lambda self: 0.0 if self.finished else 1e-9)
+    res = wm.count_result(g, q, backend="cpu")
+    assert res.count == want and res.hombasis is not None and res.factored is None
 
 
 @pytest.fixture(scope="module")
