@@ -3,7 +3,8 @@
 Map: :class:`MultiVersionGraph` (the graph: :meth:`~MultiVersionGraph.apply` a batch,
 :meth:`~MultiVersionGraph.neighbors` as an update sees them, :meth:`~MultiVersionGraph.finish`
 updates so their versions can go) < :class:`_Rows` (one adjacency direction: per vertex a list
-of neighbour-array versions, oldest first) < :class:`_Version` (one neighbour array).
+of neighbour-array versions, oldest first) < :class:`_Version` (one neighbour array); and
+:class:`FinishPointer` (the GC pointer, shared with :mod:`warpmatch.stream.mvg_device`).
 
 Time is the stream's sequence number: ``G_0`` is time 0, the ``k``-th update of the stream
 (from 1) is time ``k``. An entry (edge) lives over ``(ct, dt]``; a version over
@@ -52,7 +53,7 @@ import numpy as np
 
 from ..errors import GraphError, InputFormatError
 
-__all__ = ["MultiVersionGraph"]
+__all__ = ["MultiVersionGraph", "FinishPointer"]
 
 #: "never deleted" (``m`` in DCSM's figures)
 INF = np.iinfo(np.int64).max
@@ -149,6 +150,34 @@ class _Rows:
                 self.dirty.discard(v)
 
 
+class FinishPointer:
+    """DCSM's GC pointer (§1.6): the largest time ``P`` such that every update up to ``P``
+    has finished, from updates finished in any order; and which times are readable."""
+
+    def __init__(self) -> None:
+        self.value = 0                       # every update up to this time has finished
+        self._done: set[int] = set()         # finished updates beyond the pointer
+
+    def finish(self, times: Any, applied: int) -> int:
+        """Mark ``times`` (each in ``1..applied``) finished; the pointer after."""
+        for t in np.atleast_1d(np.asarray(times, np.int64)).tolist():
+            if not 0 < t <= applied:
+                raise ValueError(f"time {t} is not an applied update (1..{applied})")
+            if t > self.value:
+                self._done.add(t)
+        while self.value + 1 in self._done:
+            self.value += 1
+            self._done.discard(self.value)
+        return self.value
+
+    def check_readable(self, t: int, applied: int) -> None:
+        """Raise ``ValueError`` unless update ``t`` may still read the store: not finished,
+        and at most one past the last applied update."""
+        if not self.value < t <= applied + 1:
+            raise ValueError(f"time {t} is not readable: updates up to {self.value} are "
+                             f"finished and {applied} are applied")
+
+
 class MultiVersionGraph:
     """A graph whose adjacency keeps the versions that unfinished updates still read.
 
@@ -189,8 +218,7 @@ class MultiVersionGraph:
             both = _Rows(n, np.concatenate([src, dst]), np.concatenate([dst, src]))
             self._out = self._in = both
         self._deletable: deque = deque()    # (dt_max, rows, vertex), dt_max ascending
-        self._pointer = 0                    # every update up to this time has finished
-        self._done: set[int] = set()         # finished updates beyond the pointer
+        self._gc = FinishPointer()
 
     def _key(self, a: int, b: int) -> tuple[int, int]:
         return (a, b) if self.directed or a < b else (b, a)
@@ -247,9 +275,7 @@ class MultiVersionGraph:
         ValueError
             ``t`` is finished (its versions may be gone) or beyond ``time + 1``.
         """
-        if not self._pointer < t <= self.time + 1:
-            raise ValueError(f"time {t} is not readable: updates up to {self._pointer} are "
-                             f"finished and {self.time} are applied")
+        self._gc.check_readable(t, self.time)
         rows = self._out if direction == "out" else self._in
         return rows.visible(int(v), int(t))
 
@@ -257,20 +283,13 @@ class MultiVersionGraph:
     def finish(self, times: Any) -> None:
         """Mark updates as matched (any order); versions no unfinished update can read are
         released."""
-        for t in np.atleast_1d(np.asarray(times, np.int64)).tolist():
-            if not 0 < t <= self.time:
-                raise ValueError(f"time {t} is not an applied update (1..{self.time})")
-            if t > self._pointer:
-                self._done.add(t)
-        while self._pointer + 1 in self._done:
-            self._pointer += 1
-            self._done.discard(self._pointer)
+        pointer = self._gc.finish(times, self.time)
         dq = self._deletable
-        while dq and dq[0][0] <= self._pointer:
+        while dq and dq[0][0] <= pointer:
             _, rows, v = dq.popleft()
             rows.versions[v].pop(0)          # a vertex's versions go oldest first
         for rows in self._rows():
-            rows.compact(self._pointer)
+            rows.compact(pointer)
 
     def _rows(self) -> list[_Rows]:
         return [self._out] if self._in is self._out else [self._out, self._in]
@@ -278,7 +297,7 @@ class MultiVersionGraph:
     @property
     def finished(self) -> int:
         """The GC pointer: every update up to this time has finished."""
-        return self._pointer
+        return self._gc.value
 
     def versions(self) -> int:
         """Neighbour-array versions held, over all vertices (and both directions)."""

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError, InputFormatError
+from .mvg import FinishPointer
 
 __all__ = ["ArrayMultiVersionGraph", "COMPACT_FRACTION", "DRAINED_FRACTION"]
 
@@ -381,8 +382,7 @@ class ArrayMultiVersionGraph:
                                          xp.concatenate([d, s]))
         # per direction, superseded versions by dt_max: (dt_max, version ids) per batch
         self._deletable: list[deque] = [deque() for _ in self._rows()]
-        self._pointer = 0
-        self._done: set[int] = set()
+        self._gc = FinishPointer()
         #: this store's :data:`COMPACT_FRACTION` (negative: compact at every finish)
         self.compact_fraction = COMPACT_FRACTION
 
@@ -446,9 +446,7 @@ class ArrayMultiVersionGraph:
     def neighbors(self, v: int, t: int, direction: str = "out") -> np.ndarray:
         """The neighbours of ``v`` that the matching of update ``t`` sees (a host array,
         sorted); as :meth:`warpmatch.stream.mvg.MultiVersionGraph.neighbors`."""
-        if not self._pointer < t <= self.time + 1:
-            raise ValueError(f"time {t} is not readable: updates up to {self._pointer} are "
-                             f"finished and {self.time} are applied")
+        self._gc.check_readable(t, self.time)
         rows = self._out if direction == "out" else self._in
         return rows.visible(int(v), int(t))
 
@@ -458,15 +456,7 @@ class ArrayMultiVersionGraph:
         released, and the pool is compacted once its garbage passes
         :data:`COMPACT_FRACTION` (:data:`DRAINED_FRACTION` once every update applied has
         finished)."""
-        for t in np.atleast_1d(np.asarray(times, np.int64)).tolist():
-            if not 0 < t <= self.time:
-                raise ValueError(f"time {t} is not an applied update (1..{self.time})")
-            if t > self._pointer:
-                self._done.add(t)
-        while self._pointer + 1 in self._done:
-            self._pointer += 1
-            self._done.discard(self._pointer)
-        P = self._pointer
+        P = self._gc.finish(times, self.time)
         for rows, q in zip(self._rows(), self._deletable):
             while q and q[0][0][0] <= P:
                 dtm, ids = q[0]
@@ -485,7 +475,7 @@ class ArrayMultiVersionGraph:
         """Compact every direction's pool now (what :meth:`finish` does past its garbage
         threshold)."""
         for rows, q in zip(self._rows(), self._deletable):
-            self._compact(rows, q, self._pointer)
+            self._compact(rows, q, self._gc.value)
 
     def _compact(self, rows: _Rows, q: deque, upto: int) -> None:
         def remap(new_id: np.ndarray) -> None:
@@ -496,7 +486,7 @@ class ArrayMultiVersionGraph:
     @property
     def finished(self) -> int:
         """The GC pointer: every update up to this time has finished."""
-        return self._pointer
+        return self._gc.value
 
     def versions(self) -> int:
         """Versions held, over all vertices (and both directions)."""
