@@ -15,9 +15,10 @@ batch finished at once, in a random order). Stores:
 Per store and batch size: build seconds, apply seconds and updates per second (finishing
 and compaction included), the most entries held during the run over ``G_0``'s entries,
 and the entries and allocated bytes after draining (every update finished, what
-``finish`` compacted) over the final single-version graph's (issue 17's targets: at most 2x
-during the run, 1.1x after draining). The stores' neighbour lists are compared at the end on ``--check``
-random vertices (all stores must agree; a mismatch makes the exit status 1). The reference
+``finish`` compacted) over the final single-version graph's (issue 17's targets: at most
+2x during the run, 1.1x after draining). The stores' neighbour lists are compared at the
+end on ``--check`` random vertices (all stores must agree; a mismatch makes the exit
+status 1). The reference
 takes the first ``--reference-max-updates`` updates only (it is a loop over vertices), and
 the others are compared with it on that prefix in a separate run.
 

@@ -8,8 +8,9 @@ count that :func:`~warpmatch.plan.factor.factoring` can factor: the direct searc
 or the factored count, whichever projects to end first) < :class:`FactoredCount` (the
 count, stopped and resumed; candidates of the cut vertex in a pseudo-random order so that
 its pace projects its end) and :func:`count_factored` (the same in one call, or ``None``
-where a group's plan cannot root at the cut vertex) < :func:`_group_plans` (one anchored plan per group, built once; each candidate of
-the cut vertex then cuts its root to one vertex, :func:`warpmatch.plan.factor.rooted`).
+where a group's plan cannot root at the cut vertex) < :func:`_group_plans` (one anchored
+plan per group, built once; each candidate of the cut vertex then cuts its root to one
+vertex, :func:`warpmatch.plan.factor.rooted`).
 ``WARPMATCH_FACTOR=0`` turns it off; ``WARPMATCH_FACTOR_AFTER`` sets the seconds.
 
 How it differs from the papers: none of them counts this way (issue 21, item 3, asks for
@@ -100,6 +101,7 @@ class FactoredCount:
         self.done = 0              # candidates added to total
         self.total = 0
         self.calls = 0
+        self.build_s = 0.0         # make(): the groups' plans
         self.seconds = 0.0         # time spent in run(), apart from anything between
 
     @classmethod
@@ -126,7 +128,7 @@ class FactoredCount:
         # the smallest group first: a root where it has no match costs one small search
         plans.sort(key=lambda p: p.k)
         fc = cls(g, q, fac, plans, keep, engine, progress)
-        fc.seconds = time.perf_counter() - t0
+        fc.build_s = time.perf_counter() - t0
         return fc
 
     @property
@@ -177,7 +179,8 @@ class FactoredCount:
         return {"cut": q.names[self.fac.cut] if q.names else str(self.fac.cut),
                 "groups": [[q.names[u] if q.names else str(u) for u in grp]
                            for grp in self.fac.groups],
-                "roots": len(self.keep), "calls": self.calls, "seconds": self.seconds}
+                "roots": len(self.keep), "calls": self.calls,
+                "seconds": self.build_s + self.seconds}
 
 
 def count_factored(g: Graph, q: Query, fac: Factoring, whole: Plan, engine: Any,
@@ -235,10 +238,10 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
     Where both the quotients and a factoring apply, the quotients first get
     :data:`HOM_QUICK_S`; then the factored count runs :data:`FACTOR_PROBE_S` seconds, the
     quotients take the count only where they project to end before the factored count's
-    projected end, and the factored count otherwise goes on from where it stopped. The quotients' budget is otherwise
-    :data:`~warpmatch._hombasis.HOM_BUDGET_S` (:data:`HOM_BESIDE_FACTOR_S` beside a
-    factoring whose pace the probe did not show), or the time left where the caller has a
-    longer time limit.
+    projected end, and the factored count otherwise goes on from where it stopped. The
+    quotients' budget is otherwise :data:`~warpmatch._hombasis.HOM_BUDGET_S`
+    (:data:`HOM_BESIDE_FACTOR_S` beside a factoring whose pace the probe did not show), or
+    the time left where the caller has a longer time limit.
 
     Parameters
     ----------
@@ -306,8 +309,8 @@ def direct_then_factored(engine: Any, g: Graph, q: Query, plan: Plan, fac: Facto
         # 0.3-0.65 s end to end, which a probe first would have doubled), then the factored
         # count for a moment: its pace projects its end, and the quotients below take the
         # count only where they project to end sooner (human's query_sparse_16_8: 43 s
-        # from its quotients on 2 cores, where the factored count had counted 6x10^-7 of
-        # the count in 60 s)
+        # from its quotients on 2 cores, where the factored count had counted under a
+        # millionth of the count in 60 s)
         got = from_quotients(HOM_QUICK_S)
         if got is not None:
             return got
