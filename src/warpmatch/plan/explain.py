@@ -241,8 +241,8 @@ def explain_plan(plan: Plan) -> str:
     if n is not None:
         when = (f"where it projects under {HOM_BUDGET_S:g} s, or under the time left of a "
                 f"longer time limit" if fac is None else
-                "where it projects to end before the factored count, whose pace its "
-                "first second shows")
+                "where it ends within a first half-second try or projects to end "
+                "before the factored count, whose pace its first second shows")
         lines.append(f"from homomorphisms (a full count the direct search has not "
                      f"finished in {FACTOR_AFTER:g} s, where the graph has vertex labels, "
                      f"{when}): the "
