@@ -10,17 +10,18 @@ batch finished at once, in a random order). Stores:
 
 - ``reference``: :class:`warpmatch.stream.mvg.MultiVersionGraph` (a host loop per vertex);
 - ``numpy``: :class:`warpmatch.stream.mvg_device.ArrayMultiVersionGraph` on numpy;
-- ``cupy``: the same on the GPU (timed with the device synchronized after each batch).
+- ``cupy``: the same on the GPU (the device synchronized before the clock is read).
 
 Per store and batch size: build seconds, apply seconds and updates per second (finishing
 and compaction included), the most entries held during the run over ``G_0``'s entries,
 and the entries and allocated bytes after draining (every update finished, what
 ``finish`` compacted) over the final single-version graph's (issue 17's targets: at most
-2x during the run, 1.1x after draining). The stores' neighbour lists are compared at the
-end on ``--check`` random vertices (all stores must agree; a mismatch makes the exit
-status 1). The reference
-takes the first ``--reference-max-updates`` updates only (it is a loop over vertices), and
-the others are compared with it on that prefix in a separate run.
+2x during the run, 1.1x after draining); for the array stores, the seconds of one
+``snapshot`` of every row once drained (the CSR a matcher reading the store would take).
+The stores' neighbour lists are compared at the end on ``--check`` random vertices (all
+stores must agree; a mismatch makes the exit status 1). The reference takes the first
+``--reference-max-updates`` updates only (it is a loop over vertices), and the others are
+compared with it on that prefix in a separate run.
 
 Usage::
 
@@ -80,6 +81,15 @@ def run_store(kind: str, n: int, src: np.ndarray, dst: np.ndarray, ups, batch: i
     sync()
     apply_s = time.perf_counter() - t
     live = 2 * (int(src.size) + int((ops > 0).sum()) - int((ops < 0).sum()))
+    snap_s = None
+    if hasattr(g, "snapshot"):
+        # what a matcher reading the store would take: every row at the next time, as a CSR
+        t = time.perf_counter()
+        ptr, _ = g.snapshot(g.time + 1)
+        sync()
+        snap_s = time.perf_counter() - t
+        if int(ptr[-1]) != live:
+            raise SystemExit(f"{kind}: the snapshot holds {int(ptr[-1])} entries, not {live}")
     row = {"store": kind, "batch": batch, "updates": total, "build_s": round(build_s, 4),
            "apply_s": round(apply_s, 4),
            "updates_per_s": round(total / apply_s) if apply_s > 0 else None,
@@ -87,7 +97,8 @@ def run_store(kind: str, n: int, src: np.ndarray, dst: np.ndarray, ups, batch: i
            # drained: every update finished (no explicit compaction), over the final
            # single-version graph's entries
            "drained_entries_x": round(g.entries() / max(live, 1), 3),
-           "versions": g.versions(), "vertices": n}
+           "versions": g.versions(), "vertices": n,
+           "snapshot_s": None if snap_s is None else round(snap_s, 4)}
     if hasattr(g, "pool_bytes"):
         # the single-version graph: its entries as int64 neighbours, ct and dt, and per
         # vertex one version record (start, length, ct_min, dt_max, prev) and a head
@@ -160,12 +171,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"MISMATCH: {k} vs {full[0]}, batch {b}", file=sys.stderr)
                 status = 1
     print("\n| store | batch | updates | apply s | updates/s | peak entries x G_0 | "
-          "drained entries x | drained bytes x |")
-    print("|:--|--:|--:|--:|--:|--:|--:|--:|")
+          "drained entries x | drained bytes x | snapshot s |")
+    print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         print(f"| {r['store']} | {r['batch']:,} | {r['updates']:,} | {r['apply_s']:.3f} | "
               f"{r['updates_per_s'] or 0:,} | {r['peak_entries_x']:.3f} | "
-              f"{r['drained_entries_x']:.3f} | {r.get('drained_bytes_x', '-')} |")
+              f"{r['drained_entries_x']:.3f} | {r.get('drained_bytes_x', '-')} | "
+              f"{'-' if r['snapshot_s'] is None else r['snapshot_s']} |")
     print("stores agree" if status == 0 else "MISMATCH (see above)")
     if args.json:
         with open(args.json, "w") as fh:

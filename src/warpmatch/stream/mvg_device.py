@@ -1,11 +1,12 @@
 """Multi-version graph in flat arrays, updated by array passes on the GPU (DCSM §1.4.2-§1.4.3,
 §1.6): the device counterpart of the host reference :mod:`warpmatch.stream.mvg`.
 
-Map: :class:`ArrayMultiVersionGraph` (``apply`` a batch, ``neighbors`` as an update sees them,
-``finish`` updates, ``compact``) < :class:`_Rows` (one adjacency direction: an entry pool and
-a version table) < the array passes (:func:`_upper_bound`: a binary search per query over
-each one's own range; :func:`_gather_ranges`: the positions of many short ranges, the copy
-that DCSM gives one warp per list).
+Map: :class:`ArrayMultiVersionGraph` (``apply`` a batch, ``neighbors`` as an update sees
+them, ``snapshot``: many rows at one time as a CSR on the device, ``finish`` updates,
+``compact``) < :class:`_Rows` (one adjacency direction: an entry pool and a version table)
+< the array passes (:func:`_upper_bound`: a binary search per query over each one's own
+range; :func:`_gather_ranges`: the positions of many short ranges, the copy that DCSM
+gives one warp per list).
 
 The semantics are the reference's, to the entry (see :mod:`warpmatch.stream.mvg`): time is
 the stream's sequence number, an entry lives over ``(ct, dt]``, a version over
@@ -43,8 +44,10 @@ How it differs from DCSM and from the reference:
   edge, a deletion of a missing one, a self-loop, an unknown vertex raise
   :class:`~warpmatch.errors.InputFormatError`), by the same alternation of an edge's
   events: one pass, with one copy to the host to say whether (and where) it failed.
-- Reads (:meth:`ArrayMultiVersionGraph.neighbors`) walk a vertex's version chain on the
-  host: the engines do not read this store yet (issue 17's pipelined executor is not built).
+- Reads: :meth:`ArrayMultiVersionGraph.neighbors` walks one vertex's version chain on
+  the host (tests); :meth:`ArrayMultiVersionGraph.snapshot` builds many rows at one time
+  as a CSR on the device. The engines do not read this store yet (issue 17's pipelined
+  executor is not built).
 """
 from __future__ import annotations
 
@@ -189,6 +192,29 @@ class _Rows:
                 return np.asarray(got.get() if xp is not np else got)
             h = int(self.prev[h])
         raise ValueError(f"no version of vertex {v} holds time {t} (released or not yet made)")
+
+    def snapshot(self, t: int, vs: Any) -> tuple[Any, Any]:
+        """The rows of vertices ``vs`` (an ``xp`` array) that update ``t`` sees, as a CSR
+        (``indptr``, ``indices``; each row sorted): each vertex's version holding ``t``
+        found by walking the version chains together, one step a pass (as many passes as
+        versions behind the newest), then the ranges gathered and filtered."""
+        xp = self.xp
+        h = self.head[vs]
+        for _ in range(self.nver + 1):
+            behind = ~((self.ct_min[h] < t) & (t <= self.dt_max[h]))
+            if not bool(behind.any()):
+                break
+            nxt = self.prev[h]
+            if bool((behind & (nxt < 0)).any()):
+                raise ValueError(f"time {t} is not held by every version chain (released or "
+                                 "not yet made)")
+            h = xp.where(behind, nxt, h)
+        pos, s = _gather_ranges(xp, self.start[h], self.length[h])
+        keep = (self.ct[pos] < t) & (t <= self.dt[pos])
+        pos, s = pos[keep], s[keep]
+        indptr = xp.zeros(int(vs.size) + 1, xp.int64)
+        indptr[1:] = xp.cumsum(xp.bincount(s, minlength=int(vs.size)))
+        return indptr, self.nbr[pos]
 
     # ---------------------------------------------------------------- apply
     def apply(self, vtx: Any, nb: Any, t: Any, op: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -449,6 +475,28 @@ class ArrayMultiVersionGraph:
         self._gc.check_readable(t, self.time)
         rows = self._out if direction == "out" else self._in
         return rows.visible(int(v), int(t))
+
+    def snapshot(self, t: int, vertices: Any = None, direction: str = "out"
+                 ) -> tuple[Any, Any]:
+        """The graph that the matching of update ``t`` sees, as a CSR of ``xp`` arrays
+        (``indptr``, ``indices``; rows sorted), built on the store's device in a few passes:
+        what a matcher reading the store would take instead of :meth:`neighbors`.
+
+        Parameters
+        ----------
+        t : int
+            A readable time, as in :meth:`neighbors`.
+        vertices : array_like, optional
+            The rows wanted, in this order (all vertices by default).
+        direction : str
+            ``"out"`` or ``"in"`` (directed graphs).
+        """
+        self._gc.check_readable(t, self.time)
+        xp = self.xp
+        vs = (xp.arange(self.n, dtype=xp.int64) if vertices is None
+              else _as_int64(xp, vertices))
+        rows = self._out if direction == "out" else self._in
+        return rows.snapshot(int(t), vs)
 
     # --------------------------------------------------------------------- GC
     def finish(self, times: Any) -> None:
