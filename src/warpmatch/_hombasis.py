@@ -688,21 +688,22 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     # take up to seconds each): doubled while they take under a tenth of a second
     done, step = 1, get_num_threads()
     t1 = time.perf_counter()
+    worst = (0, 0.0)                     # the costliest call so far: quotients, seconds
     while done < n_terms:
         if stop():
             return None
         spent = time.perf_counter() - t1
-        # would take too long: the search goes on. The first calls' few quotients project
-        # high (human's query_sparse_16_8: 66 s after 0.12 s, 39 s from 1 s on, 43 s in
-        # all), so until PROJECT_SURE_S only a projection past twice the budget declines
-        if spent > 0.25 and spent / (done - 1) * (n_terms - 1) > budget_s * (
+        if spent > 0.25 and _projected(spent, done - 1, worst, n_terms - 1) > budget_s * (
                 1 if spent > PROJECT_SURE_S else 2):
-            return None
+            return None                  # would take too long: the search goes on
         hi = min(n_terms, done + step)
         c0 = time.perf_counter()
         if not add_range(done, hi):
             return None
-        if time.perf_counter() - c0 < 0.1:
+        took = time.perf_counter() - c0
+        if took > worst[1]:
+            worst = (hi - done, took)
+        if took < 0.1:
             step *= 2                    # calls of about a tenth of a second at most
         done = hi
         if progress is not None:
@@ -710,6 +711,23 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
     return count, {"quotients": done, "primes": len(primes), "numpy": slow[0],
                    "device": hc.on_device, "seconds": time.perf_counter() - t0}
+
+
+def _projected(spent: float, done: int, worst: tuple[int, float], total: int) -> float:
+    """Seconds the sum of ``total`` quotients is projected to take, ``done`` of them in
+    ``spent`` seconds: the rest at the pace of every call but the costliest (``worst``:
+    its quotients and seconds), or 0 (no projection yet) while that call is the only one.
+
+    One quotient can cost more than all the others: human's ``query_sparse_12_10`` has 40,
+    one of them 20 s, the other 39 about 4 s in all. Visited second (the spread order), it
+    made a pace of 10 s a quotient, 408 s for all, where the sum takes 24 s. The first
+    calls' few quotients also project high on their own (``query_sparse_16_8``: 66 s after
+    0.12 s, 39 s from 1 s on, 43 s in all), hence :data:`PROJECT_SURE_S` in the caller.
+    """
+    rest_n, rest_s = done - worst[0], spent - worst[1]
+    if rest_n <= 0:
+        return 0.0
+    return spent + (total - done) * rest_s / rest_n
 
 
 def _cupy() -> Any:
