@@ -309,3 +309,15 @@ def test_a_graph_with_self_loops_is_declined():
     assert "self-loops" in hombasis_applies(g, q, False)
     assert hombasis_applies(g, q, False, loops=False) is None
     assert count_hombasis(g, q) is None
+
+
+def test_the_projection_leaves_out_the_costliest_call():
+    """One quotient can cost more than all the others (human's query_sparse_12_10: 20 s of
+    24): the sum's projection paces the rest by every call but the costliest, and makes
+    none while that call is the only one."""
+    from warpmatch._hombasis import _projected
+    assert _projected(20.0, 2, (2, 20.0), 39) == 0.0
+    # then 4 quotients in 0.4 s: the 33 left at 0.1 s each
+    assert _projected(20.4, 6, (2, 20.0), 39) == pytest.approx(20.4 + 33 * 0.1)
+    # every call alike: the plain pace
+    assert _projected(3.0, 6, (2, 1.0), 12) == pytest.approx(3.0 + 6 * 0.5)
