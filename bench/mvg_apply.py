@@ -129,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     g0, upd = make_stream(graph, seed=args.seed)
     src, dst = g0.edges()
     src, dst = src.astype(np.int64), dst.astype(np.int64)
-    ids = np.arange(g0.n) if g0.ids is None else None
-    if ids is None:                  # external ids back to internal ones
+    if g0.ids is not None:           # external ids back to internal ones
         lookup = {int(x): i for i, x in enumerate(np.asarray(g0.ids).tolist())}
         us = np.array([lookup[int(x)] for x in upd.src.tolist()], np.int64)
         vs = np.array([lookup[int(x)] for x in upd.dst.tolist()], np.int64)

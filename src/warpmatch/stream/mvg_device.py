@@ -44,9 +44,9 @@ How it differs from DCSM and from the reference:
   edge, a deletion of a missing one, a self-loop, an unknown vertex raise
   :class:`~warpmatch.errors.InputFormatError`), by the same alternation of an edge's
   events: one pass, with one copy to the host to say whether (and where) it failed.
-- Reads: :meth:`ArrayMultiVersionGraph.neighbors` walks one vertex's version chain on
-  the host (tests); :meth:`ArrayMultiVersionGraph.snapshot` builds many rows at one time
-  as a CSR on the device. The engines do not read this store yet (issue 17's pipelined
+- Reads: :meth:`ArrayMultiVersionGraph.snapshot` builds many rows at one time as a CSR on
+  the device; :meth:`ArrayMultiVersionGraph.neighbors` is one such row, copied to the
+  host. The engines do not read this store yet (issue 17's pipelined
   executor is not built).
 """
 from __future__ import annotations
@@ -180,18 +180,6 @@ class _Rows:
         pos = _upper_bound(xp, self.nbr[:max(self.used, 1)], lo, hi, w) - 1
         ok = (pos >= lo) & (self.nbr[xp.maximum(pos, 0)] == w)
         return xp.where(ok, pos, -1)
-
-    def visible(self, v: int, t: int) -> np.ndarray:
-        xp = self.xp
-        h = int(self.head[v])
-        while h >= 0:
-            if int(self.ct_min[h]) < t <= int(self.dt_max[h]):
-                s, n = int(self.start[h]), int(self.length[h])
-                nbr, ct, dt = self.nbr[s:s + n], self.ct[s:s + n], self.dt[s:s + n]
-                got = nbr[(ct < t) & (t <= dt)]
-                return np.asarray(got.get() if xp is not np else got)
-            h = int(self.prev[h])
-        raise ValueError(f"no version of vertex {v} holds time {t} (released or not yet made)")
 
     def snapshot(self, t: int, vs: Any) -> tuple[Any, Any]:
         """The rows of vertices ``vs`` (an ``xp`` array) that update ``t`` sees, as a CSR
@@ -474,7 +462,8 @@ class ArrayMultiVersionGraph:
         sorted); as :meth:`warpmatch.stream.mvg.MultiVersionGraph.neighbors`."""
         self._gc.check_readable(t, self.time)
         rows = self._out if direction == "out" else self._in
-        return rows.visible(int(v), int(t))
+        _, idx = rows.snapshot(int(t), _as_int64(self.xp, [int(v)]))
+        return np.asarray(idx.get() if self.xp is not np else idx)
 
     def snapshot(self, t: int, vertices: Any = None, direction: str = "out"
                  ) -> tuple[Any, Any]:
