@@ -58,7 +58,8 @@ PARTITIONS_MAX = 10**12
 #: the most seconds a count from homomorphisms is expected to take: past that (projected
 #: from its first quotients) it gives the count back to the search (:mod:`warpmatch._hombasis`)
 HOM_BUDGET_S = 30.0
-#: the same where a factoring applies too (which then comes next; :mod:`warpmatch._factored`)
+#: the same beside a factoring whose first second added no candidate of its cut vertex
+#: (no pace to weigh the quotients against; :func:`warpmatch._factored.direct_then_factored`)
 HOM_BESIDE_FACTOR_S = 10.0
 #: the most query vertices of one label counted (:func:`term_count`): 12 independent
 #: vertices alike have 4,213,597 partitions (the Bell number), and counting them all takes
