@@ -75,10 +75,13 @@ def _same(gpu, cpu, k, lists):
         assert _rows(gpu, k) == _rows(cpu, k)
 
 
-#: every policy, plus the host-side (GCSM walk) estimator and a full-rate device sample
+#: every policy, plus the host-side (GCSM walk) estimator, a full-rate device sample and
+#: sub-tasks cut to single depth-2 candidates where the batch is small (``split``)
 VARIANTS = [(p, {}) for p in POLICIES] + [
     ("random-walk", {"estimator": "cpu"}),
     ("random-walk", {"sample_rate": 1.0, "continue_rate": 1.0}),
+    ("device", {"split": True}),
+    ("random-walk", {"split": True}),
 ]
 
 
@@ -485,6 +488,38 @@ def test_hub_and_new_vertices_across_batches(policy, kw):
         assert rows(da) == rows(db)
     assert cm_gpu.count == cm_cpu.count
     assert cm_gpu.graph.n > n
+
+
+@pytest.mark.parametrize("per_sm,chunk", [(0, 32), (8, None), (256, 1)])
+@pytest.mark.parametrize("policy", ["device", "random-walk"])
+def test_sub_task_size_leaves_the_deltas(monkeypatch, per_sm, chunk, policy):
+    """A hub's depth-2 list cut into sub-tasks of 1 to 32 candidates (kernels/delta.cu
+    "Work"): the same counts and rows as the CPU engine, whatever the size."""
+    from warpmatch.stream.gpu import _device_cache
+    rng = np.random.default_rng(3)
+    extra = rng.integers(1, 1600, size=(2, 4000))
+    g = Graph.from_edges(np.concatenate([np.zeros(1500, np.int64), extra[0]]),
+                         np.concatenate([np.arange(1, 1501), extra[1]]), n=1600, warn=False)
+    if per_sm:
+        monkeypatch.setattr(_device_cache, "SPLIT_PER_SM", per_sm)
+    s = np.array([0, 0, 5, 7]); d = np.array([1501, 1502, 9, 0]); o = np.array([1, 1, 1, -1])
+    o[3] = 1 if not g.has_edge(7, 0) else -1
+    view = view_from_graph(g, s, d, o, None, allocator=pinned_allocator())
+    cpu = CpuDeltaEngine(threads=1)
+    seen = set()
+    for text in ("a-b, b-c, c-d, d-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d, d-e, e-a"):
+        q = Query.parse(text)
+        for purpose in ("count", "list"):
+            plans = compile_delta_plans(q, purpose=purpose)
+            want = purpose == "list"
+            eng = _engine(cache=policy, cache_fraction=0.3, split=per_sm > 0)
+            got = eng.run(view, plans, want)
+            _same(got, cpu.run(view, plans, want), q.k, want)
+            seen.add(int(eng._dev.last_sub_ptr[-1].get()))
+    if chunk is not None:
+        assert seen == {chunk}
+    else:       # the hub's 1,500 candidates over 8 x (multiprocessors) sub-tasks
+        assert seen <= set(range(1, 33)) and seen & set(range(2, 32))
 
 
 @pytest.mark.parametrize("directed", [False, True])

@@ -556,7 +556,7 @@ class _DeviceState(_CacheSteps):
         ev0, ev1 = self.events
         ev0.record()
         # every task's depth-2 list, cut into sub-tasks (kernels/delta.cu, "Work")
-        sub_ptr = pre if pre is not None else self._subtasks(mod, T)
+        sub_ptr = pre if pre is not None else self._subtasks(mod, T, k)
         blocks = self._blocks(fn, None)
         fn((blocks,), (eng.warps_per_block * 32,),
            (np.int64(0), np.int64(-1), sub_ptr, np.int64(0), np.int64(T), counters,
@@ -639,7 +639,7 @@ class _DeviceState(_CacheSteps):
         cursor = cp.zeros(max(B, 1), dtype=cp.uint64)
         counters = cp.zeros(_C_N, dtype=cp.uint64)
         sub_host = sub_ptr.get()
-        T = int(sub_host.size) - 1
+        T = int(sub_host.size) - 2          # then the total and the chunk size
         rows_out, sign_out = [], []
         cnt_valid = per_upd[valid]
         a = 0

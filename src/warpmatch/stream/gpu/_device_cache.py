@@ -5,7 +5,8 @@ Map: :meth:`_CacheSteps._budget` (bytes) < the policies' scores
 :mod:`.walk`, :meth:`~_CacheSteps._by_degree`) < :meth:`~_CacheSteps._select_device`
 (the best rows per byte) < :meth:`~_CacheSteps._gather` (DCSR packed on the
 device from mapped host storage) < :meth:`~_CacheSteps._cache` (one batch's
-whole cache step). A mixin of :class:`._device._DeviceState`, whose state it
+whole cache step); and :meth:`~_CacheSteps._subtasks` with :func:`split_chunk`
+(the tasks cut into sub-tasks, which the sampling and counting passes share). A mixin of :class:`._device._DeviceState`, whose state it
 reads; GCSM §IV (frequency estimation) and §V-B (the DCSR cache).
 
 What differs from GCSM: see :mod:`.engine`'s docstring (estimate on the GPU by
@@ -29,6 +30,32 @@ from .walk import default_walks, estimate_access_sparse
 #: paid for itself; the diamond's 48-130%, and sampling it every batch ran 0.75-0.81x no
 #: cache.
 FRESH_COST = 0.4
+
+
+#: the most depth-2 candidates of one sub-task (kernels/delta.cu, "Work"): a warp's
+#: first step tests them at once, one a lane
+CHUNK_MAX = 32
+#: sub-tasks per multiprocessor that :func:`split_chunk` aims at (an H100 holds 132 x 64
+#: warps): a one-update 4-cycle batch on a 10^7-edge power-law graph is a few tasks whose
+#: depth-2 lists hold thousands of candidates, and chunks of 32 kept a few hundred warps
+#: busy for milliseconds
+SPLIT_PER_SM = 256
+
+
+def split_chunk(xp: Any, lens: Any, target: int) -> Any:
+    """The depth-2 candidates per sub-task for tasks of ``lens`` candidates: about
+    ``target`` sub-tasks in all, between 1 and :data:`CHUNK_MAX` candidates each.
+
+    A 0-d array of ``xp`` (left on the device: no wait for the lengths).
+
+    Examples
+    --------
+    >>> int(split_chunk(np, np.array([10, 6]), 1000)), int(split_chunk(np, np.array([64000]), 1000))
+    (1, 32)
+    >>> int(split_chunk(np, np.array([8000, 0]), 1000))
+    8
+    """
+    return xp.clip(lens.sum() // max(1, int(target)), 1, CHUNK_MAX)
 
 
 class _CacheSteps:
@@ -271,7 +298,7 @@ class _CacheSteps:
                           ("wm_s_seed", np.array([_mix64(_mix64(eng.seed) + eng._batches)],
                                                  dtype=np.uint64))):
             cp.ndarray((val.size,), dtype=val.dtype, memptr=mod.get_global(name)).set(val)
-        sub_ptr = self._subtasks(mod, T)
+        sub_ptr = self._subtasks(mod, T, k)
         fn = mod.get_function("wm_delta")
         counters = cp.zeros(_C_N, dtype=cp.uint64)
         fn((self._blocks(fn, None),), (eng.warps_per_block * 32,),
@@ -325,16 +352,25 @@ class _CacheSteps:
         got = cp.stack([self.est[prev].sum(), self.est[new].sum()]).get()
         return float(got[0] / got[1]) if got[1] > 0 else 1.0
 
-    def _subtasks(self, mod: Any, T: int) -> Any:
+    def _subtasks(self, mod: Any, T: int, k: int) -> Any:
         """Every task's depth-2 list cut into sub-tasks (kernels/delta.cu, "Work"):
-        the exclusive prefix sums over tasks, the total last. Left on the device:
-        the counting kernel reads the total itself (``s_end`` < 0)."""
+        ``T + 2`` entries, the exclusive prefix sums over tasks, their total, then the
+        sub-tasks' size (:func:`split_chunk`). Left on the device: the counting kernel
+        reads the total and the size itself (``s_end`` < 0), so the host launches it
+        without waiting."""
         cp = self.cp
-        chunks = cp.empty(T, dtype=cp.int64)
+        lens = cp.empty(T, dtype=cp.int64)
         mod.get_function("wm_delta_len")((max(1, min((T + 255) // 256, 32 * self.sms)),),
-                                         (256,), (np.int64(0), np.int64(T), chunks))
-        sub_ptr = cp.zeros(T + 1, dtype=cp.int64)
-        cp.cumsum(chunks, out=sub_ptr[1:])
+                                         (256,), (np.int64(0), np.int64(T), lens))
+        sub_ptr = cp.zeros(T + 2, dtype=cp.int64)
+        if k < 4 or not self.eng.split:
+            chunk: Any = CHUNK_MAX
+            cp.cumsum((lens + (CHUNK_MAX - 1)) // CHUNK_MAX, out=sub_ptr[1:T + 1])
+        else:
+            chunk = split_chunk(cp, lens, SPLIT_PER_SM * self.sms)
+            cp.cumsum((lens + (chunk - 1)) // chunk, out=sub_ptr[1:T + 1])
+        sub_ptr[T + 1:] = chunk
+        self.last_sub_ptr = sub_ptr         # (tests read the chunk size from it)
         return sub_ptr
 
     def _cache(self, view: BatchView, plans: DeltaPlans, policy: str, touched: list[np.ndarray],

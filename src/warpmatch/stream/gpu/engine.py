@@ -33,7 +33,9 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    updates go to the device by DMA: the overlay straight from the dynamic
    graph's pinned buffers, the small arrays in one copy from a pinned staging
    buffer; ``kernels/delta.cu`` runs every task (update,
-   delta plan) with one warp per task and gMatch's fine-grained lanes, reading
+   delta plan), cut into sub-tasks of 32 depth-2 candidates (with ``split``, as
+   few as one when the batch's work is small, so that one update fills the device), with one
+   warp per sub-task and gMatch's fine-grained lanes, reading
    a row from the overlay if the vertex is touched, else from the cache, else
    from host memory. A binary search for an edge reads the shorter of the two
    rows when both are in the same memory, else the cheaper search (a probe of
@@ -74,6 +76,7 @@ device.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -117,8 +120,8 @@ class GpuDeltaEngine:
         ``"cpu"``: GCSM's binomial-merged walks on the host cores
         (:mod:`.walk`), rows then selected and gathered on the device too.
     sample_rate : float, optional
-        ``"gpu"`` estimator: probability that a sub-task (a task's 32 depth-2
-        candidates) is sampled. The default is ``1``: the levels above the last
+        ``"gpu"`` estimator: probability that a sub-task (up to 32 of a task's
+        depth-2 candidates) is sampled. The default is ``1``: the levels above the last
         read only the overlay for 4-vertex queries, and the rows that matter
         are each read in few batches, so a sample of them misses most.
     continue_rate : float, optional
@@ -182,6 +185,14 @@ class GpuDeltaEngine:
     specialise : {"auto", "always", "never"} or None, optional
         The sequential path's compiled delta plans, as for
         :class:`~warpmatch.stream.cpu.CpuDeltaEngine`. The default is ``None``.
+    split : bool or None, optional
+        For queries of four or more vertices, cut the tasks' depth-2 lists into
+        sub-tasks as small as one candidate when the batch's lists are short in all
+        (about 256 sub-tasks per multiprocessor; kernels/delta.cu "Work"), so that
+        a small batch occupies the whole device; ``False`` keeps sub-tasks of 32
+        candidates. The default is ``None``: the environment variable
+        ``WARPMATCH_GPU_DELTA_SPLIT`` (``1`` turns it on), else ``False``: it
+        has not yet run on a GPU, so it stays off until measured.
 
     Attributes
     ----------
@@ -230,7 +241,7 @@ class GpuDeltaEngine:
                  estimate_fill: bool = True, walks: int | None = None, seed: int = 0,
                  warps_per_block: int = 4, list_rows: int = 1 << 22, profile: bool = False,
                  device: int = 0, pinned: bool = True, sequential: bool = True,
-                 specialise: str | None = None) -> None:
+                 specialise: str | None = None, split: bool | None = None) -> None:
         if cache != "auto" and cache not in POLICIES:
             raise ValueError(f"cache must be 'auto' or one of {', '.join(POLICIES)}; "
                              f"got {cache!r}")
@@ -265,6 +276,10 @@ class GpuDeltaEngine:
         self.profile = bool(profile)
         self.device = int(device)
         self.pinned = bool(pinned)
+        if split is None:
+            # the environment's choice reaches engines the matcher makes (A/B benchmarks)
+            split = os.environ.get("WARPMATCH_GPU_DELTA_SPLIT", "0").strip() == "1"
+        self.split = bool(split)
         self.graph: Any = None
         self.stats: dict[str, Any] = {}
         self.totals: dict[str, float] = {}

@@ -12,12 +12,15 @@
 //   WM_PLAN_CAP ints of the packed delta plans in constant memory
 //
 // Work: a task is (valid update u, delta plan j); it is cut into sub-tasks of
-// at most WM_CHUNK candidates of depth 2 (wm_delta_len measures every task's
-// depth-2 list first, the host turns the lengths into prefix sums), so that the
-// subtree of a hub endpoint is spread over many warps instead of making one
-// warp the straggler of the whole batch. A warp takes one sub-task at a time
-// through an atomic counter; the task's state p and sign follow
-// stream/types.py (p = u+1 for insert/query-edge and delete/non-edge, else u).
+// at most `chunk` candidates of depth 2 (wm_delta_len measures every task's
+// depth-2 list first; the host's device-side steps choose `chunk`, at most
+// 32, and turn the lengths into prefix sums), so that the subtree of a hub
+// endpoint is spread over many warps instead of making one warp the straggler of
+// the whole batch. With GpuDeltaEngine(split=True), a small batch of a query of 4 or
+// more vertices gets chunks as small as one candidate: its few tasks would otherwise
+// keep a few hundred warps busy with lists of thousands (_device_cache.py,
+// split_chunk). A warp takes one sub-task at a time through an atomic counter;
+// the task's state p and sign follow stream/types.py (p = u+1 for insert/query-edge and delete/non-edge, else u).
 // Depths 0 and 1 are the update's endpoints; depths 2..K-1 are extended with
 // gMatch's warp-level batch exploration: the warp's shared-memory stack keeps
 // up to 32 partial matches per level, the level's virtual task pool is the
@@ -467,10 +470,6 @@ __device__ bool wm_task(int d, int j, int p, const WmStack& S, int e, int off, i
 }
 
 
-#ifndef WM_CHUNK
-#define WM_CHUNK 32
-#endif
-
 // The root of task t (update u, plan j): the depth-0/1 checks of the update's
 // endpoints in state p, then the generating list of depth 2 (off, len, kind,
 // gen). Returns false if the endpoints cannot be the images of the plan's pair.
@@ -500,10 +499,11 @@ __device__ bool wm_root(long long t, int& u, int& j, int& p, int& sign, int (&m)
   return true;
 }
 
-// Sub-tasks per task: ceil(len / WM_CHUNK) of its depth-2 list (0 if the root fails).
-// One thread per task; reads here are not counted (the sub-tasks count them).
+// The length of every task's depth-2 list (0 if the root fails), which the host cuts
+// into sub-tasks of `chunk` candidates. One thread per task; reads here are not
+// counted (the sub-tasks count them).
 extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
-                                        long long* __restrict__ chunks) {
+                                        long long* __restrict__ lens) {
   for (long long t = t_begin + blockIdx.x * (long long)blockDim.x + threadIdx.x; t < t_end;
        t += (long long)gridDim.x * blockDim.x) {
     WmCnt c;
@@ -514,14 +514,15 @@ extern "C" __global__ void wm_delta_len(long long t_begin, long long t_end,
     int u, j, p, sign, gn, ln, kd;
     long long of;
     const bool ok = wm_root(t, u, j, p, sign, m, gn, of, ln, kd, c);
-    chunks[t - t_begin] = ok ? (ln + WM_CHUNK - 1) / WM_CHUNK : 0;
+    lens[t - t_begin] = ok ? ln : 0;
   }
 }
 
 // Counting: plus[u] / minus[u] += raw matches. Listing: rows (query-vertex order)
 // of update u go to out[row_base[u] + cursor[u]++ - first_row], with their sign.
 // Sub-tasks s_begin..s_end-1 are run; sub_ptr[t - t_base] is the first sub-task of
-// task t (an exclusive prefix sum over tasks t_base.., with one entry past the end).
+// task t (an exclusive prefix sum over tasks t_base.., with one entry past the end),
+// and sub_ptr[n_tasks + 1] is `chunk`, the depth-2 candidates of a sub-task.
 // s_end < 0: every sub-task, up to sub_ptr[n_tasks] (read here, so that the host
 // launches without waiting for the prefix sum).
 extern "C" __global__ void __launch_bounds__(WM_WARPS * 32)
@@ -542,6 +543,8 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
   (void)out; (void)out_sign; (void)cursor; (void)first_row; (void)plus; (void)minus;
   (void)S;
   if (s_end < 0) s_end = sub_ptr[n_tasks];
+  const int chunk = (int)sub_ptr[n_tasks + 1];
+  (void)chunk;
   int m[WM_K];
 #pragma unroll
   for (int q = 0; q < WM_K; ++q) m[q] = 0;
@@ -575,10 +578,10 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
           const long long mid = (lo + hi) >> 1;
           if (sub_ptr[mid] <= s) lo = mid; else hi = mid;
         }
-        const int chunk = (int)(s - sub_ptr[lo]);
+        const int part = (int)(s - sub_ptr[lo]);
         // the root's reads are made (and counted) once per task, by its first sub-task
         WmCnt tmp = cnt;
-        tmp.on = chunk == 0;
+        tmp.on = part == 0;
 #if WM_SAMPLE
         tmp.w = wm_s_w[2];
 #endif
@@ -590,7 +593,7 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
         // overlay list
         if (ok && (wm_look(j, 2, m, gn, ln, tmp) == 0 || kd < 4)) ok = 0;
 #endif
-        if (chunk == 0) cnt = tmp;
+        if (part == 0) cnt = tmp;
         cnt.on = 1;
         if (ok) {
 #if WM_K == 2
@@ -603,14 +606,14 @@ wm_delta(long long s_begin, long long s_end, const long long* __restrict__ sub_p
 #endif
           ok = 0;
 #else
-          const int c0 = chunk * WM_CHUNK;
+          const int c0 = part * chunk;
           S.v[0][0] = m[0];
           S.p[0][0] = 0;
           S.v[1][0] = m[1];
           S.p[1][0] = 0;
           S.gen[1][0] = (unsigned char)gn;
           S.off[1][0] = of + c0;
-          S.len[1][0] = wm_min(ln - c0, WM_CHUNK);
+          S.len[1][0] = wm_min(ln - c0, chunk);
           S.kind[1][0] = (unsigned char)kd;
           S.wp[1] = 0;
           S.wo[1] = 0;
