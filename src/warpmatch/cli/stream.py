@@ -293,6 +293,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
 
     from .._progress import ProgressBar
     from ..api import ContinuousMatcher, as_query, describe_count
+    from ..stream.collector import Collector
     from ..stream.updates import iter_update_batches, read_updates, split_batches
     from ._output import check_output_target, output_sink
 
@@ -342,6 +343,7 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
     has_time = False
     first_skipped = ""                         # where and why, for the warning at the end
     t1 = time.perf_counter()
+    collect = None
     with contextlib.ExitStack() as stack:
         writer = None
         if output is not None:
@@ -349,11 +351,14 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             sink = stack.enter_context(output_sink(output))
             writer = DeltaWriter(sink, ofmt, q.names, counts_only)
             stack.callback(writer.close)       # before the rename (or the cleanup)
+            # DCSM's collector: batch k's rows are written while batch k+1 is matched
+            # (every write done before writer.close: the stack unwinds in reverse)
+            collect = stack.enter_context(Collector(writer.write))
         bar = stack.enter_context(ProgressBar(q.name, unit="updates", total=total))
         pairs = _timed_pairs(cm, ups, batches, batch_size, not want_rows, due, lat)
         for batch, delta in pairs:
-            if writer is not None:
-                writer.write(delta, n_upd, batch.time)
+            if collect is not None:
+                collect.put(delta, n_upd, batch.time)
             valid = delta.valid
             n_upd += len(batch)
             nbatch += 1
@@ -415,6 +420,10 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             "latency": {**lat.summary(), "arrival": "read" if updates == "-" else "start"},
             "output": output, "format": ofmt,
             "rows": None if writer is None else writer.rows,
+            # the writer thread's time, and how long matching waited for it
+            "output_seconds": None if collect is None else round(collect.write_seconds, 6),
+            "output_wait_seconds": (None if collect is None
+                                    else round(collect.waited_seconds, 6)),
             "columns": None if writer is None else writer.columns,
             "semantics": describe_count(final, mode, induced, q.name),
             **({"distributed": cm.stats} if client is not None else {}),
