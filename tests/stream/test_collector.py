@@ -88,6 +88,16 @@ def test_an_error_of_the_body_finishes_the_writes_handed_over():
     assert done == [0, 1, 2, 3]
 
 
-def test_pending_must_be_positive():
+def test_pending_must_not_be_negative():
     with pytest.raises(ValueError, match="pending"):
-        Collector(print, pending=0)
+        Collector(print, pending=-1)
+
+
+def test_no_pending_writes_on_the_calling_thread():
+    threads = []
+    c = Collector(lambda i: threads.append(threading.get_ident()), pending=0)
+    c.put(0)
+    assert threads == [threading.get_ident()]        # written before put returned
+    c.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        c.put(1)

@@ -352,8 +352,10 @@ def stream(graph: str, query: str, updates: str, batch_size: int, max_latency: s
             writer = DeltaWriter(sink, ofmt, q.names, counts_only)
             stack.callback(writer.close)       # before the rename (or the cleanup)
             # DCSM's collector: batch k's rows are written while batch k+1 is matched
-            # (every write done before writer.close: the stack unwinds in reverse)
-            collect = stack.enter_context(Collector(writer.write))
+            # (every write done before writer.close: the stack unwinds in reverse);
+            # WARPMATCH_STREAM_COLLECTOR=0 writes in this loop (bench/collector_ab.py)
+            one_thread = os.environ.get("WARPMATCH_STREAM_COLLECTOR", "1").strip() == "0"
+            collect = stack.enter_context(Collector(writer.write, 0 if one_thread else 1))
         bar = stack.enter_context(ProgressBar(q.name, unit="updates", total=total))
         pairs = _timed_pairs(cm, ups, batches, batch_size, not want_rows, due, lat)
         for batch, delta in pairs:

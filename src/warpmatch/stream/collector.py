@@ -46,7 +46,9 @@ class Collector:
         every batch.
     pending : int, optional
         Results handed over and not yet written, at most; :meth:`put` waits for the oldest
-        write beyond that. The default is ``1``.
+        write beyond that. ``0``: no thread, :meth:`put` writes before it returns (the
+        one-thread loop, for A/B runs: ``WARPMATCH_STREAM_COLLECTOR=0`` in
+        ``warpmatch stream``). The default is ``1``.
 
     Attributes
     ----------
@@ -74,12 +76,13 @@ class Collector:
     """
 
     def __init__(self, write: Callable[..., Any], pending: int = 1) -> None:
-        if int(pending) < 1:
-            raise ValueError(f"pending must be >= 1, got {pending}")
+        if int(pending) < 0:
+            raise ValueError(f"pending must be >= 0, got {pending}")
         self._write = write
         self.pending = int(pending)
-        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="warpmatch-collector")
+        self._closed = False
+        self._pool: ThreadPoolExecutor | None = None if self.pending == 0 else \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="warpmatch-collector")
         self._queue: deque[Future] = deque()
         self._failed = threading.Event()
         self.write_seconds = 0.0
@@ -120,13 +123,19 @@ class Collector:
         RuntimeError
             After :meth:`close`.
         """
-        if self._pool is None:
+        if self._closed:
             raise RuntimeError("this collector is closed")
+        if self._pool is None:              # pending=0: write here
+            self._run(args)
+            return
         self._reap(self.pending - 1)
         self._queue.append(self._pool.submit(self._run, args))
 
     def close(self) -> None:
         """Wait for every write and stop the thread; raise the first write error."""
+        if self._closed:
+            return
+        self._closed = True
         if self._pool is None:
             return
         try:
