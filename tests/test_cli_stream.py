@@ -180,6 +180,25 @@ def test_stdin_equals_file_and_batch_size_does_not_matter(stream_files, tmp_path
     assert first["updates_source"] == "-"
 
 
+@pytest.mark.parametrize("src", ["file", "-"])
+def test_collector_thread_writes_the_same_file_as_the_loop(stream_files, tmp_path: Path,
+                                                             monkeypatch, src: str) -> None:
+    """Rows written on the collector thread (the default) are byte for byte those the main
+    loop writes (``WARPMATCH_STREAM_COLLECTOR=0``), with many small batches."""
+    data = stream_files["ups"].read_bytes()
+    files = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("WARPMATCH_STREAM_COLLECTOR", flag)
+        o = tmp_path / f"d{flag}.csv"
+        j = last_json(run("stream", stream_files["g0"], "tailed-triangle",
+                          stream_files["ups"] if src == "file" else "-", "--batch-size", 1,
+                          "-o", o, "--json", input=None if src == "file" else data))
+        assert j["rows"] > 1000 and j["batches"] > 100
+        assert (j["output_seconds"] is not None) and j["output_wait_seconds"] >= 0
+        files.append(o.read_bytes())
+    assert files[0] == files[1]
+
+
 def test_counts_only_file_fused_equals_stdin_per_batch(stream_files, tmp_path: Path) -> None:
     # a file goes through apply_batches (several batches per run on the CPU engine's
     # sequential path); stdin applies each batch as it is read: same per-update rows
