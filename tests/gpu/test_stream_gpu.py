@@ -490,36 +490,43 @@ def test_hub_and_new_vertices_across_batches(policy, kw):
     assert cm_gpu.graph.n > n
 
 
-@pytest.mark.parametrize("per_sm,chunk", [(0, 32), (8, None), (256, 1)])
 @pytest.mark.parametrize("policy", ["device", "random-walk"])
-def test_sub_task_size_leaves_the_deltas(monkeypatch, per_sm, chunk, policy):
-    """A hub's depth-2 list cut into sub-tasks of 1 to 32 candidates (kernels/delta.cu
-    "Work"): the same counts and rows as the CPU engine, whatever the size."""
-    from warpmatch.stream.gpu import _device_cache
+def test_sub_task_size_leaves_the_deltas(policy):
+    """A hub's depth-2 list cut into sub-tasks of 32 candidates, of one (``split``: a small
+    batch) and of about 8 (``split_target`` set from the batch's own lists): the same
+    counts and rows as the CPU engine, whatever the size (kernels/delta.cu "Work")."""
+    from warpmatch.stream.gpu._device_cache import split_chunk
     rng = np.random.default_rng(3)
     extra = rng.integers(1, 1600, size=(2, 4000))
     g = Graph.from_edges(np.concatenate([np.zeros(1500, np.int64), extra[0]]),
                          np.concatenate([np.arange(1, 1501), extra[1]]), n=1600, warn=False)
-    if per_sm:
-        monkeypatch.setattr(_device_cache, "SPLIT_PER_SM", per_sm)
-    s = np.array([0, 0, 5, 7]); d = np.array([1501, 1502, 9, 0]); o = np.array([1, 1, 1, -1])
-    o[3] = 1 if not g.has_edge(7, 0) else -1
+    # the hub 0 as either endpoint, so that some plan generates depth 2 from its row
+    s = np.array([0, 0, 1503, 5, 7]); d = np.array([1501, 1502, 0, 9, 0])
+    o = np.array([1, 1, 1, 1, 1 if not g.has_edge(7, 0) else -1])
     view = view_from_graph(g, s, d, o, None, allocator=pinned_allocator())
     cpu = CpuDeltaEngine(threads=1)
-    seen = set()
+    middle, most = set(), 0
     for text in ("a-b, b-c, c-d, d-a", "a-b, b-c, c-d, d-a, a-c", "a-b, b-c, c-d, d-e, e-a"):
         q = Query.parse(text)
         for purpose in ("count", "list"):
             plans = compile_delta_plans(q, purpose=purpose)
             want = purpose == "list"
-            eng = _engine(cache=policy, cache_fraction=0.3, split=per_sm > 0)
-            got = eng.run(view, plans, want)
-            _same(got, cpu.run(view, plans, want), q.k, want)
-            seen.add(int(eng._dev.last_sub_ptr[-1].get()))
-    if chunk is not None:
-        assert seen == {chunk}
-    else:       # the hub's 1,500 candidates over 8 x (multiprocessors) sub-tasks
-        assert seen <= set(range(1, 33)) and seen & set(range(2, 32))
+            ref = cpu.run(view, plans, want)
+            whole = _engine(cache=policy, cache_fraction=0.3, split=False)
+            _same(whole.run(view, plans, want), ref, q.k, want)
+            assert int(whole._dev.last_sub_ptr[-1].get()) == 32
+            eng = _engine(cache=policy, cache_fraction=0.3, split=True)
+            _same(eng.run(view, plans, want), ref, q.k, want)
+            total = int(eng._dev.last_lens.sum().get())
+            most = max(most, total)
+            assert int(eng._dev.last_sub_ptr[-1].get()) == 1    # a small batch: single ones
+            eng.split_target = max(1, total // 8)
+            _same(eng.run(view, plans, want), ref, q.k, want)
+            chunk = int(eng._dev.last_sub_ptr[-1].get())
+            assert chunk == int(split_chunk(np, np.array([total]), max(1, total // 8)))
+            if total >= 64:
+                middle.add(chunk)
+    assert most > 1500 and middle and middle <= {8, 9}    # the hub's row, cut in between
 
 
 @pytest.mark.parametrize("directed", [False, True])

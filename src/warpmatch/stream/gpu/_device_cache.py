@@ -6,8 +6,9 @@ Map: :meth:`_CacheSteps._budget` (bytes) < the policies' scores
 (the best rows per byte) < :meth:`~_CacheSteps._gather` (DCSR packed on the
 device from mapped host storage) < :meth:`~_CacheSteps._cache` (one batch's
 whole cache step); and :meth:`~_CacheSteps._subtasks` with :func:`split_chunk`
-(the tasks cut into sub-tasks, which the sampling and counting passes share). A mixin of :class:`._device._DeviceState`, whose state it
-reads; GCSM §IV (frequency estimation) and §V-B (the DCSR cache).
+(the tasks cut into sub-tasks, which the sampling and counting passes share). A
+mixin of :class:`._device._DeviceState`, whose state it reads; GCSM §IV (frequency
+estimation) and §V-B (the DCSR cache).
 
 What differs from GCSM: see :mod:`.engine`'s docstring (estimate on the GPU by
 default, rows chosen per byte, a kept selection copies only the rows the last
@@ -367,10 +368,10 @@ class _CacheSteps:
             chunk: Any = CHUNK_MAX
             cp.cumsum((lens + (CHUNK_MAX - 1)) // CHUNK_MAX, out=sub_ptr[1:T + 1])
         else:
-            chunk = split_chunk(cp, lens, SPLIT_PER_SM * self.sms)
+            chunk = split_chunk(cp, lens, self.eng.split_target or SPLIT_PER_SM * self.sms)
             cp.cumsum((lens + (chunk - 1)) // chunk, out=sub_ptr[1:T + 1])
         sub_ptr[T + 1:] = chunk
-        self.last_sub_ptr = sub_ptr         # (tests read the chunk size from it)
+        self.last_sub_ptr, self.last_lens = sub_ptr, lens     # (read by the tests)
         return sub_ptr
 
     def _cache(self, view: BatchView, plans: DeltaPlans, policy: str, touched: list[np.ndarray],

@@ -210,6 +210,9 @@ class GpuDeltaEngine:
         others are host times).
     totals : dict
         The same counters summed over every batch since :meth:`attach`.
+    split_target : int or None
+        With ``split``: the sub-tasks a batch is cut into, about (``None``: 256 per
+        multiprocessor).
     last_cached : numpy.ndarray
         Vertices whose rows the last batch had in the cache.
     last_access : numpy.ndarray or None
@@ -280,6 +283,7 @@ class GpuDeltaEngine:
             # the environment's choice reaches engines the matcher makes (A/B benchmarks)
             split = os.environ.get("WARPMATCH_GPU_DELTA_SPLIT", "0").strip() == "1"
         self.split = bool(split)
+        self.split_target: int | None = None
         self.graph: Any = None
         self.stats: dict[str, Any] = {}
         self.totals: dict[str, float] = {}
