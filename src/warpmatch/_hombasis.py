@@ -35,8 +35,9 @@ not the embeddings'. From :data:`KERNEL_MIN` quotients on, compiled code sums th
 every core (9x numpy's speed and more on yeast's 24-vertex queries, whose eliminations
 are about 10^4 multiply-adds: numpy's calls were the cost); numpy takes the quotients whose
 tables do not fit its scratch, on the GPU (CuPy) for those of at least
-:data:`DEVICE_MIN_FLOPS` where the caller asks. Not here: quotients merged up to
-isomorphism, arc consistency per quotient (the domains are the whole query's, intersected
+:data:`DEVICE_MIN_FLOPS` where the caller asks. Partitions that differ by swapping twins
+are summed once, times their number (:func:`~warpmatch.plan.spasm.twin_orbits`). Not
+here: quotients merged up to isomorphism otherwise, arc consistency per quotient (the domains are the whole query's, intersected
 over a block; tried per pair of vertices on yeast's queries, it emptied no domain the
 intersection had not), messages shared between quotients.
 """
@@ -53,6 +54,7 @@ from ._homelim import eliminate, last_block
 from ._homkernel import POOL_ENTRIES, SPLIT_WORK, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
+                         twin_orbits,
                          quotient_of, spasm_applies, spasm_plan_applies, term_count)
 from .query.model import ANY, Query
 
@@ -301,11 +303,12 @@ class HomCounter:
             return got
         return fits
 
-    def table(self, q: Query, per_class: list, masks: list[np.ndarray], primes: list[int]
-              ) -> QuotientTable:
+    def table(self, q: Query, per_class: list, masks: list[np.ndarray], primes: list[int],
+              sizes: list[list[int]] | None = None) -> QuotientTable:
         """The quotients of ``q`` numbered for :func:`~warpmatch._homkernel.sum_range`:
-        ``per_class`` from :func:`~warpmatch.plan.spasm.class_partitions`, ``masks`` from
-        :meth:`consistent`."""
+        ``per_class`` from :func:`~warpmatch.plan.spasm.class_partitions` (or one per orbit
+        from :func:`~warpmatch.plan.spasm.twin_orbits`, ``sizes`` their orbits' sizes, which
+        multiply their coefficients), ``masks`` from :meth:`consistent`."""
         k = q.k
         widest = max(sum(len(b) for b in parts[0]) for parts in per_class)
         cls_of = np.empty(k, np.int64)
@@ -324,9 +327,9 @@ class HomCounter:
         bid: dict[tuple[int, ...], int] = {}
         doms: list[np.ndarray] = []
         row = 0
-        for parts in per_class:
-            for part in parts:
-                coef = 1
+        for c, parts in enumerate(per_class):
+            for i, part in enumerate(parts):
+                coef = 1 if sizes is None else sizes[c][i]
                 for j, blk in enumerate(part):
                     for v in blk:
                         cp_block[row, pos_of[v]] = j
@@ -633,7 +636,10 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     n_terms = term_count(q, max_terms, fits)
     if n_terms > max_terms:
         return None
-    per_class = class_partitions(q, fits)
+    # one partition per orbit of swaps of twins, times the orbit's size (human's
+    # query_dense_16_4: 90,433 partitions in 5,012 orbits)
+    per_class, sizes = twin_orbits(q, class_partitions(q, fits), masks)
+    n_parts, n_terms = n_terms, math.prod(len(parts) for parts in per_class)
     # the identity partition: hom(q), which bounds inj(q)
     first = quotient_of(q, [parts[0] for parts in per_class])
     budget = [SPLIT_BUDGET]
@@ -644,24 +650,25 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
     if not math.isfinite(bound):
         return None
     if bound < 0.5:
-        return 0, {"quotients": 0, "primes": 0, "seconds": time.perf_counter() - t0}
+        return 0, {"quotients": 0, "partitions": n_parts, "primes": 0,
+                   "seconds": time.perf_counter() - t0}
     bits = math.log2(bound * 1.01 + 2.0) + 1.0
     primes = _primes(int(math.ceil(bits / (PRIME_BITS - 1))) + 1)
     mods = np.array(primes, dtype=np.float64)
     sums = [0] * len(primes)
     slow = [0]
 
-    def add_numpy(quo: Quotient) -> bool:
+    def add_numpy(quo: Quotient, orbit: int) -> bool:
         h = hc.hom_split(quo, hc.domains(quo, masks), mods, budget, stop=stop)
         if h is None:
             return False
         for i, v in enumerate(h):
-            sums[i] += quo.coef * int(v)
+            sums[i] += quo.coef * orbit * int(v)
         slow[0] += 1
         return True
     if kernel is None:
         kernel = n_terms >= KERNEL_MIN
-    tab = hc.table(q, per_class, masks, primes) if kernel else None
+    tab = hc.table(q, per_class, masks, primes, sizes) if kernel else None
 
     def add_range(lo: int, hi: int) -> bool:
         """Quotients ``lo`` to ``hi - 1``: by the kernel, numpy taking those it hands
@@ -673,11 +680,12 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
                 sums[i] += v
             rest = failed.tolist()
         for t in rest:
-            combo = []
-            for parts in per_class:          # quotient t's partition of each class
+            combo, orbit = [], 1
+            for parts, sz in zip(per_class, sizes):  # quotient t's partition of each class
                 combo.append(parts[t % len(parts)])
+                orbit *= sz[t % len(parts)]
                 t //= len(parts)
-            if stop() or not add_numpy(quotient_of(q, combo)):
+            if stop() or not add_numpy(quotient_of(q, combo), orbit):
                 return False
         return True
     # the first quotient alone: the kernel's first call loads it (or compiles it, once per
@@ -709,7 +717,8 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
         if progress is not None:
             progress(done, n_terms)
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
-    return count, {"quotients": done, "primes": len(primes), "numpy": slow[0],
+    return count, {"quotients": done, "partitions": n_parts, "primes": len(primes),
+                   "numpy": slow[0],
                    "device": hc.on_device, "seconds": time.perf_counter() - t0}
 
 

@@ -153,7 +153,8 @@ def test_tables_split_and_several_primes_stay_exact(monkeypatch):
     want = REF.count(g, plan) * plan.multiplier
     monkeypatch.setattr(H, "MAX_TABLE", 2_000)
     got, info = count_hombasis(g, q)
-    assert got == want and info["quotients"] == term_count(q)
+    # b and d are twins: 25 partitions, 20 up to swapping them
+    assert got == want and (info["quotients"], info["partitions"]) == (20, term_count(q))
     monkeypatch.setattr(H, "PRIME_BITS", 8)          # residues below 2^8: many primes
     got, info = count_hombasis(g, q)
     assert got == want and info["primes"] >= 4
@@ -166,11 +167,51 @@ def test_the_kernel_counts_every_quotient_or_leaves_it_to_numpy(monkeypatch):
     plan = build_plan(g, q, purpose="count")
     want = REF.count(g, plan) * plan.multiplier
     got, info = count_hombasis(g, q, kernel=True)
-    assert got == want and info["numpy"] == 0 and info["quotients"] == term_count(q) > 16
+    assert got == want and info["numpy"] == 0
+    assert info["quotients"] == info["partitions"] == term_count(q) > 16      # no twins
     # a scratch of 8 entries holds no table of two domains of ~25: all go to numpy
     monkeypatch.setattr(H, "KERNEL_POOL", 8)
     got, info = count_hombasis(g, q, kernel=True)
     assert got == want and info["numpy"] == info["quotients"]
+
+
+@pytest.mark.parametrize("text,directed", [
+    ("a:0-h:1, b:0-h:1, c:0-h:1, d:0-h:1, h:1-i:0", False),            # a star's leaves
+    ("a:0-x:1, a:0-y:1, b:0-x:1, b:0-y:1, c:0-x:1, c:0-y:1", False),   # K_{3,2}
+    ("a:0-x:1, b:0-x:1, c:0-x:1, a:0-b:0, x:1-y:0, y:0-z:1, z:1-c:0", False),
+    ("a:0-[0]-h:1, b:0-[0]-h:1, c:0-[1]-h:1, d:0-[1]-h:1, h:1-[0]-i:0", False),
+    ("a:0->h:1, b:0->h:1, h:1->c:0, h:1->d:0, c:0->e:1, d:0->e:1", True),
+])
+@pytest.mark.parametrize("kernel", [False, True])
+def test_twins_are_summed_once_per_orbit(text, directed, kernel):
+    """Partitions that differ by a swap of twins are one term times the orbit's size
+    (:func:`~warpmatch.plan.spasm.twin_orbits`): the count is the reference's, with fewer
+    quotients counted than partitions; edge labels and directions keep apart the
+    vertices they tell apart."""
+    rng = np.random.default_rng(11)
+    n = 40
+    src, dst = rng.integers(n, size=(2, 500))
+    keep = src != dst
+    g = Graph.from_edges(src[keep], dst[keep], n=n, directed=directed,
+                         edge_labels=rng.integers(2, size=int(keep.sum())), warn=False)
+    g = with_labels(g, vertex_labels=random_labels(n, 2, seed=3))
+    q = Query.parse(text)
+    assert q.directed == directed
+    plan = build_plan(g, q, purpose="count")
+    want = REF.count(g, plan) * plan.multiplier
+    got, info = count_hombasis(g, q, kernel=kernel)
+    assert got == want
+    assert info["quotients"] < info["partitions"]        # twins merged
+
+
+def test_twin_classes_follow_edge_labels_and_directions():
+    from warpmatch.plan.spasm import twin_classes
+    assert twin_classes(Query.parse("a:0-h:1, b:0-h:1, c:0-h:1")) == [0, 1, 0, 0]
+    assert twin_classes(Query.parse("a:0-[0]-h:1, b:0-[1]-h:1, c:0-[0]-h:1")) == [0, 1, 2, 0]
+    # a -> h and h -> b: swapping them reverses the edges
+    assert twin_classes(Query.parse("a:0->h:1, h:1->b:0")) == [0, 1, 2]
+    # adjacent twins: a triangle's same-label corners
+    assert twin_classes(Query.parse("a:0-b:0, b:0-c:0, c:0-a:0")) == [0, 0, 0]
 
 
 def test_declines_past_its_limits(monkeypatch):

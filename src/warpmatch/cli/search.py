@@ -135,7 +135,7 @@ def count(graph: str, queries: tuple[str, ...], limit: int | None, time_limit: f
                        + (f"; factored at {res.factored['cut']} ({len(res.factored['groups'])}"
                           f" groups, {res.factored['roots']:,} roots)"
                           if getattr(res, "factored", None) else "")
-                       + (f"; from the homomorphisms of {res.hombasis['quotients']:,} quotients"
+                       + (_hombasis_note(res.hombasis)
                           if getattr(res, "hombasis", None) else "")
                        + (f"; from {res.cliques['cliques']:,} data cliques"
                           if getattr(res, "cliques", None) else ""))
@@ -363,6 +363,15 @@ def explain(graph: str, query: str, purpose: str, vertex_order: str, workers: in
                                anchors=anchor_map or None, order=order, purpose=purpose,
                                client=client, partitions=partitions,
                                memory_budget=memory_budget, vertex_order=vertex_order))
+
+
+def _hombasis_note(info: dict) -> str:
+    """The summary's words for a count summed over quotients (twins merged: fewer
+    quotients than partitions)."""
+    parts = info.get("partitions")
+    merged = (f" ({parts:,} partitions, twins merged)"
+              if parts is not None and parts != info["quotients"] else "")
+    return f"; from the homomorphisms of {info['quotients']:,} quotients{merged}"
 
 
 def _raced_note(res: Any) -> str:
