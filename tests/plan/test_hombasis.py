@@ -362,3 +362,11 @@ def test_the_projection_leaves_out_the_costliest_call():
     assert _projected(20.4, 6, (2, 20.0), 39) == pytest.approx(20.4 + 33 * 0.1)
     # every call alike: the plain pace
     assert _projected(3.0, 6, (2, 1.0), 12) == pytest.approx(3.0 + 6 * 0.5)
+
+
+def test_the_summary_says_when_twins_were_merged():
+    from warpmatch.cli.search import _hombasis_note
+    assert _hombasis_note({"quotients": 20, "partitions": 25}) == \
+        "; from the homomorphisms of 20 quotients (25 partitions, twins merged)"
+    assert _hombasis_note({"quotients": 25, "partitions": 25}) == \
+        "; from the homomorphisms of 25 quotients"
