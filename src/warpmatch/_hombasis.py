@@ -37,9 +37,10 @@ are about 10^4 multiply-adds: numpy's calls were the cost); numpy takes the quot
 tables do not fit its scratch, on the GPU (CuPy) for those of at least
 :data:`DEVICE_MIN_FLOPS` where the caller asks. Partitions that differ by swapping twins
 are summed once, times their number (:func:`~warpmatch.plan.spasm.twin_orbits`). Not
-here: quotients merged up to isomorphism otherwise, arc consistency per quotient (the domains are the whole query's, intersected
-over a block; tried per pair of vertices on yeast's queries, it emptied no domain the
-intersection had not), messages shared between quotients.
+here: quotients merged up to isomorphism otherwise, arc consistency per quotient (the
+domains are the whole query's, intersected over a block; tried per pair of vertices on
+yeast's queries, it emptied no domain the intersection had not), messages shared between
+quotients.
 """
 from __future__ import annotations
 
@@ -54,8 +55,8 @@ from ._homelim import eliminate, last_block
 from ._homkernel import POOL_ENTRIES, SPLIT_WORK, QuotientTable, sum_range
 from .graph.csr import Graph
 from .plan.spasm import (HOM_BUDGET_S, MAX_TERMS, Quotient, block_coef, class_partitions,
-                         twin_orbits,
-                         quotient_of, spasm_applies, spasm_plan_applies, term_count)
+                         quotient_of, spasm_applies, spasm_plan_applies, term_count,
+                         twin_orbits)
 from .query.model import ANY, Query
 
 __all__ = ["HomCounter", "count_hombasis", "hombasis_applies", "warm_kernel", "MAX_TERMS",
@@ -718,8 +719,8 @@ def count_hombasis(g: Graph, q: Query, stop: Callable[[], bool] | None = None,
             progress(done, n_terms)
     count = _crt([int(s) % p for s, p in zip(sums, primes)], primes)
     return count, {"quotients": done, "partitions": n_parts, "primes": len(primes),
-                   "numpy": slow[0],
-                   "device": hc.on_device, "seconds": time.perf_counter() - t0}
+                   "numpy": slow[0], "device": hc.on_device,
+                   "seconds": time.perf_counter() - t0}
 
 
 def _projected(spent: float, done: int, worst: tuple[int, float], total: int) -> float:

@@ -34,8 +34,8 @@ for Large Graphs" (§III workflow, §IV frequency estimation, §V-B DCSR cache,
    graph's pinned buffers, the small arrays in one copy from a pinned staging
    buffer; ``kernels/delta.cu`` runs every task (update,
    delta plan), cut into sub-tasks of 32 depth-2 candidates (with ``split``, as
-   few as one when the batch's work is small, so that one update fills the device), with one
-   warp per sub-task and gMatch's fine-grained lanes, reading
+   few as one when the batch's work is small, so that one update fills the device),
+   with one warp per sub-task and gMatch's fine-grained lanes, reading
    a row from the overlay if the vertex is touched, else from the cache, else
    from host memory. A binary search for an edge reads the shorter of the two
    rows when both are in the same memory, else the cheaper search (a probe of

@@ -20,7 +20,8 @@
 // more vertices gets chunks as small as one candidate: its few tasks would otherwise
 // keep a few hundred warps busy with lists of thousands (_device_cache.py,
 // split_chunk). A warp takes one sub-task at a time through an atomic counter;
-// the task's state p and sign follow stream/types.py (p = u+1 for insert/query-edge and delete/non-edge, else u).
+// the task's state p and sign follow stream/types.py (p = u+1 for insert/query-edge
+// and delete/non-edge, else u).
 // Depths 0 and 1 are the update's endpoints; depths 2..K-1 are extended with
 // gMatch's warp-level batch exploration: the warp's shared-memory stack keeps
 // up to 32 partial matches per level, the level's virtual task pool is the
