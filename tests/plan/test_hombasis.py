@@ -336,6 +336,10 @@ def test_explain_says_where_a_count_may_come_from_homomorphisms():
     q = "s:0-a:1, a:1-b:2, b:2-s:0, s:0-c:3, c:3-d:1"
     text = wm.explain(g, q)
     assert "from homomorphisms" in text and "2 partitions" in text
+    assert "twins" not in text
+    # a, b, c alike around x: 5 partitions of {a, b, c}, 3 up to swapping them
+    twins = wm.explain(g, "a:0-x:1, b:0-x:1, c:0-x:1, x:1-y:2")
+    assert "5 partitions" in twins and "(3 up to swaps of twins, each one term)" in twins
     assert "from homomorphisms" not in wm.explain(g, q, induced=True)
     assert "from homomorphisms" not in wm.explain(g, "s:0-a, a-b:2, b:2-s:0")
 
