@@ -22,21 +22,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-
-def _workloads():
-    spec = importlib.util.spec_from_file_location(
-        "_csm_workloads", Path(__file__).with_name("_csm_workloads.py"))
-    mod = importlib.util.module_from_spec(spec)          # type: ignore[arg-type]
-    sys.modules["_csm_workloads"] = mod
-    spec.loader.exec_module(mod)                         # type: ignore[union-attr]
-    return mod
+from _sibling import load  # bench/_sibling.py: sibling benchmarks by path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from warpmatch.stream.generate import make_stream
     t = time.perf_counter()
-    graph, desc = _workloads().powerlaw_graph(args.edges, args.seed)
+    graph, desc = load("_csm_workloads").powerlaw_graph(args.edges, args.seed)
     g0, stream = make_stream(graph, 0.1, 0.05, seed=args.seed)
     ip, ix = np.asarray(g0.indptr), np.asarray(g0.indices)
     deg = np.diff(ip)

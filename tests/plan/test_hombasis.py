@@ -205,13 +205,13 @@ def test_twins_are_summed_once_per_orbit(text, directed, kernel):
 
 
 def test_twin_classes_follow_edge_labels_and_directions():
-    from warpmatch.plan.spasm import twin_classes
-    assert twin_classes(Query.parse("a:0-h:1, b:0-h:1, c:0-h:1")) == [0, 1, 0, 0]
-    assert twin_classes(Query.parse("a:0-[0]-h:1, b:0-[1]-h:1, c:0-[0]-h:1")) == [0, 1, 2, 0]
+    from warpmatch.plan.spasm import swap_classes
+    assert swap_classes(Query.parse("a:0-h:1, b:0-h:1, c:0-h:1")) == [0, 1, 0, 0]
+    assert swap_classes(Query.parse("a:0-[0]-h:1, b:0-[1]-h:1, c:0-[0]-h:1")) == [0, 1, 2, 0]
     # a -> h and h -> b: swapping them reverses the edges
-    assert twin_classes(Query.parse("a:0->h:1, h:1->b:0")) == [0, 1, 2]
+    assert swap_classes(Query.parse("a:0->h:1, h:1->b:0")) == [0, 1, 2]
     # adjacent twins: a triangle's same-label corners
-    assert twin_classes(Query.parse("a:0-b:0, b:0-c:0, c:0-a:0")) == [0, 0, 0]
+    assert swap_classes(Query.parse("a:0-b:0, b:0-c:0, c:0-a:0")) == [0, 0, 0]
 
 
 def test_declines_past_its_limits(monkeypatch):

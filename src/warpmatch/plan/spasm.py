@@ -4,7 +4,7 @@ full counts of human's queries: 10^11 to 10^23 embeddings, too many to enumerate
 Map: :func:`spasm_applies` (which queries) < :func:`term_count` (how many quotients, before
 any is built) < :func:`quotients` (each quotient: its Möbius coefficient, its vertices'
 labels and its arcs) < :func:`twin_orbits` (partitions that differ by swapping twins,
-:func:`twin_classes`, summed as one term times their number). The counting itself is
+:func:`swap_classes`, summed as one term times their number). The counting itself is
 :mod:`warpmatch._hombasis`.
 
 Why it is exact (Lovász 1967; Curticapean, Dell and Marx, "Homomorphisms are a good basis
@@ -49,7 +49,7 @@ from .plan import Plan
 
 __all__ = ["Quotient", "spasm_applies", "spasm_plan_applies", "plan_spasm", "term_count",
            "quotients",
-           "class_partitions", "quotient_of", "block_coef", "twin_classes", "twin_orbits",
+           "class_partitions", "quotient_of", "block_coef", "swap_classes", "twin_orbits",
            "CLASS_MAX",
            "MAX_TERMS", "PARTITIONS_MAX", "HOM_BUDGET_S", "HOM_BESIDE_FACTOR_S"]
 
@@ -258,17 +258,21 @@ def class_partitions(q: Query, fits: Fits | None = None
     return [list(_class_partitions(vs, nb, fits)) for vs in _classes(q)]
 
 
-def twin_classes(q: Query, masks: list[np.ndarray] | None = None) -> list[int]:
+def swap_classes(q: Query, masks: list[np.ndarray] | None = None) -> list[int]:
     """A class id per query vertex (its smallest member): ``u`` and ``v`` share one where
     swapping them is an automorphism of the labeled query (same label; edges, their
     labels and directions kept) and, with ``masks``, their domains are equal.
 
     The relation is an equivalence (``(u w) = (u v)(v w)(u v)``), and the group these
-    swaps generate is the product of the symmetric groups on its classes.
+    swaps generate is the product of the symmetric groups on its classes. Wider than
+    :func:`warpmatch.plan.order.twin_classes` (the classes count mode moves last: not
+    adjacent, two or more neighbours), which leaves out a star's leaves and adjacent
+    twins, both of which orbits need; ``warpmatch.stream.delta._twins`` tests one pair,
+    from a layer that ``plan`` does not import.
 
     Examples
     --------
-    >>> twin_classes(Query.parse("a:0-c:1, b:0-c:1, c:1-d:0, d:0-e:2"))   # a, c, b, d, e
+    >>> swap_classes(Query.parse("a:0-c:1, b:0-c:1, c:1-d:0, d:0-e:2"))   # a, c, b, d, e
     [0, 1, 0, 3, 4]
     """
     labels = np.asarray(q.vertex_labels).tolist()
@@ -296,7 +300,7 @@ def twin_orbits(q: Query, per_class: list[list[list[tuple[int, ...]]]],
                 masks: list[np.ndarray] | None = None
                 ) -> tuple[list[list[list[tuple[int, ...]]]], list[list[int]]]:
     """Each class's partitions (:func:`class_partitions`) merged up to swaps of twins
-    (:func:`twin_classes`): one partition per orbit, and the orbit's size.
+    (:func:`swap_classes`): one partition per orbit, and the orbit's size.
 
     Swapping twins is an automorphism, so a partition and its image give isomorphic
     quotients with equal coefficients (equal block sizes), hence equal terms: the sum
@@ -314,7 +318,7 @@ def twin_orbits(q: Query, per_class: list[list[list[tuple[int, ...]]]],
     >>> reps[0], sizes[0]                  # label 0's 5 partitions: 3 of one pair
     ([[(0,), (2,), (3,)], [(0,), (2, 3)], [(0, 2, 3)]], [1, 3, 1])
     """
-    tid = twin_classes(q, masks)
+    tid = swap_classes(q, masks)
     reps: list[list[list[tuple[int, ...]]]] = []
     sizes: list[list[int]] = []
     for parts in per_class:

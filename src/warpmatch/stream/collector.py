@@ -103,15 +103,11 @@ class Collector:
     def _reap(self, keep: int) -> None:
         """Wait until at most ``keep`` writes are pending; raise the first write error."""
         while self._queue and (len(self._queue) > keep or self._queue[0].done()):
-            fut = self._queue.popleft()
-            if not fut.done():
-                t = time.perf_counter()
-                try:
-                    fut.result()
-                finally:
-                    self.waited_seconds += time.perf_counter() - t
-            else:
-                fut.result()
+            t = time.perf_counter()
+            try:
+                self._queue.popleft().result()      # (no wait where it is done)
+            finally:
+                self.waited_seconds += time.perf_counter() - t
 
     def put(self, *args: Any) -> None:
         """Hand one batch's results to the writer (waits while ``pending`` are unwritten).

@@ -364,12 +364,10 @@ class _CacheSteps:
         mod.get_function("wm_delta_len")((max(1, min((T + 255) // 256, 32 * self.sms)),),
                                          (256,), (np.int64(0), np.int64(T), lens))
         sub_ptr = cp.zeros(T + 2, dtype=cp.int64)
-        if k < 4 or not self.eng.split:
-            chunk: Any = CHUNK_MAX
-            cp.cumsum((lens + (CHUNK_MAX - 1)) // CHUNK_MAX, out=sub_ptr[1:T + 1])
-        else:
+        chunk: Any = CHUNK_MAX
+        if k >= 4 and self.eng.split:
             chunk = split_chunk(cp, lens, self.eng.split_target or SPLIT_PER_SM * self.sms)
-            cp.cumsum((lens + (chunk - 1)) // chunk, out=sub_ptr[1:T + 1])
+        cp.cumsum((lens + (chunk - 1)) // chunk, out=sub_ptr[1:T + 1])
         sub_ptr[T + 1:] = chunk
         self.last_sub_ptr, self.last_lens = sub_ptr, lens     # (read by the tests)
         return sub_ptr
